@@ -1,0 +1,261 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/config/internal/jsontree"
+)
+
+// fieldInfo describes one JSON key of a model struct.
+type fieldInfo struct {
+	name  string // JSON key
+	index []int  // reflect field index, through embedded structs
+}
+
+// structInfo lists a struct's JSON keys in declaration order.
+type structInfo struct {
+	fields []fieldInfo
+	byName map[string]int // exact key → position in fields
+}
+
+// lookup finds the field for a key the way encoding/json does: an exact match
+// first, then a case-insensitive one. folded reports the latter.
+func (si *structInfo) lookup(key string) (f *fieldInfo, folded bool) {
+	if i, ok := si.byName[key]; ok {
+		return &si.fields[i], false
+	}
+	for i := range si.fields {
+		if strings.EqualFold(si.fields[i].name, key) {
+			return &si.fields[i], true
+		}
+	}
+	return nil, false
+}
+
+// structInfos is computed once from the model types and never changed.
+var structInfos = buildStructInfos(reflect.TypeFor[Config]())
+
+func buildStructInfos(root reflect.Type) map[reflect.Type]*structInfo {
+	infos := map[reflect.Type]*structInfo{}
+	var visit func(t reflect.Type)
+	visit = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || infos[t] != nil {
+			return
+		}
+		si := &structInfo{byName: map[string]int{}}
+		infos[t] = si
+		var add func(t reflect.Type, prefix []int)
+		add = func(t reflect.Type, prefix []int) {
+			for i := 0; i < t.NumField(); i++ {
+				sf := t.Field(i)
+				idx := append(append([]int{}, prefix...), i)
+				if sf.Anonymous {
+					add(sf.Type, idx)
+					continue
+				}
+				name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+				si.byName[name] = len(si.fields)
+				si.fields = append(si.fields, fieldInfo{name: name, index: idx})
+				visit(sf.Type)
+			}
+		}
+		add(t, nil)
+	}
+	visit(root)
+	return infos
+}
+
+// decoder fills the model from a JSON tree, reporting type errors, unused
+// keys (unknown, or newer than the declared version), keys matched only by
+// ignoring case, and duplicate keys.
+type decoder struct {
+	version Version
+	doc     *jsontree.Doc
+	report  *Report
+}
+
+func (d *decoder) add(sev Severity, p jsonPath, offset int, msg string) {
+	line, col := d.doc.Position(offset)
+	d.report.Entries = append(d.report.Entries, Entry{Severity: sev, Path: p.String(), Line: line, Column: col, Message: msg})
+}
+
+// decode stores node into rv. gpath is the path without list indices, the key
+// of the fieldSince table.
+func (d *decoder) decode(node *jsontree.Value, rv reflect.Value, p jsonPath, gpath string) {
+	if node.Kind == jsontree.Null {
+		// null clears pointers and lists and leaves anything else as it was,
+		// as encoding/json does.
+		switch rv.Kind() {
+		case reflect.Pointer:
+			rv.SetZero()
+			return
+		case reflect.Slice:
+			rv.SetZero()
+		}
+		d.add(SeverityWarning, p, node.Offset, "null has no effect here; remove the key instead")
+		return
+	}
+	switch rv.Kind() {
+	case reflect.Pointer:
+		if rv.IsNil() {
+			rv.Set(reflect.New(rv.Type().Elem()))
+		}
+		d.decode(node, rv.Elem(), p, gpath)
+	case reflect.Struct:
+		if node.Kind != jsontree.Object {
+			d.typeError(node, p, "an object")
+			return
+		}
+		d.decodeObject(node, rv, p, gpath)
+	case reflect.Slice:
+		if node.Kind != jsontree.Array {
+			d.typeError(node, p, "a list")
+			return
+		}
+		s := reflect.MakeSlice(rv.Type(), len(node.Elems), len(node.Elems))
+		for i, el := range node.Elems {
+			d.decode(el, s.Index(i), p.with(i), gpath)
+		}
+		rv.Set(s)
+	case reflect.String:
+		if node.Kind != jsontree.String {
+			d.typeError(node, p, "a string")
+			return
+		}
+		rv.SetString(node.Str)
+	case reflect.Bool:
+		if node.Kind != jsontree.Bool {
+			d.typeError(node, p, "true or false")
+			return
+		}
+		rv.SetBool(node.Bool)
+	case reflect.Int:
+		if node.Kind != jsontree.Number {
+			d.typeError(node, p, "an integer")
+			return
+		}
+		n, err := strconv.ParseInt(node.Str, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange):
+			d.add(SeverityError, p, node.Offset, fmt.Sprintf("%s is too large for an integer", node.Str))
+		case err != nil:
+			d.add(SeverityError, p, node.Offset, fmt.Sprintf("expected an integer, found %s", node.Str))
+		default:
+			rv.SetInt(n)
+		}
+	default:
+		panic("config: model field of unsupported kind " + rv.Kind().String())
+	}
+}
+
+func (d *decoder) typeError(node *jsontree.Value, p jsonPath, want string) {
+	found := node.Kind.String()
+	switch node.Kind {
+	case jsontree.String:
+		found = "string " + strconv.Quote(truncate(node.Str, 40))
+	case jsontree.Number:
+		found = "number " + node.Str
+	case jsontree.Bool:
+		found = strconv.FormatBool(node.Bool)
+	case jsontree.Array:
+		found = "a list"
+	case jsontree.Object:
+		found = "an object"
+	}
+	d.add(SeverityError, p, node.Offset, fmt.Sprintf("expected %s, found %s", want, found))
+}
+
+func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value, p jsonPath, gpath string) {
+	si := structInfos[rv.Type()]
+	var seen map[string]bool
+	if len(node.Members) > 1 {
+		seen = make(map[string]bool, len(node.Members))
+	}
+	for _, m := range node.Members {
+		if seen != nil {
+			if seen[m.Key] {
+				d.add(SeverityWarning, p.with(m.Key), m.KeyOffset,
+					fmt.Sprintf("duplicate key %s: this later value overrides the earlier one", m.Key))
+			}
+			seen[m.Key] = true
+		}
+		f, folded := si.lookup(m.Key)
+		if f == nil {
+			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, "unused key "+m.Key+suggest(m.Key, si))
+			continue
+		}
+		fg := f.name
+		if gpath != "" {
+			fg = gpath + "." + f.name
+		}
+		if since, ok := fieldSince[fg]; ok && !d.version.AtLeast(since) {
+			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, fmt.Sprintf(
+				"unused key %s: it was added in spec %s and this config declares %s", m.Key, since, d.version))
+			continue
+		}
+		if folded {
+			// Matched like encoding/json (and so the reference) does; the
+			// value is used, but the spelling is wrong and other tools may
+			// ignore it.
+			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, fmt.Sprintf(
+				"unused key %s: keys are case-sensitive; it was applied as %q, write it that way", m.Key, f.name))
+		}
+		d.decode(m.Value, rv.FieldByIndex(f.index), p.with(f.name), fg)
+	}
+}
+
+// suggest offers the closest known key when it is close enough to be a typo.
+func suggest(key string, si *structInfo) string {
+	best, bestDist := "", 3
+	limit := len(key)/3 + 1
+	if limit > 2 {
+		limit = 2
+	}
+	for _, f := range si.fields {
+		if dist := editDistance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist && dist <= limit {
+			best, bestDist = f.name, dist
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64 // no key is that long; do not spend time on junk
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

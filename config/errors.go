@@ -1,0 +1,21 @@
+package config
+
+import "errors"
+
+// Sentinel errors returned by Parse, for errors.Is. The report carries the
+// details.
+var (
+	// ErrEmpty means the input holds no config at all.
+	ErrEmpty = errors.New("not a config (empty)")
+	// ErrSyntax means the input is not well-formed JSON.
+	ErrSyntax = errors.New("config is not valid JSON")
+	// ErrInvalidVersion means ignition.version is missing or is not a
+	// version number.
+	ErrInvalidVersion = errors.New("invalid config version")
+	// ErrUnknownVersion means ignition.version names a version flint does
+	// not support.
+	ErrUnknownVersion = errors.New("unsupported config version")
+	// ErrInvalid means the config breaks at least one rule of its spec
+	// version; the report lists every problem.
+	ErrInvalid = errors.New("config is not valid")
+)

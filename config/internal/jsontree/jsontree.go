@@ -1,0 +1,465 @@
+// Package jsontree parses JSON (RFC 8259) into a tree that remembers where
+// every key and value starts, keeps object members in order (duplicates
+// included), and reports syntax errors with their real line and column.
+//
+// encoding/json gives only a byte offset for syntax errors and none at all for
+// values, and folds duplicate keys silently; a config validator needs all
+// three.
+package jsontree
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Kind is the JSON type of a value.
+type Kind uint8
+
+// The JSON value kinds.
+const (
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Null:
+		return "null"
+	case Bool:
+		return "boolean"
+	case Number:
+		return "number"
+	case String:
+		return "string"
+	case Array:
+		return "array"
+	default:
+		return "object"
+	}
+}
+
+// MaxDepth bounds nesting, as encoding/json does, so hostile input cannot
+// exhaust the stack.
+const MaxDepth = 10000
+
+// Value is one JSON value. Str holds a string's decoded text or a number's
+// literal; Elems an array's elements; Members an object's members in order.
+type Value struct {
+	Kind    Kind
+	Offset  int // byte offset of the value's first character
+	Bool    bool
+	Str     string
+	Elems   []*Value
+	Members []Member
+}
+
+// Member is one "key": value pair of an object.
+type Member struct {
+	Key       string
+	KeyOffset int
+	Value     *Value
+}
+
+// Doc is a parsed document with its source, for turning offsets into lines
+// and columns.
+type Doc struct {
+	Root  *Value
+	src   []byte
+	lines []int // byte offsets at which lines start, computed on first use
+}
+
+// SyntaxError is a JSON syntax error at a line and column (both from 1).
+type SyntaxError struct {
+	Line, Column int
+	Offset       int
+	Msg          string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d col %d: %s", e.Line, e.Column, e.Msg)
+}
+
+// Parse parses one JSON document. Anything but whitespace after it is an error.
+func Parse(src []byte) (*Doc, error) {
+	d := &Doc{src: src}
+	p := parser{src: src, doc: d}
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		return nil, p.errAt(0, "file starts with a UTF-8 byte order mark; save it without one")
+	}
+	p.skipSpace()
+	if p.pos >= len(src) {
+		if len(src) == 0 {
+			return nil, p.errAt(0, "empty input: not a config")
+		}
+		return nil, p.errAt(p.pos, "no JSON value, only whitespace")
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos < len(src) {
+		return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s after the end of the top-level value", p.describe(p.pos)))
+	}
+	d.Root = v
+	return d, nil
+}
+
+// Position turns a byte offset into a line and a column, both counted from 1;
+// the column counts characters, not bytes, as an editor does.
+func (d *Doc) Position(offset int) (line, col int) {
+	return position(d.src, &d.lines, offset)
+}
+
+func position(src []byte, lines *[]int, offset int) (int, int) {
+	if *lines == nil {
+		ls := []int{0}
+		for i, c := range src {
+			if c == '\n' {
+				ls = append(ls, i+1)
+			}
+		}
+		*lines = ls
+	}
+	if offset > len(src) {
+		offset = len(src)
+	}
+	ls := *lines
+	i := sort.Search(len(ls), func(i int) bool { return ls[i] > offset }) - 1
+	return i + 1, utf8.RuneCount(src[ls[i]:offset]) + 1
+}
+
+type parser struct {
+	src []byte
+	pos int
+	doc *Doc
+}
+
+func (p *parser) errAt(off int, msg string) error {
+	line, col := position(p.src, &p.doc.lines, off)
+	return &SyntaxError{Line: line, Column: col, Offset: off, Msg: msg}
+}
+
+// describe names the input at off for an error message.
+func (p *parser) describe(off int) string {
+	if off >= len(p.src) {
+		return "end of input"
+	}
+	r, _ := utf8.DecodeRune(p.src[off:])
+	switch {
+	case r == utf8.RuneError:
+		return fmt.Sprintf("byte 0x%02x", p.src[off])
+	case r < 0x20:
+		return fmt.Sprintf("control character %U", r)
+	default:
+		return fmt.Sprintf("character %q", r)
+	}
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.src) {
+		switch p.src[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (*Value, error) {
+	if depth >= MaxDepth {
+		return nil, p.errAt(p.pos, fmt.Sprintf("nesting deeper than %d levels", MaxDepth))
+	}
+	if p.pos >= len(p.src) {
+		return nil, p.errAt(p.pos, "unexpected end of input: a value is missing")
+	}
+	start := p.pos
+	switch c := p.src[p.pos]; {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Kind: String, Offset: start, Str: s}, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		lit, err := p.number()
+		if err != nil {
+			return nil, err
+		}
+		return &Value{Kind: Number, Offset: start, Str: lit}, nil
+	case c == 't':
+		return p.literal("true", &Value{Kind: Bool, Offset: start, Bool: true})
+	case c == 'f':
+		return p.literal("false", &Value{Kind: Bool, Offset: start})
+	case c == 'n':
+		return p.literal("null", &Value{Kind: Null, Offset: start})
+	default:
+		return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected a value", p.describe(p.pos)))
+	}
+}
+
+func (p *parser) literal(word string, v *Value) (*Value, error) {
+	for i := 0; i < len(word); i++ {
+		if p.pos+i >= len(p.src) || p.src[p.pos+i] != word[i] {
+			return nil, p.errAt(p.pos+i, fmt.Sprintf("unexpected %s in literal %s", p.describe(p.pos+i), word))
+		}
+	}
+	p.pos += len(word)
+	return v, nil
+}
+
+func (p *parser) object(depth int) (*Value, error) {
+	v := &Value{Kind: Object, Offset: p.pos}
+	p.pos++ // '{'
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == '}' {
+		p.pos++
+		return v, nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.src) {
+			return nil, p.errAt(p.pos, "unexpected end of input: object is not closed with '}'")
+		}
+		if p.src[p.pos] != '"' {
+			if p.src[p.pos] == '}' {
+				return nil, p.errAt(p.pos, "trailing comma before '}'")
+			}
+			return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected a quoted object key", p.describe(p.pos)))
+		}
+		keyOff := p.pos
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
+			return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ':' after key %q", p.describe(p.pos), key))
+		}
+		p.pos++
+		p.skipSpace()
+		val, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		v.Members = append(v.Members, Member{Key: key, KeyOffset: keyOff, Value: val})
+		p.skipSpace()
+		if p.pos >= len(p.src) {
+			return nil, p.errAt(p.pos, "unexpected end of input: object is not closed with '}'")
+		}
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			return v, nil
+		default:
+			return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or '}' after object member %q", p.describe(p.pos), key))
+		}
+	}
+}
+
+func (p *parser) array(depth int) (*Value, error) {
+	v := &Value{Kind: Array, Offset: p.pos}
+	p.pos++ // '['
+	p.skipSpace()
+	if p.pos < len(p.src) && p.src[p.pos] == ']' {
+		p.pos++
+		return v, nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos < len(p.src) && p.src[p.pos] == ']' {
+			return nil, p.errAt(p.pos, "trailing comma before ']'")
+		}
+		el, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		v.Elems = append(v.Elems, el)
+		p.skipSpace()
+		if p.pos >= len(p.src) {
+			return nil, p.errAt(p.pos, "unexpected end of input: array is not closed with ']'")
+		}
+		switch p.src[p.pos] {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			return v, nil
+		default:
+			return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or ']' after array element", p.describe(p.pos)))
+		}
+	}
+}
+
+// number scans a number literal (RFC 8259 §6) and returns it unconverted:
+// the decoder decides whether it fits the field.
+func (p *parser) number() (string, error) {
+	start := p.pos
+	digits := func() int {
+		n := 0
+		for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
+			p.pos++
+			n++
+		}
+		return n
+	}
+	if p.src[p.pos] == '-' {
+		p.pos++
+	}
+	intStart := p.pos
+	if digits() == 0 {
+		return "", p.errAt(p.pos, fmt.Sprintf("unexpected %s in number: expected a digit", p.describe(p.pos)))
+	}
+	if p.src[intStart] == '0' && p.pos-intStart > 1 {
+		return "", p.errAt(intStart, "number has a leading zero")
+	}
+	if p.pos < len(p.src) && p.src[p.pos] == '.' {
+		p.pos++
+		if digits() == 0 {
+			return "", p.errAt(p.pos, fmt.Sprintf("unexpected %s after decimal point: expected a digit", p.describe(p.pos)))
+		}
+	}
+	if p.pos < len(p.src) && (p.src[p.pos] == 'e' || p.src[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.src) && (p.src[p.pos] == '+' || p.src[p.pos] == '-') {
+			p.pos++
+		}
+		if digits() == 0 {
+			return "", p.errAt(p.pos, fmt.Sprintf("unexpected %s in exponent: expected a digit", p.describe(p.pos)))
+		}
+	}
+	return string(p.src[start:p.pos]), nil
+}
+
+// str scans a string literal and decodes its escapes. Invalid UTF-8 becomes
+// U+FFFD, as encoding/json does, so both read the same text.
+func (p *parser) str() (string, error) {
+	start := p.pos
+	p.pos++ // opening quote
+	// Fast path: no escapes and valid UTF-8.
+	i := p.pos
+	for i < len(p.src) {
+		c := p.src[i]
+		if c == '"' {
+			if utf8.Valid(p.src[p.pos:i]) {
+				s := string(p.src[p.pos:i])
+				p.pos = i + 1
+				return s, nil
+			}
+			break
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		i++
+	}
+	buf := make([]byte, 0, i-p.pos+16)
+	for {
+		if p.pos >= len(p.src) {
+			return "", p.errAt(start, "string is not closed with '\"'")
+		}
+		c := p.src[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.errAt(p.pos, fmt.Sprintf("%s in string: write it as an escape such as \\n", p.describe(p.pos)))
+		case c == '\\':
+			if err := p.escape(&buf); err != nil {
+				return "", err
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.pos++
+		default:
+			r, size := utf8.DecodeRune(p.src[p.pos:])
+			buf = utf8.AppendRune(buf, r) // RuneError for invalid bytes
+			p.pos += size
+		}
+	}
+}
+
+func (p *parser) escape(buf *[]byte) error {
+	at := p.pos
+	p.pos++ // backslash
+	if p.pos >= len(p.src) {
+		return p.errAt(at, "string is not closed with '\"'")
+	}
+	c := p.src[p.pos]
+	p.pos++
+	switch c {
+	case '"', '\\', '/':
+		*buf = append(*buf, c)
+	case 'b':
+		*buf = append(*buf, '\b')
+	case 'f':
+		*buf = append(*buf, '\f')
+	case 'n':
+		*buf = append(*buf, '\n')
+	case 'r':
+		*buf = append(*buf, '\r')
+	case 't':
+		*buf = append(*buf, '\t')
+	case 'u':
+		r, ok := p.hex4()
+		if !ok {
+			return p.errAt(at, "invalid \\u escape: expected four hex digits")
+		}
+		if utf16.IsSurrogate(r) {
+			// A high surrogate followed by an escaped low one is one
+			// character; anything else is replaced, as encoding/json does.
+			save := p.pos
+			if p.pos+1 < len(p.src) && p.src[p.pos] == '\\' && p.src[p.pos+1] == 'u' {
+				p.pos += 2
+				if r2, ok := p.hex4(); ok {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						*buf = utf8.AppendRune(*buf, dec)
+						return nil
+					}
+				}
+			}
+			p.pos = save
+			r = utf8.RuneError
+		}
+		*buf = utf8.AppendRune(*buf, r)
+	default:
+		return p.errAt(at, fmt.Sprintf("invalid escape in string: backslash followed by %s", p.describe(at+1)))
+	}
+	return nil
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.pos+4 > len(p.src) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.src[p.pos : p.pos+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	p.pos += 4
+	return r, true
+}

@@ -1,0 +1,29 @@
+package config
+
+// upgrade applies, in order, every semantic change between the declared
+// version and the newest one, then stamps the newest version. Fields that
+// merely appeared need nothing: they are absent from older configs.
+func upgrade(cfg *Config, from Version) {
+	if !from.AtLeast(V3_6) {
+		maskSpecialModeBits(cfg)
+	}
+	cfg.Ignition.Version = V3_7Exp.String()
+}
+
+// maskSpecialModeBits clears setuid, setgid and sticky bits from file and
+// directory modes. Before spec 3.6.0 the reference never applied them, so an
+// old config that sets them (and was warned about it) keeps its old meaning.
+func maskSpecialModeBits(cfg *Config) {
+	for i := range cfg.Storage.Files {
+		if m := cfg.Storage.Files[i].Mode; m != nil {
+			masked := *m &^ 0o7000
+			cfg.Storage.Files[i].Mode = &masked
+		}
+	}
+	for i := range cfg.Storage.Directories {
+		if m := cfg.Storage.Directories[i].Mode; m != nil {
+			masked := *m &^ 0o7000
+			cfg.Storage.Directories[i].Mode = &masked
+		}
+	}
+}

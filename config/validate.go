@@ -1,0 +1,311 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/flintboot/flint/config/internal/jsontree"
+	"github.com/vincent-petithory/dataurl"
+)
+
+// Validate checks a config built or merged in Go (not parsed from text)
+// against the newest spec's rules. Entries carry paths but no lines.
+func (cfg Config) Validate() Report {
+	var r Report
+	c := checker{version: V3_7Exp, report: &r}
+	c.config(cfg)
+	return r
+}
+
+// checker applies the rules of one spec version. The rules are the
+// reference's (its config/v3_*/types packages), version by version, plus the
+// few deliberate additions listed in docs/validation.md.
+type checker struct {
+	version Version
+	doc     *jsontree.Doc // nil when the config did not come from text
+	report  *Report
+}
+
+func (c *checker) add(sev Severity, p jsonPath, msg string) {
+	e := Entry{Severity: sev, Path: p.String(), Message: msg}
+	if c.doc != nil {
+		e.Line, e.Column = c.doc.Position(locate(c.doc, p))
+	}
+	c.report.Entries = append(c.report.Entries, e)
+}
+
+func (c *checker) errorf(p jsonPath, format string, args ...any) {
+	c.add(SeverityError, p, fmt.Sprintf(format, args...))
+}
+
+func (c *checker) warnf(p jsonPath, format string, args ...any) {
+	c.add(SeverityWarning, p, fmt.Sprintf(format, args...))
+}
+
+// since reports whether the config's version has the feature introduced in v.
+func (c *checker) since(v Version) bool { return c.version.AtLeast(v) }
+
+func (c *checker) config(cfg Config) {
+	c.ignition(cfg.Ignition, jsonPath{"ignition"})
+	c.storage(cfg.Storage, jsonPath{"storage"})
+	c.systemd(cfg.Systemd, jsonPath{"systemd"})
+	c.passwd(cfg.Passwd, jsonPath{"passwd"})
+	c.kernelArguments(cfg.KernelArguments, jsonPath{"kernelArguments"})
+	c.systemdPathConflicts(cfg)
+}
+
+// uniq reports list entries whose key was already seen in the same list (or
+// in a list sharing its namespace, such as files, directories and links).
+type uniq struct {
+	c    *checker
+	seen map[string]jsonPath
+	what string
+}
+
+func (c *checker) uniq(what string) *uniq {
+	return &uniq{c: c, seen: map[string]jsonPath{}, what: what}
+}
+
+func (u *uniq) check(key string, p jsonPath) {
+	if first, ok := u.seen[key]; ok {
+		u.c.errorf(p, "duplicate entry defined: %s %q is already defined at %s", u.what, key, first)
+		return
+	}
+	u.seen[key] = p
+}
+
+// strings checks a list of strings whose values must be unique.
+func (c *checker) uniqueStrings(list []string, p jsonPath, what string) {
+	u := c.uniq(what)
+	for i, s := range list {
+		u.check(s, p.with(i))
+	}
+}
+
+func (c *checker) ignition(ign Ignition, p jsonPath) {
+	merge := c.uniq("config")
+	for i, res := range ign.Config.Merge {
+		rp := p.with("config", "merge", i)
+		c.requiredSource(res, rp)
+		c.resource(res, rp, !c.since(V3_1))
+		merge.check(deref(res.Source), rp)
+	}
+	c.resource(ign.Config.Replace, p.with("config", "replace"), !c.since(V3_1))
+
+	cas := c.uniq("certificate authority")
+	for i, res := range ign.Security.TLS.CertificateAuthorities {
+		rp := p.with("security", "tls", "certificateAuthorities", i)
+		c.requiredSource(res, rp)
+		c.resource(res, rp, false)
+		cas.check(deref(res.Source), rp)
+	}
+
+	c.proxyURL(ign.Proxy.HTTPProxy, p.with("proxy", "httpProxy"))
+	c.proxyURL(ign.Proxy.HTTPSProxy, p.with("proxy", "httpsProxy"))
+	if s := deref(ign.Proxy.HTTPSProxy); s != "" {
+		if u, err := url.Parse(s); err == nil && u.Scheme == "http" {
+			c.warnf(p.with("proxy", "httpsProxy"), "insecure plain http proxy for https traffic: the proxy can read every request")
+		}
+	}
+	c.uniqueStrings(ign.Proxy.NoProxy, p.with("proxy", "noProxy"), "noProxy entry")
+}
+
+func (c *checker) proxyURL(s *string, p jsonPath) {
+	if s == nil || *s == "" {
+		return
+	}
+	u, err := url.Parse(*s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		c.errorf(p, "invalid proxy %q: it must be an http:// or https:// URL", *s)
+	}
+}
+
+// requiredSource checks a resource that means nothing without a source:
+// a config to merge, a certificate authority.
+func (c *checker) requiredSource(res Resource, p jsonPath) {
+	if res.Source == nil || *res.Source == "" {
+		c.errorf(p.with("source"), "source is required")
+	}
+}
+
+// resource checks anything fetched: its compression, hash, URL and headers.
+// configRef30 marks a spec 3.0.0 config reference, whose type had no check
+// of a hash given without a source.
+func (c *checker) resource(res Resource, p jsonPath, configRef30 bool) {
+	if res.Compression != nil {
+		switch *res.Compression {
+		case "", "gzip":
+		default:
+			c.errorf(p.with("compression"), "invalid compression %q: the only supported value is gzip", *res.Compression)
+		}
+	}
+	if res.Verification.Hash != nil {
+		if res.Source == nil && !configRef30 {
+			c.errorf(p.with("verification", "hash"), "verification given without a source to verify")
+		}
+		c.hash(*res.Verification.Hash, p.with("verification", "hash"))
+	}
+	if res.Source != nil && *res.Source != "" {
+		c.url(*res.Source, p.with("source"))
+	}
+	if len(res.HTTPHeaders) > 0 {
+		c.httpHeaders(res, p.with("httpHeaders"))
+	}
+}
+
+func (c *checker) hash(h string, p jsonPath) {
+	fn, sum, ok := strings.Cut(h, "-")
+	if !ok {
+		c.errorf(p, "malformed hash %q: expected <function>-<hex digest>, e.g. sha512-…", h)
+		return
+	}
+	var size int
+	switch fn {
+	case "sha512":
+		size = 64
+	case "sha256":
+		size = 32
+	default:
+		c.errorf(p, "unrecognized hash function %q: use sha512 or sha256", fn)
+		return
+	}
+	if since := hashSince[fn]; !c.since(since) {
+		c.errorf(p, "unrecognized hash function %s: it was added in spec %s and this config declares %s", fn, since, c.version)
+		return
+	}
+	if len(sum) != hex.EncodedLen(size) {
+		c.errorf(p, "%s digest has %d hex digits, expected %d", fn, len(sum), hex.EncodedLen(size))
+		return
+	}
+	if _, err := hex.DecodeString(sum); err != nil {
+		// The reference only checks the length; such a digest can never
+		// match, so the fetch would fail at boot.
+		c.warnf(p, "%s digest is not hexadecimal: no content can match it", fn)
+	}
+}
+
+func (c *checker) url(s string, p jsonPath) {
+	u, err := url.Parse(s)
+	if err != nil {
+		c.errorf(p, "invalid URL %q: %v", truncate(s, 60), unwrapURLError(err))
+		return
+	}
+	scheme := u.Scheme
+	since, known := schemeSince[scheme]
+	switch {
+	case scheme == "":
+		c.errorf(p, "URL %q has no scheme: use http, https, tftp, s3, gs, arn or data", truncate(s, 60))
+		return
+	case !known:
+		c.errorf(p, "unsupported URL scheme %q: use http, https, tftp, s3, gs, arn or data", scheme)
+		return
+	case !c.since(since):
+		c.errorf(p, "URL scheme %s was added in spec %s and this config declares %s", scheme, since, c.version)
+		return
+	}
+	switch scheme {
+	case "s3":
+		c.s3VersionID(u, p)
+	case "arn":
+		if msg := checkS3ARN(u); msg != "" {
+			c.errorf(p, "invalid S3 ARN: %s", msg)
+			return
+		}
+		c.s3VersionID(u, p)
+	case "data":
+		if _, err := dataurl.DecodeString(s); err != nil {
+			c.errorf(p, "invalid data URL: %v", err)
+		}
+	}
+}
+
+func (c *checker) s3VersionID(u *url.URL, p jsonPath) {
+	if v, ok := u.Query()["versionId"]; ok && (len(v) == 0 || v[0] == "") {
+		c.errorf(p, "S3 versionId is empty")
+	}
+}
+
+// checkS3ARN checks an arn: URL names an S3 object, either
+// arn:PARTITION:s3:::BUCKET/KEY or arn:PARTITION:s3:REGION:ACCOUNT:accesspoint/NAME/KEY.
+func checkS3ARN(u *url.URL) string {
+	full := u.Scheme + ":" + u.Opaque
+	sections := strings.SplitN(full, ":", 6)
+	switch {
+	case len(sections) != 6:
+		return "expected arn:PARTITION:s3:REGION:ACCOUNT:RESOURCE"
+	case sections[1] == "":
+		return "partition is empty"
+	case sections[2] != "s3":
+		return fmt.Sprintf("service is %q, not s3", sections[2])
+	case sections[5] == "":
+		return "resource is empty"
+	}
+	parts := strings.Split(full, "/")
+	if strings.HasPrefix(sections[5], "accesspoint/") {
+		if len(parts) < 3 {
+			return "an access point ARN needs accesspoint/NAME/KEY"
+		}
+	} else if len(parts) < 2 {
+		return "a bucket ARN needs BUCKET/KEY"
+	}
+	return ""
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+func (c *checker) httpHeaders(res Resource, p jsonPath) {
+	scheme := ""
+	if res.Source != nil {
+		if u, err := url.Parse(*res.Source); err == nil {
+			scheme = strings.ToLower(u.Scheme)
+		}
+	}
+	if scheme != "http" && scheme != "https" {
+		c.errorf(p, "httpHeaders are only sent with http and https sources")
+	}
+	names := c.uniq("header")
+	for i, h := range res.HTTPHeaders {
+		hp := p.with(i)
+		if h.Name == "" {
+			c.errorf(hp.with("name"), "header name is empty")
+		}
+		if h.Value != nil && *h.Value == "" {
+			c.errorf(hp.with("value"), "header %s has an empty value: omit the value to remove a header instead", h.Name)
+		}
+		names.check(h.Name, hp)
+	}
+}
+
+// absPath checks a path the spec requires to be absolute and clean.
+func (c *checker) absPath(s string, p jsonPath) {
+	switch {
+	case s == "":
+		c.errorf(p, "path is required")
+	case !path.IsAbs(s):
+		c.errorf(p, "path not absolute: %q", s)
+	case path.Clean(s) != s:
+		c.errorf(p, "path is not fully simplified: %q (write %q)", s, path.Clean(s))
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func isTrue(b *bool) bool  { return b != nil && *b }
+func isFalse(b *bool) bool { return b != nil && !*b }
+func notEmpty(s *string) bool {
+	return s != nil && *s != ""
+}

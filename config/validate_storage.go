@@ -1,0 +1,390 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var guidRE = regexp.MustCompile(`^(|[[:xdigit:]]{8}-[[:xdigit:]]{4}-[[:xdigit:]]{4}-[[:xdigit:]]{4}-[[:xdigit:]]{12})$`)
+
+// fsLabelMax is the longest label each mkfs accepts.
+var fsLabelMax = map[string]int{"ext4": 16, "btrfs": 256, "xfs": 12, "swap": 15, "vfat": 11}
+
+func (c *checker) storage(s Storage, p jsonPath) {
+	disks := c.uniq("disk")
+	for i, d := range s.Disks {
+		dp := p.with("disks", i)
+		c.disk(d, dp)
+		disks.check(d.Device, dp)
+	}
+	raids := c.uniq("raid")
+	for i, r := range s.Raid {
+		rp := p.with("raid", i)
+		c.raid(r, rp)
+		raids.check(r.Name, rp)
+	}
+	luks := c.uniq("luks volume")
+	for i, l := range s.Luks {
+		lp := p.with("luks", i)
+		c.luks(l, lp)
+		luks.check(l.Name, lp)
+	}
+	fss := c.uniq("filesystem")
+	for i, f := range s.Filesystems {
+		fp := p.with("filesystems", i)
+		c.filesystem(f, fp)
+		fss.check(f.Device, fp)
+	}
+	c.filesystemsOverDisks(s, p)
+	c.nodes(s, p)
+}
+
+func (c *checker) disk(d Disk, p jsonPath) {
+	if d.Device == "" {
+		c.errorf(p.with("device"), "disk device is required")
+	} else {
+		c.absPath(d.Device, p.with("device"))
+	}
+	parts := c.uniq("partition")
+	numbers := map[int]bool{}
+	labels := map[string]bool{}
+	numbersCollide, labelsCollide := false, false
+	for i, part := range d.Partitions {
+		pp := p.with("partitions", i)
+		c.partition(part, pp)
+		key := ""
+		if part.Number != 0 {
+			key = "number:" + strconv.Itoa(part.Number)
+			numbersCollide = numbersCollide || numbers[part.Number]
+			numbers[part.Number] = true
+		} else if part.Label != nil {
+			key = "label:" + *part.Label
+		}
+		if part.Label != nil {
+			labelsCollide = labelsCollide || labels[*part.Label]
+			labels[*part.Label] = true
+		}
+		parts.check(key, pp)
+	}
+	if numbersCollide {
+		c.errorf(p.with("partitions"), "partition numbers collide: two partitions use the same number")
+	}
+	if partitionsOverlap(d.Partitions) {
+		c.errorf(p.with("partitions"), "partitions overlap: check startMiB and sizeMiB")
+	}
+	if labelsCollide {
+		c.errorf(p.with("partitions"), "partition labels collide: two partitions use the same label")
+	}
+}
+
+// partitionsOverlap compares partitions with a known start and size. A start
+// of 0 means "wherever the largest free block is", which only the disk knows.
+func partitionsOverlap(parts []Partition) bool {
+	for i, a := range parts {
+		if a.StartMiB == nil || a.SizeMiB == nil || *a.StartMiB == 0 {
+			continue
+		}
+		for j, b := range parts {
+			if i == j || b.StartMiB == nil || b.SizeMiB == nil || *b.StartMiB == 0 {
+				continue
+			}
+			if *a.StartMiB < *b.StartMiB+*b.SizeMiB && *b.StartMiB < *a.StartMiB+*a.SizeMiB {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c *checker) partition(part Partition, p jsonPath) {
+	if isFalse(part.ShouldExist) && (part.Label != nil || notEmpty(part.TypeGUID) || notEmpty(part.GUID) || part.StartMiB != nil || part.SizeMiB != nil) {
+		c.errorf(p, "shouldExist is false, so label, typeGuid, guid, startMiB and sizeMiB must not be set")
+	}
+	if part.Number == 0 && part.Label == nil {
+		c.errorf(p, "a partition needs a number or a label to be identified")
+	}
+	if part.Label != nil {
+		// GPT names are 36 UTF-16 code units; the reference counts bytes,
+		// which is never more lenient, and sgdisk cannot escape colons.
+		if len(*part.Label) > 36 {
+			c.errorf(p.with("label"), "partition label is %d bytes long, the limit is 36", len(*part.Label))
+		}
+		if strings.Contains(*part.Label, ":") {
+			c.errorf(p.with("label"), "partition label must not contain ':'")
+		}
+	}
+	if part.GUID != nil && !guidRE.MatchString(*part.GUID) {
+		c.errorf(p.with("guid"), "invalid GUID %q: expected XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX", *part.GUID)
+	}
+	if part.TypeGUID != nil && !guidRE.MatchString(*part.TypeGUID) {
+		c.errorf(p.with("typeGuid"), "invalid type GUID %q: expected XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX", *part.TypeGUID)
+	}
+}
+
+func (c *checker) raid(r Raid, p jsonPath) {
+	level := deref(r.Level)
+	switch level {
+	case "":
+		c.errorf(p.with("level"), "raid level is required")
+	case "linear", "raid0", "0", "stripe":
+		if r.Spares != nil && *r.Spares != 0 {
+			c.errorf(p.with("level"), "spares are not supported by raid level %s", level)
+		}
+	case "raid1", "1", "mirror", "raid4", "4", "raid5", "5", "raid6", "6", "raid10", "10":
+	default:
+		c.errorf(p.with("level"), "unrecognized raid level %q: use linear, raid0, raid1, raid4, raid5, raid6 or raid10", level)
+	}
+	if len(r.Devices) == 0 {
+		c.errorf(p.with("devices"), "raid arrays need at least one device")
+	}
+	devs := c.uniq("device")
+	for i, dev := range r.Devices {
+		c.absPath(dev, p.with("devices", i))
+		devs.check(dev, p.with("devices", i))
+	}
+}
+
+func (c *checker) luks(l Luks, p jsonPath) {
+	if strings.Contains(l.Name, "/") {
+		c.errorf(p.with("name"), "luks name %q must not contain '/'", l.Name)
+	}
+	if l.Label != nil && len(*l.Label) > 47 {
+		c.errorf(p.with("label"), "luks label is %d bytes long, the limit is 47", len(*l.Label))
+	}
+	if !notEmpty(l.Device) {
+		c.errorf(p.with("device"), "luks device is required")
+	} else {
+		c.absPath(*l.Device, p.with("device"))
+	}
+	c.resource(l.KeyFile, p.with("keyFile"), false)
+
+	cl := l.Clevis
+	usesPins := len(cl.Tang) > 0 || isTrue(cl.Tpm2) || (cl.Threshold != nil && *cl.Threshold != 0)
+	if notEmpty(cl.Custom.Pin) && usesPins {
+		c.errorf(p.with("clevis"), "clevis custom cannot be combined with tang, tpm2 or threshold")
+	}
+	c.clevisCustom(cl.Custom, p.with("clevis", "custom"))
+	urls := c.uniq("tang server")
+	for i, t := range cl.Tang {
+		tp := p.with("clevis", "tang", i)
+		c.tang(t, tp)
+		urls.check(t.URL, tp)
+	}
+	if isTrue(l.Cex.Enabled) {
+		if cl.Custom.Pin != nil || usesPins {
+			c.errorf(p.with("cex"), "cex cannot be combined with clevis")
+		}
+		if notEmpty(l.KeyFile.Source) {
+			c.errorf(p.with("cex"), "cex cannot be combined with a keyFile")
+		}
+	}
+	c.uniqueStrings(l.OpenOptions, p.with("openOptions"), "open option")
+}
+
+func (c *checker) clevisCustom(cu ClevisCustom, p jsonPath) {
+	if cu.Pin == nil && cu.Config == nil && cu.NeedsNetwork == nil {
+		return
+	}
+	if !notEmpty(cu.Pin) {
+		c.errorf(p.with("pin"), "clevis custom pin is required")
+	} else if !c.since(V3_6) {
+		switch *cu.Pin {
+		case "tpm2", "tang", "sss":
+		default:
+			c.errorf(p.with("pin"), "unsupported clevis pin %q: before spec 3.6.0 it must be tpm2, tang or sss", *cu.Pin)
+		}
+	}
+	if !notEmpty(cu.Config) {
+		c.errorf(p.with("config"), "clevis custom config is required")
+	}
+}
+
+func (c *checker) tang(t Tang, p jsonPath) {
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		c.errorf(p.with("url"), "invalid tang URL %q: %v", t.URL, unwrapURLError(err))
+	} else if u.Scheme != "http" && u.Scheme != "https" {
+		c.errorf(p.with("url"), "tang URL %q must be http or https", t.URL)
+	}
+	if !notEmpty(t.Thumbprint) {
+		c.errorf(p.with("thumbprint"), "tang thumbprint is required")
+	}
+	if notEmpty(t.Advertisement) && !json.Valid([]byte(*t.Advertisement)) {
+		c.errorf(p.with("advertisement"), "tang advertisement is not valid JSON")
+	}
+}
+
+func (c *checker) filesystem(f Filesystem, p jsonPath) {
+	format := deref(f.Format)
+	if format == "virtiofs" && c.since(V3_7Exp) {
+		c.virtiofs(f, p)
+		return
+	}
+	if f.Path != nil {
+		c.absPath(*f.Path, p.with("path"))
+	}
+	c.absPath(f.Device, p.with("device"))
+	if format == "" {
+		if notEmpty(f.Path) || notEmpty(f.Label) || notEmpty(f.UUID) || isTrue(f.WipeFilesystem) || len(f.MountOptions) > 0 || len(f.Options) > 0 {
+			c.errorf(p.with("format"), "format is required when path, label, uuid, wipeFilesystem, options or mountOptions are set")
+		}
+	} else if since, ok := formatSince[format]; !ok || !c.since(since) {
+		c.errorf(p.with("format"), "invalid filesystem format %q%s", format, c.knownFormats())
+	}
+	if notEmpty(f.Label) {
+		if format == "" {
+			c.errorf(p.with("label"), "a filesystem label needs a format")
+		} else if max, ok := fsLabelMax[format]; ok && len(*f.Label) > max {
+			c.errorf(p.with("label"), "filesystem label is %d bytes long, the limit for %s is %d", len(*f.Label), format, max)
+		}
+	}
+}
+
+// knownFormats lists the formats the config's version accepts.
+func (c *checker) knownFormats() string {
+	var names []string
+	for _, name := range []string{"ext4", "xfs", "btrfs", "vfat", "swap", "none", "virtiofs"} {
+		if c.since(formatSince[name]) {
+			names = append(names, name)
+		}
+	}
+	return fmt.Sprintf(": spec %s accepts %s", c.version, strings.Join(names, ", "))
+}
+
+// virtiofs checks a virtiofs share (3.7.0-experimental): device is the tag
+// the host exports, and there is nothing to format.
+func (c *checker) virtiofs(f Filesystem, p jsonPath) {
+	switch {
+	case f.Device == "":
+		c.errorf(p.with("device"), "virtiofs tag is required")
+	case len(f.Device) > 36:
+		c.errorf(p.with("device"), "virtiofs tag is %d bytes long, the limit is 36", len(f.Device))
+	}
+	if f.Path != nil {
+		c.absPath(*f.Path, p.with("path"))
+	}
+	if f.Label != nil {
+		c.errorf(p.with("label"), "virtiofs filesystems cannot have a label")
+	}
+	if f.UUID != nil {
+		c.errorf(p.with("uuid"), "virtiofs filesystems cannot have a UUID")
+	}
+	if isTrue(f.WipeFilesystem) {
+		c.errorf(p.with("wipeFilesystem"), "virtiofs filesystems cannot be wiped")
+	}
+	if len(f.Options) > 0 {
+		c.errorf(p.with("options"), "virtiofs filesystems take no mkfs options")
+	}
+}
+
+// filesystemsOverDisks warns when a filesystem is made on a whole disk that
+// the config also partitions or wipes.
+func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
+	disks := map[string]Disk{}
+	for _, d := range s.Disks {
+		disks[d.Device] = d
+	}
+	for i, f := range s.Filesystems {
+		d, ok := disks[f.Device]
+		if !ok {
+			continue
+		}
+		if len(d.Partitions) > 0 {
+			c.warnf(p.with("filesystems", i, "device"), "filesystem on %s overwrites the partitions the config creates there", f.Device)
+		} else if isTrue(d.WipeTable) && !isTrue(f.WipeFilesystem) {
+			c.warnf(p.with("filesystems", i, "device"), "the disk's table is wiped, which implicitly wipes this filesystem; set wipeFilesystem to say so")
+		}
+	}
+}
+
+// nodes checks files, directories and links, which share one namespace.
+func (c *checker) nodes(s Storage, p jsonPath) {
+	paths := c.uniq("path")
+	for i, f := range s.Files {
+		fp := p.with("files", i)
+		c.node(f.Node, fp)
+		c.mode(f.Mode, fp.with("mode"))
+		if isTrue(f.Overwrite) && f.Contents.Source == nil {
+			c.errorf(fp.with("overwrite"), "overwrite is true but contents.source is not set: nothing to write")
+		}
+		c.resource(f.Contents, fp.with("contents"), false)
+		for j, a := range f.Append {
+			c.resource(a, fp.with("append", j), false)
+		}
+		paths.check(f.Path, fp)
+	}
+	for i, d := range s.Directories {
+		dp := p.with("directories", i)
+		c.node(d.Node, dp)
+		c.mode(d.Mode, dp.with("mode"))
+		paths.check(d.Path, dp)
+	}
+	dirs := map[string]bool{}
+	for _, d := range s.Directories {
+		dirs[d.Path] = true
+	}
+	for i, l := range s.Links {
+		lp := p.with("links", i)
+		c.node(l.Node, lp)
+		if c.since(V3_3) && !notEmpty(l.Target) {
+			c.errorf(lp.with("target"), "link target is required")
+		}
+		if isTrue(l.Hard) {
+			if l.User.ID != nil || l.User.Name != nil || l.Group.ID != nil || l.Group.Name != nil {
+				c.warnf(lp, "user and group are ignored for hard links: a hard link shares its target's owner")
+			}
+			if l.Target != nil && dirs[path.Join("/", *l.Target)] {
+				c.errorf(lp, "hard link target %s is a directory the config creates", *l.Target)
+			}
+		}
+		paths.check(l.Path, lp)
+	}
+	// Nothing may be written through a link the config creates: the
+	// write would land wherever the link points.
+	for _, l := range s.Links {
+		prefix := l.Path + "/"
+		for i, f := range s.Files {
+			if strings.HasPrefix(f.Path, prefix) {
+				c.errorf(p.with("files", i), "file %s is under the link %s the config creates", f.Path, l.Path)
+			}
+		}
+		for i, d := range s.Directories {
+			if strings.HasPrefix(d.Path, prefix) {
+				c.errorf(p.with("directories", i), "directory %s is under the link %s the config creates", d.Path, l.Path)
+			}
+		}
+		for i, o := range s.Links {
+			if strings.HasPrefix(o.Path, prefix) {
+				c.errorf(p.with("links", i), "link %s is under the link %s the config creates", o.Path, l.Path)
+			}
+		}
+	}
+}
+
+func (c *checker) node(n Node, p jsonPath) {
+	c.absPath(n.Path, p.with("path"))
+	if n.User.ID != nil && n.User.Name != nil {
+		c.errorf(p.with("user"), "user has both id and name: give one")
+	}
+	if n.Group.ID != nil && n.Group.Name != nil {
+		c.errorf(p.with("group"), "group has both id and name: give one")
+	}
+}
+
+func (c *checker) mode(m *int, p jsonPath) {
+	if m == nil {
+		return
+	}
+	if *m < 0 || *m > 0o7777 {
+		c.errorf(p, "mode %d is out of range: it must be between 0 and 4095 (07777 in octal)", *m)
+		return
+	}
+	if *m&0o7000 != 0 && !c.since(V3_6) {
+		c.warnf(p, "setuid, setgid and sticky bits (mode %#o) are only applied from spec 3.6.0; this config declares %s, so they are cleared", *m, c.version)
+	}
+}

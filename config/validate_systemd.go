@@ -1,0 +1,163 @@
+package config
+
+import (
+	"path"
+	"strings"
+
+	"github.com/coreos/go-systemd/v22/unit"
+)
+
+// unitSuffixes are the unit types a config may write (systemd.unit(5)).
+var unitSuffixes = map[string]bool{
+	".service": true, ".socket": true, ".device": true, ".mount": true, ".automount": true,
+	".swap": true, ".target": true, ".path": true, ".timer": true, ".snapshot": true,
+	".slice": true, ".scope": true,
+}
+
+func (c *checker) systemd(s Systemd, p jsonPath) {
+	names := c.uniq("unit")
+	byName := map[string]Unit{}
+	for _, u := range s.Units {
+		byName[u.Name] = u
+	}
+	for i, u := range s.Units {
+		up := p.with("units", i)
+		c.unit(u, up)
+		names.check(u.Name, up)
+		// An enabled instance of a template the config writes needs the
+		// template's [Install] section.
+		if isTrue(u.Enabled) {
+			if tmpl, ok := templateOf(u.Name); ok {
+				if t, ok := byName[tmpl]; ok && notEmpty(t.Contents) {
+					if sections, err := unitSections(*t.Contents); err == nil && !sections["Install"] {
+						c.warnf(up.with("contents"), "unit %s is enabled, but its template %s has no [Install] section, so enabling it does nothing", u.Name, tmpl)
+					}
+				}
+			}
+		}
+	}
+}
+
+// templateOf returns foo@.service for an instance foo@bar.service.
+func templateOf(name string) (string, bool) {
+	at := strings.Index(name, "@")
+	ext := path.Ext(name)
+	if at < 0 || at+1 >= len(name)-len(ext) {
+		return "", false
+	}
+	return name[:at+1] + ext, true
+}
+
+func (c *checker) unit(u Unit, p jsonPath) {
+	if !unitSuffixes[path.Ext(u.Name)] {
+		c.errorf(p.with("name"), "invalid unit name %q: it must end in a unit type such as .service, .socket, .mount, .timer or .target", u.Name)
+	}
+	c.unitFileName(u.Name, p.with("name"))
+	if u.Contents != nil {
+		sections, err := unitSections(*u.Contents)
+		if err != nil {
+			c.errorf(p.with("contents"), "invalid unit content: %v", err)
+		} else if isTrue(u.Enabled) && *u.Contents != "" && !sections["Install"] {
+			c.warnf(p.with("contents"), "unit %s is enabled but has no [Install] section, so enabling it does nothing", u.Name)
+		}
+	}
+	if isTrue(u.Enabled) && isTrue(u.Mask) {
+		c.warnf(p, "unit %s is both enabled and masked: a masked unit never starts", u.Name)
+	}
+	dropins := c.uniq("drop-in")
+	for i, d := range u.Dropins {
+		dp := p.with("dropins", i)
+		if path.Ext(d.Name) != ".conf" {
+			c.errorf(dp.with("name"), "invalid drop-in name %q: it must end in .conf", d.Name)
+		}
+		c.unitFileName(d.Name, dp.with("name"))
+		if d.Contents != nil {
+			if _, err := unitSections(*d.Contents); err != nil {
+				c.errorf(dp.with("contents"), "invalid drop-in content: %v", err)
+			}
+		}
+		dropins.check(d.Name, dp)
+	}
+}
+
+// unitFileName rejects names that would leave the unit directory. The
+// reference accepts "../a.service" and writes it outside /etc/systemd/system.
+func (c *checker) unitFileName(name string, p jsonPath) {
+	if strings.Contains(name, "/") || strings.Contains(name, "..") {
+		c.errorf(p, "name %q must not contain '/' or '..': it would be written outside the unit directory", name)
+	}
+}
+
+// unitSections parses unit file contents as systemd would and returns the
+// sections present.
+func unitSections(contents string) (map[string]bool, error) {
+	opts, err := unit.DeserializeOptions(strings.NewReader(contents))
+	if err != nil {
+		return nil, err
+	}
+	sections := map[string]bool{}
+	for _, o := range opts {
+		sections[o.Section] = true
+	}
+	return sections, nil
+}
+
+// systemdPathConflicts rejects storage nodes at a path the systemd section
+// writes: two sources for one file.
+func (c *checker) systemdPathConflicts(cfg Config) {
+	const dir = "/etc/systemd/system/"
+	written := map[string]bool{}
+	for _, u := range cfg.Systemd.Units {
+		if notEmpty(u.Contents) {
+			written[dir+u.Name] = true
+		}
+		for _, d := range u.Dropins {
+			if notEmpty(d.Contents) {
+				written[dir+u.Name+".d/"+d.Name] = true
+			}
+		}
+	}
+	if len(written) == 0 {
+		return
+	}
+	conflict := func(kind string, i int, p string) {
+		if written[p] {
+			c.errorf(jsonPath{"storage", kind, i, "path"}, "%s is also written by the systemd section: configure it in one place", p)
+		}
+	}
+	for i, f := range cfg.Storage.Files {
+		conflict("files", i, f.Path)
+	}
+	for i, d := range cfg.Storage.Directories {
+		conflict("directories", i, d.Path)
+	}
+	for i, l := range cfg.Storage.Links {
+		conflict("links", i, l.Path)
+	}
+}
+
+func (c *checker) passwd(pw Passwd, p jsonPath) {
+	users := c.uniq("user")
+	for i, u := range pw.Users {
+		up := p.with("users", i)
+		c.uniqueStrings(u.SSHAuthorizedKeys, up.with("sshAuthorizedKeys"), "SSH key")
+		c.uniqueStrings(u.Groups, up.with("groups"), "group")
+		users.check(u.Name, up)
+	}
+	groups := c.uniq("group")
+	for i, g := range pw.Groups {
+		groups.check(g.Name, p.with("groups", i))
+	}
+}
+
+// kernelArguments checks that no argument is both wanted and unwanted: the two
+// lists share one namespace.
+func (c *checker) kernelArguments(k KernelArguments, p jsonPath) {
+	args := c.uniq("kernel argument")
+	for i, a := range k.ShouldExist {
+		args.check(a, p.with("shouldExist", i))
+	}
+	for i, a := range k.ShouldNotExist {
+		args.check(a, p.with("shouldNotExist", i))
+	}
+}
