@@ -1,0 +1,88 @@
+# flint's build, test and demo entry points. `make test` is what CI runs
+# (.ci/run); `make demo` is what a newcomer runs first. See README.md.
+
+GO       ?= go
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+BIN      := bin/flint
+FUZZTIME ?= 30s
+
+# The later test tiers live in their own directories and need root (blackbox)
+# or QEMU (vm); the unit tier leaves them to their own targets.
+TIER_DIRS := tests/blackbox tests/vm
+
+.PHONY: all build test vet fmt-check unit blackbox vm demo bench fuzz clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/flint
+
+# test runs every tier that exists. The unit tier includes the conformance
+# test, which reads ../shared/conformance beside the repository (or
+# $$FLINT_CONFORMANCE_DIR).
+test: vet fmt-check unit blackbox vm
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out="$$(gofmt -l .)"; \
+	if [ -n "$$out" ]; then \
+		echo "gofmt: these files need formatting (run gofmt -w on them):"; \
+		echo "$$out"; \
+		exit 1; \
+	fi; \
+	echo "gofmt: ok"
+
+unit:
+	$(GO) test $$($(GO) list ./... | grep -v $(foreach d,$(TIER_DIRS),-e /$(d)))
+
+# has_go prints "yes" when a directory holds Go files.
+has_go = $(if $(shell find $(1) -name '*.go' -print -quit 2>/dev/null),yes)
+
+blackbox:
+ifeq ($(call has_go,tests/blackbox),yes)
+	$(GO) test -count=1 ./tests/blackbox/...
+else
+	@echo "blackbox: skipped: no blackbox tests yet (tests/blackbox has no Go files)"
+endif
+
+vm:
+ifeq ($(call has_go,tests/vm),yes)
+	$(GO) test -count=1 -timeout 60m ./tests/vm/...
+else
+	@echo "vm: skipped: no VM tests yet (tests/vm has no Go files)"
+endif
+
+# demo validates every example (each must be valid) and every broken example
+# (each must be rejected with exit status 1), printing each report. It fails
+# only if flint answers differently.
+demo: build
+	@fail=0; \
+	for f in examples/*.ign; do \
+		echo "\$$ $(BIN) validate $$f"; \
+		$(BIN) validate "$$f"; rc=$$?; \
+		if [ $$rc -eq 0 ]; then echo "=> valid"; \
+		else echo "=> UNEXPECTED: exit status $$rc, this example should be valid"; fail=1; fi; \
+		echo; \
+	done; \
+	for f in examples/invalid/*.ign; do \
+		echo "\$$ $(BIN) validate $$f"; \
+		$(BIN) validate "$$f"; rc=$$?; \
+		if [ $$rc -eq 1 ]; then echo "=> rejected (exit status 1), as expected"; \
+		else echo "=> UNEXPECTED: exit status $$rc, this example should be rejected with 1"; fail=1; fi; \
+		echo; \
+	done; \
+	if [ $$fail -ne 0 ]; then echo "demo: FAILED"; exit 1; fi; \
+	echo "demo: every example behaved as expected"
+
+bench:
+	tests/bench/run.sh
+
+# fuzz runs the config parser's fuzz test for a short while; FUZZTIME=10m for
+# a longer run.
+fuzz:
+	$(GO) test ./config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+
+clean:
+	rm -rf bin tests/bench/out
