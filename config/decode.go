@@ -205,7 +205,7 @@ func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value, p jsonPat
 			// value is used, but the spelling is wrong and other tools may
 			// ignore it.
 			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, fmt.Sprintf(
-				"unused key %s: keys are case-sensitive; it was applied as %q, write it that way", m.Key, f.name))
+				"key %s differs from %q only in case: it was applied as %q (as Ignition does), but keys are case-sensitive in the spec and other tools ignore it", m.Key, f.name, f.name))
 		}
 		d.decode(m.Value, rv.FieldByIndex(f.index), p.with(f.name), fg)
 	}

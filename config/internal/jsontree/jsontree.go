@@ -221,6 +221,10 @@ func (p *parser) literal(word string, v *Value) (*Value, error) {
 
 func (p *parser) object(depth int) (*Value, error) {
 	v := &Value{Kind: Object, Offset: p.pos}
+	unclosed := func() error {
+		line, col := p.doc.Position(v.Offset)
+		return p.errAt(p.pos, fmt.Sprintf("unexpected end of input: the object opened at line %d col %d is not closed with '}'", line, col))
+	}
 	p.pos++ // '{'
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
@@ -230,7 +234,7 @@ func (p *parser) object(depth int) (*Value, error) {
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.src) {
-			return nil, p.errAt(p.pos, "unexpected end of input: object is not closed with '}'")
+			return nil, unclosed()
 		}
 		if p.src[p.pos] != '"' {
 			if p.src[p.pos] == '}' {
@@ -256,7 +260,7 @@ func (p *parser) object(depth int) (*Value, error) {
 		v.Members = append(v.Members, Member{Key: key, KeyOffset: keyOff, Value: val})
 		p.skipSpace()
 		if p.pos >= len(p.src) {
-			return nil, p.errAt(p.pos, "unexpected end of input: object is not closed with '}'")
+			return nil, unclosed()
 		}
 		switch p.src[p.pos] {
 		case ',':
@@ -272,6 +276,10 @@ func (p *parser) object(depth int) (*Value, error) {
 
 func (p *parser) array(depth int) (*Value, error) {
 	v := &Value{Kind: Array, Offset: p.pos}
+	unclosed := func() error {
+		line, col := p.doc.Position(v.Offset)
+		return p.errAt(p.pos, fmt.Sprintf("unexpected end of input: the list opened at line %d col %d is not closed with ']'", line, col))
+	}
 	p.pos++ // '['
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
@@ -290,7 +298,7 @@ func (p *parser) array(depth int) (*Value, error) {
 		v.Elems = append(v.Elems, el)
 		p.skipSpace()
 		if p.pos >= len(p.src) {
-			return nil, p.errAt(p.pos, "unexpected end of input: array is not closed with ']'")
+			return nil, unclosed()
 		}
 		switch p.src[p.pos] {
 		case ',':
