@@ -36,6 +36,16 @@ func (si *structInfo) lookup(key string) (f *fieldInfo, folded bool) {
 	return nil, false
 }
 
+// gatedFields holds the last element of every fieldSince path, so that the
+// decoder builds a generic path only for keys that might be version-gated.
+var gatedFields = func() map[string]bool {
+	m := map[string]bool{}
+	for p := range fieldSince {
+		m[p[strings.LastIndex(p, ".")+1:]] = true
+	}
+	return m
+}()
+
 // structInfos is computed once from the model types and never changed.
 var structInfos = buildStructInfos(reflect.TypeFor[Config]())
 
@@ -79,16 +89,39 @@ type decoder struct {
 	version Version
 	doc     *jsontree.Doc
 	report  *Report
+	// path is the JSON path of the value being decoded, pushed and popped
+	// as the decoder descends, so that a path is only built when something
+	// is reported.
+	path jsonPath
 }
 
-func (d *decoder) add(sev Severity, p jsonPath, offset int, msg string) {
+// add reports a problem with the value being decoded, or with its key elem
+// when elem is not nil.
+func (d *decoder) add(sev Severity, elem any, offset int, msg string) {
+	p := d.path.with()
+	if elem != nil {
+		p = append(p, elem)
+	}
 	line, col := d.doc.Position(offset)
 	d.report.Entries = append(d.report.Entries, Entry{Severity: sev, Path: p.String(), Line: line, Column: col, Message: msg})
 }
 
-// decode stores node into rv. gpath is the path without list indices, the key
+// genericPath is the current path without list indices, plus field: the key
 // of the fieldSince table.
-func (d *decoder) decode(node *jsontree.Value, rv reflect.Value, p jsonPath, gpath string) {
+func (d *decoder) genericPath(field string) string {
+	var b strings.Builder
+	for _, e := range d.path {
+		if s, ok := e.(string); ok {
+			b.WriteString(s)
+			b.WriteByte('.')
+		}
+	}
+	b.WriteString(field)
+	return b.String()
+}
+
+// decode stores node into rv.
+func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
 	if node.Kind == jsontree.Null {
 		// null clears pointers and lists and leaves anything else as it was,
 		// as encoding/json does.
@@ -99,7 +132,7 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value, p jsonPath, gpa
 		case reflect.Slice:
 			rv.SetZero()
 		}
-		d.add(SeverityWarning, p, node.Offset, "null has no effect here; remove the key instead")
+		d.add(SeverityWarning, nil, node.Offset, "null has no effect here; remove the key instead")
 		return
 	}
 	switch rv.Kind() {
@@ -107,46 +140,48 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value, p jsonPath, gpa
 		if rv.IsNil() {
 			rv.Set(reflect.New(rv.Type().Elem()))
 		}
-		d.decode(node, rv.Elem(), p, gpath)
+		d.decode(node, rv.Elem())
 	case reflect.Struct:
 		if node.Kind != jsontree.Object {
-			d.typeError(node, p, "an object")
+			d.typeError(node, "an object")
 			return
 		}
-		d.decodeObject(node, rv, p, gpath)
+		d.decodeObject(node, rv)
 	case reflect.Slice:
 		if node.Kind != jsontree.Array {
-			d.typeError(node, p, "a list")
+			d.typeError(node, "a list")
 			return
 		}
 		s := reflect.MakeSlice(rv.Type(), len(node.Elems), len(node.Elems))
 		for i, el := range node.Elems {
-			d.decode(el, s.Index(i), p.with(i), gpath)
+			d.path = append(d.path, i)
+			d.decode(el, s.Index(i))
+			d.path = d.path[:len(d.path)-1]
 		}
 		rv.Set(s)
 	case reflect.String:
 		if node.Kind != jsontree.String {
-			d.typeError(node, p, "a string")
+			d.typeError(node, "a string")
 			return
 		}
 		rv.SetString(node.Str)
 	case reflect.Bool:
 		if node.Kind != jsontree.Bool {
-			d.typeError(node, p, "true or false")
+			d.typeError(node, "true or false")
 			return
 		}
 		rv.SetBool(node.Bool)
 	case reflect.Int:
 		if node.Kind != jsontree.Number {
-			d.typeError(node, p, "an integer")
+			d.typeError(node, "an integer")
 			return
 		}
 		n, err := strconv.ParseInt(node.Str, 10, 64)
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			d.add(SeverityError, p, node.Offset, fmt.Sprintf("%s is too large for an integer", node.Str))
+			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("%s is too large for an integer", node.Str))
 		case err != nil:
-			d.add(SeverityError, p, node.Offset, fmt.Sprintf("expected an integer, found %s", node.Str))
+			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("expected an integer, found %s", node.Str))
 		default:
 			rv.SetInt(n)
 		}
@@ -155,7 +190,7 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value, p jsonPath, gpa
 	}
 }
 
-func (d *decoder) typeError(node *jsontree.Value, p jsonPath, want string) {
+func (d *decoder) typeError(node *jsontree.Value, want string) {
 	found := node.Kind.String()
 	switch node.Kind {
 	case jsontree.String:
@@ -169,10 +204,10 @@ func (d *decoder) typeError(node *jsontree.Value, p jsonPath, want string) {
 	case jsontree.Object:
 		found = "an object"
 	}
-	d.add(SeverityError, p, node.Offset, fmt.Sprintf("expected %s, found %s", want, found))
+	d.add(SeverityError, nil, node.Offset, fmt.Sprintf("expected %s, found %s", want, found))
 }
 
-func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value, p jsonPath, gpath string) {
+func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
 	si := structInfos[rv.Type()]
 	var seen map[string]bool
 	if len(node.Members) > 1 {
@@ -181,33 +216,33 @@ func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value, p jsonPat
 	for _, m := range node.Members {
 		if seen != nil {
 			if seen[m.Key] {
-				d.add(SeverityWarning, p.with(m.Key), m.KeyOffset,
+				d.add(SeverityWarning, m.Key, m.KeyOffset,
 					fmt.Sprintf("duplicate key %s: this later value overrides the earlier one", m.Key))
 			}
 			seen[m.Key] = true
 		}
 		f, folded := si.lookup(m.Key)
 		if f == nil {
-			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, "unused key "+m.Key+suggest(m.Key, si))
+			d.add(SeverityWarning, m.Key, m.KeyOffset, "unused key "+m.Key+suggest(m.Key, si))
 			continue
 		}
-		fg := f.name
-		if gpath != "" {
-			fg = gpath + "." + f.name
-		}
-		if since, ok := fieldSince[fg]; ok && !d.version.AtLeast(since) {
-			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, fmt.Sprintf(
-				"unused key %s: it was added in spec %s and this config declares %s", m.Key, since, d.version))
-			continue
+		if gatedFields[f.name] {
+			if since, ok := fieldSince[d.genericPath(f.name)]; ok && !d.version.AtLeast(since) {
+				d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(
+					"unused key %s: it was added in spec %s and this config declares %s", m.Key, since, d.version))
+				continue
+			}
 		}
 		if folded {
 			// Matched like encoding/json (and so the reference) does; the
 			// value is used, but the spelling is wrong and other tools may
 			// ignore it.
-			d.add(SeverityWarning, p.with(m.Key), m.KeyOffset, fmt.Sprintf(
+			d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(
 				"key %s differs from %q only in case: it was applied as %q (as Ignition does), but keys are case-sensitive in the spec and other tools ignore it", m.Key, f.name, f.name))
 		}
-		d.decode(m.Value, rv.FieldByIndex(f.index), p.with(f.name), fg)
+		d.path = append(d.path, f.name)
+		d.decode(m.Value, rv.FieldByIndex(f.index))
+		d.path = d.path[:len(d.path)-1]
 	}
 }
 

@@ -56,7 +56,7 @@ func parse(raw []byte) (Config, Version, Report, error) {
 	}
 	var cfg Config
 	d := decoder{version: v, doc: doc, report: &r}
-	d.decode(doc.Root, reflect.ValueOf(&cfg).Elem(), nil, "")
+	d.decode(doc.Root, reflect.ValueOf(&cfg).Elem())
 	fatal := r.IsFatal()
 	c := checker{version: v, doc: doc, report: &r}
 	c.config(cfg)
