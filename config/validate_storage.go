@@ -225,7 +225,9 @@ func (c *checker) filesystem(f Filesystem, p jsonPath) {
 		c.virtiofs(f, p)
 		return
 	}
-	if f.Path != nil {
+	// An empty path, like an absent one, means "do not mount" (the
+	// reference's validatePathNilOK).
+	if notEmpty(f.Path) {
 		c.absPath(*f.Path, p.with("path"))
 	}
 	c.absPath(f.Device, p.with("device"))
@@ -265,7 +267,7 @@ func (c *checker) virtiofs(f Filesystem, p jsonPath) {
 	case len(f.Device) > 36:
 		c.errorf(p.with("device"), "virtiofs tag is %d bytes long, the limit is 36", len(f.Device))
 	}
-	if f.Path != nil {
+	if notEmpty(f.Path) {
 		c.absPath(*f.Path, p.with("path"))
 	}
 	if f.Label != nil {
