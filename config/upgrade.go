@@ -4,6 +4,9 @@ package config
 // version and the newest one, then stamps the newest version. Fields that
 // merely appeared need nothing: they are absent from older configs.
 func upgrade(cfg *Config, from Version) {
+	if !from.AtLeast(V3_3) {
+		dropEmptyClevisCustom(cfg)
+	}
 	if !from.AtLeast(V3_6) {
 		maskSpecialModeBits(cfg)
 	}
@@ -24,6 +27,19 @@ func maskSpecialModeBits(cfg *Config) {
 		if m := cfg.Storage.Directories[i].Mode; m != nil {
 			masked := *m &^ 0o7000
 			cfg.Storage.Directories[i].Mode = &masked
+		}
+	}
+}
+
+// dropEmptyClevisCustom clears a spec 3.2 custom clevis pin whose pin and
+// config are both empty. In 3.2 they were plain strings and such a custom
+// object meant no custom pin at all; in the newest model a needsNetwork left
+// behind would be a custom pin without a pin.
+func dropEmptyClevisCustom(cfg *Config) {
+	for i := range cfg.Storage.Luks {
+		cu := &cfg.Storage.Luks[i].Clevis.Custom
+		if !notEmpty(cu.Pin) && !notEmpty(cu.Config) {
+			*cu = ClevisCustom{}
 		}
 	}
 }

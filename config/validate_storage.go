@@ -165,7 +165,13 @@ func (c *checker) luks(l Luks, p jsonPath) {
 
 	cl := l.Clevis
 	usesPins := len(cl.Tang) > 0 || isTrue(cl.Tpm2) || (cl.Threshold != nil && *cl.Threshold != 0)
-	if notEmpty(cl.Custom.Pin) && usesPins {
+	customSet := notEmpty(cl.Custom.Pin)
+	if !c.since(V3_3) {
+		// Spec 3.2's custom was an optional object: any key in it (even
+		// with an empty pin) conflicts with the other pins.
+		customSet = cl.Custom.Pin != nil || cl.Custom.Config != nil || cl.Custom.NeedsNetwork != nil
+	}
+	if customSet && usesPins {
 		c.errorf(p.with("clevis"), "clevis custom cannot be combined with tang, tpm2 or threshold")
 	}
 	c.clevisCustom(cl.Custom, p.with("clevis", "custom"))
@@ -188,6 +194,11 @@ func (c *checker) luks(l Luks, p jsonPath) {
 
 func (c *checker) clevisCustom(cu ClevisCustom, p jsonPath) {
 	if cu.Pin == nil && cu.Config == nil && cu.NeedsNetwork == nil {
+		return
+	}
+	if !c.since(V3_3) && !notEmpty(cu.Pin) && !notEmpty(cu.Config) {
+		// Spec 3.2's pin and config were plain strings: both empty means
+		// no custom pin, whatever needsNetwork says (upgrade.go drops it).
 		return
 	}
 	if !notEmpty(cu.Pin) {

@@ -167,5 +167,7 @@ var (
 // upgrade.go:
 //   - below 3.6.0, setuid/setgid/sticky bits in file and directory modes were
 //     never applied; they are warned about and masked (maskSpecialModeBits).
-//   - below 3.3.0, a custom clevis pin must be tpm2, tang or sss; from 3.6.0 any
+//   - below 3.6.0, a custom clevis pin must be tpm2, tang or sss; from 3.6.0 any
 //     pin is allowed (validated in validate_storage.go, not an upgrade).
+//   - in 3.2.0 the custom pin's pin and config were plain strings: both empty
+//     means no custom pin (dropEmptyClevisCustom).
