@@ -12,12 +12,13 @@ import (
 //
 // The rules, applied from the root down:
 //
-//   - Structs merge field by field.
+//   - A struct the child leaves empty keeps the parent's, one the parent
+//     leaves empty takes the child's, and otherwise they merge field by field.
 //   - An optional field (a pointer) takes the child's value when the child
 //     sets it, even to false, 0 or "", and the parent's otherwise.
-//   - A plain string or int takes the child's value unless that is the zero
-//     value, which keeps the parent's. Such fields are keys or required
-//     values, so where it matters the two are equal.
+//   - A plain string or int takes the child's value, even an empty one, as in
+//     the reference implementation. Such fields are keys or required values,
+//     so where it matters the two are equal.
 //   - The lists in appendLists (a file's append, filesystem, LUKS and RAID
 //     options) have no identity: the parent's entries come first, then the
 //     child's, duplicates included.
@@ -148,7 +149,14 @@ func mergeStruct(parent, child reflect.Value) reflect.Value {
 		var v reflect.Value
 		switch p.Kind() {
 		case reflect.Struct:
-			v = mergeStruct(p, c)
+			switch {
+			case c.IsZero():
+				v = clone(p)
+			case p.IsZero():
+				v = clone(c)
+			default:
+				v = mergeStruct(p, c)
+			}
 		case reflect.Pointer:
 			v = clone(p)
 			if !c.IsNil() {
@@ -157,10 +165,7 @@ func mergeStruct(parent, child reflect.Value) reflect.Value {
 		case reflect.Slice:
 			v = mergeList(parent, child, i)
 		default:
-			v = clone(p)
-			if !c.IsZero() {
-				v = clone(c)
-			}
+			v = clone(c)
 		}
 		out.Field(i).Set(v)
 	}

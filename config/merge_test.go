@@ -56,10 +56,18 @@ func TestMerge(t *testing.T) {
 			want:   Config{Ignition: Ignition{Version: "3.7.0-experimental"}},
 		},
 		{
-			name:   "plain value left empty in child keeps parent's",
+			// The reference assigns plain fields from the child even when
+			// empty, once the struct holding them is merged field by field.
+			name:   "plain value left empty in child replaces parent's",
 			parent: Config{Ignition: Ignition{Version: "3.4.0"}},
 			child:  Config{Ignition: Ignition{Timeouts: Timeouts{HTTPTotal: new(1)}}},
-			want:   Config{Ignition: Ignition{Version: "3.4.0", Timeouts: Timeouts{HTTPTotal: new(1)}}},
+			want:   Config{Ignition: Ignition{Timeouts: Timeouts{HTTPTotal: new(1)}}},
+		},
+		{
+			name:   "struct left empty in child keeps parent's whole",
+			parent: Config{Ignition: Ignition{Version: "3.4.0", Timeouts: Timeouts{HTTPTotal: new(2)}}},
+			child:  Config{Passwd: Passwd{Users: []PasswdUser{{Name: "core"}}}},
+			want:   Config{Ignition: Ignition{Version: "3.4.0", Timeouts: Timeouts{HTTPTotal: new(2)}}, Passwd: Passwd{Users: []PasswdUser{{Name: "core"}}}},
 		},
 		{
 			name: "keyed list merges matching entries in place and appends new ones",
