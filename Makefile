@@ -62,7 +62,7 @@ demo: build
 	for f in examples/*.ign; do \
 		echo "\$$ $(BIN) validate $$f"; \
 		$(BIN) validate "$$f"; rc=$$?; \
-		if [ $$rc -eq 0 ]; then echo "=> valid"; \
+		if [ $$rc -eq 0 ]; then echo "=> valid (exit status 0)"; \
 		else echo "=> UNEXPECTED: exit status $$rc, this example should be valid"; fail=1; fi; \
 		echo; \
 	done; \
@@ -81,7 +81,11 @@ bench:
 
 # fuzz runs the config parser's fuzz test for a short while; FUZZTIME=10m for
 # a longer run.
+# go test -fuzz with no matching target passes without fuzzing anything, so
+# check the target exists first.
 fuzz:
+	@$(GO) test ./config -list '^FuzzParse$$' | grep -qx FuzzParse || \
+		{ echo "fuzz: ./config has no FuzzParse fuzz test"; exit 1; }
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 
 clean:
