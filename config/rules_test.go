@@ -639,7 +639,11 @@ var ruleTable = []ruleRow{
 			errAt("$.systemd.units.0.name", `name "a/b.service" must not contain '/'`),
 			errAt("$.systemd.units.1.name", `name "../a.service" must not contain '/'`),
 		}},
-	{name: "unit name with dots", vers: versAll, in: inCfg(`"systemd":{"units":[{"name":"a..b.service","dropins":[{"name":"..x.conf"}]}]}`)},
+	{name: "unit name with two dots", vers: versAll, in: inCfg(`"systemd":{"units":[{"name":"a..b.service","dropins":[{"name":"..x.conf"},{"name":"a.b.conf"}]}]}`),
+		want: []ruleWant{
+			errAt("$.systemd.units.0.name", `name "a..b.service" must not contain '/' or '..'`),
+			errAt("$.systemd.units.0.dropins.0.name", `name "..x.conf" must not contain '/' or '..'`),
+		}},
 	{name: "unit contents invalid", vers: versAll, in: inCfg(`"systemd":{"units":[{"name":"a.service","contents":"[Unit"}]}`),
 		want: []ruleWant{errAt("$.systemd.units.0.contents", "invalid unit content: unable to find end of section")}},
 	{name: "enabled unit without Install", vers: versAll,

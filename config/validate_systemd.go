@@ -80,13 +80,13 @@ func (c *checker) unit(u Unit, p jsonPath) {
 	}
 }
 
-// unitFileName rejects names that would leave the unit directory. The
+// unitFileName rejects names that could leave the unit directory. The
 // reference accepts "../a.service" and writes it outside /etc/systemd/system.
-// Without a '/' only "." and ".." themselves could climb; dots inside a name
-// ("a..b.service") are harmless and valid for systemd.
+// Any ".." is refused, not only a whole ".." path element: no real unit name
+// needs two dots in a row, and a simple rule is easy to state and to audit.
 func (c *checker) unitFileName(name string, p jsonPath) {
-	if strings.Contains(name, "/") || name == "." || name == ".." {
-		c.errorf(p, "name %q must not contain '/' or be '..': it would be written outside the unit directory", name)
+	if strings.Contains(name, "/") || strings.Contains(name, "..") {
+		c.errorf(p, "name %q must not contain '/' or '..': it would be written outside the unit directory", name)
 	}
 }
 
