@@ -205,8 +205,33 @@ func (p *parser) value(depth int) (*Value, error) {
 	case c == 'n':
 		return p.literal("null", &Value{Kind: Null, Offset: start})
 	default:
-		return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected a value", p.describe(p.pos)))
+		return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected a value%s", p.describe(p.pos), p.bareWordHint()))
 	}
+}
+
+// bareWordHint explains the usual reason for a bare word where a value
+// belongs: a YAML habit (yes, True) or a string without quotes.
+func (p *parser) bareWordHint() string {
+	end := p.pos
+	for end < len(p.src) && end-p.pos < 32 {
+		c := p.src[end]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
+			break
+		}
+		end++
+	}
+	word := string(p.src[p.pos:end])
+	switch word {
+	case "":
+		return ""
+	case "yes", "Yes", "YES", "on", "On", "True", "TRUE", "y":
+		return fmt.Sprintf(" (%s is not JSON: write true)", word)
+	case "no", "No", "NO", "off", "Off", "False", "FALSE", "n":
+		return fmt.Sprintf(" (%s is not JSON: write false)", word)
+	case "None", "NULL", "Null", "nil", "~":
+		return fmt.Sprintf(" (%s is not JSON: write null)", word)
+	}
+	return fmt.Sprintf(" (strings must be in double quotes: \"%s\")", word)
 }
 
 func (p *parser) literal(word string, v *Value) (*Value, error) {
