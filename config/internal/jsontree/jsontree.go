@@ -244,12 +244,19 @@ func (p *parser) literal(word string, v *Value) (*Value, error) {
 	return v, nil
 }
 
+// unclosed reports input that ends inside the object or list v, naming
+// where v was opened: the end of the file is rarely where the mistake is.
+func (p *parser) unclosed(v *Value) error {
+	what, closer := "object", '}'
+	if v.Kind == Array {
+		what, closer = "list", ']'
+	}
+	line, col := p.doc.Position(v.Offset)
+	return p.errAt(p.pos, fmt.Sprintf("unexpected end of input: the %s opened at line %d col %d is not closed with '%c'", what, line, col, closer))
+}
+
 func (p *parser) object(depth int) (*Value, error) {
 	v := &Value{Kind: Object, Offset: p.pos}
-	unclosed := func() error {
-		line, col := p.doc.Position(v.Offset)
-		return p.errAt(p.pos, fmt.Sprintf("unexpected end of input: the object opened at line %d col %d is not closed with '}'", line, col))
-	}
 	p.pos++ // '{'
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
@@ -259,7 +266,7 @@ func (p *parser) object(depth int) (*Value, error) {
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.src) {
-			return nil, unclosed()
+			return nil, p.unclosed(v)
 		}
 		if p.src[p.pos] != '"' {
 			if p.src[p.pos] == '}' {
@@ -285,7 +292,7 @@ func (p *parser) object(depth int) (*Value, error) {
 		v.Members = append(v.Members, Member{Key: key, KeyOffset: keyOff, Value: val})
 		p.skipSpace()
 		if p.pos >= len(p.src) {
-			return nil, unclosed()
+			return nil, p.unclosed(v)
 		}
 		switch p.src[p.pos] {
 		case ',':
@@ -301,10 +308,6 @@ func (p *parser) object(depth int) (*Value, error) {
 
 func (p *parser) array(depth int) (*Value, error) {
 	v := &Value{Kind: Array, Offset: p.pos}
-	unclosed := func() error {
-		line, col := p.doc.Position(v.Offset)
-		return p.errAt(p.pos, fmt.Sprintf("unexpected end of input: the list opened at line %d col %d is not closed with ']'", line, col))
-	}
 	p.pos++ // '['
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
@@ -323,7 +326,7 @@ func (p *parser) array(depth int) (*Value, error) {
 		v.Elems = append(v.Elems, el)
 		p.skipSpace()
 		if p.pos >= len(p.src) {
-			return nil, unclosed()
+			return nil, p.unclosed(v)
 		}
 		switch p.src[p.pos] {
 		case ',':
