@@ -4,6 +4,9 @@ package config
 // version and the newest one, then stamps the newest version. Fields that
 // merely appeared need nothing: they are absent from older configs.
 func upgrade(cfg *Config, from Version) {
+	if !from.AtLeast(V3_1) {
+		dropUnverifiableReplaceHash(cfg)
+	}
 	if !from.AtLeast(V3_3) {
 		dropEmptyClevisCustom(cfg)
 	}
@@ -41,5 +44,16 @@ func dropEmptyClevisCustom(cfg *Config) {
 		if !notEmpty(cu.Pin) && !notEmpty(cu.Config) {
 			*cu = ClevisCustom{}
 		}
+	}
+}
+
+// dropUnverifiableReplaceHash clears a spec 3.0.0 ignition.config.replace
+// hash given without a source. 3.0.0 accepted it (its config reference had
+// no such check) and it verified nothing, since nothing is fetched; from
+// 3.1.0 on it is an error, so the upgraded config must not carry it.
+func dropUnverifiableReplaceHash(cfg *Config) {
+	r := &cfg.Ignition.Config.Replace
+	if r.Source == nil {
+		r.Verification = Verification{}
 	}
 }

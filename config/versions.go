@@ -165,6 +165,8 @@ var (
 
 // Semantic changes between versions, each applied by a named function in
 // upgrade.go:
+//   - in 3.0.0 a config reference could carry a hash without a source, which
+//     verified nothing; later versions reject it (dropUnverifiableReplaceHash).
 //   - below 3.6.0, setuid/setgid/sticky bits in file and directory modes were
 //     never applied; they are warned about and masked (maskSpecialModeBits).
 //   - below 3.6.0, a custom clevis pin must be tpm2, tang or sss; from 3.6.0 any
