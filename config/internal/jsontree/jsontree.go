@@ -174,13 +174,15 @@ func (p *parser) skipSpace() {
 }
 
 func (p *parser) value(depth int) (*Value, error) {
-	if depth >= MaxDepth {
-		return nil, p.errAt(p.pos, fmt.Sprintf("nesting deeper than %d levels", MaxDepth))
-	}
 	if p.pos >= len(p.src) {
 		return nil, p.errAt(p.pos, "unexpected end of input: a value is missing")
 	}
 	start := p.pos
+	// Only arrays and objects nest: depth counts the ones around this
+	// value, so MaxDepth of them may hold anything, as in encoding/json.
+	if c := p.src[p.pos]; (c == '{' || c == '[') && depth >= MaxDepth {
+		return nil, p.errAt(p.pos, fmt.Sprintf("nesting deeper than %d levels", MaxDepth))
+	}
 	switch c := p.src[p.pos]; {
 	case c == '{':
 		return p.object(depth)
