@@ -79,7 +79,7 @@ func declaredVersion(doc *jsontree.Doc, r *Report) (Version, error) {
 		add(nil, root.Offset, fmt.Sprintf("a config is a JSON object, found %s", root.Kind))
 		return Version{}, ErrInvalid
 	}
-	ign := member(root, "ignition")
+	ign := memberSet(root, "ignition")
 	if ign == nil || ign.Kind == jsontree.Null {
 		add(nil, root.Offset, "ignition.version is missing; supported versions are "+supportedList())
 		return Version{}, ErrInvalidVersion
@@ -88,7 +88,7 @@ func declaredVersion(doc *jsontree.Doc, r *Report) (Version, error) {
 		add(jsonPath{"ignition"}, ign.Offset, fmt.Sprintf("expected an object, found %s", ign.Kind))
 		return Version{}, ErrInvalid
 	}
-	ver := member(ign, "version")
+	ver := memberSet(ign, "version")
 	if ver == nil || ver.Kind == jsontree.Null {
 		add(jsonPath{"ignition"}, ign.Offset, "ignition.version is missing; supported versions are "+supportedList())
 		return Version{}, ErrInvalidVersion
@@ -121,6 +121,19 @@ func member(obj *jsontree.Value, key string) *jsontree.Value {
 	for i := range obj.Members {
 		if strings.EqualFold(obj.Members[i].Key, key) {
 			found = obj.Members[i].Value
+		}
+	}
+	return found
+}
+
+// memberSet is member for a key whose model field is a struct or a string,
+// on which a null has no effect (as in encoding/json): the value decoded is
+// the last one that is not null.
+func memberSet(obj *jsontree.Value, key string) *jsontree.Value {
+	var found *jsontree.Value
+	for i := range obj.Members {
+		if m := obj.Members[i]; strings.EqualFold(m.Key, key) && m.Value.Kind != jsontree.Null {
+			found = m.Value
 		}
 	}
 	return found
