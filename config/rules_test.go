@@ -92,6 +92,15 @@ var ruleTable = []ruleRow{
 		want: []ruleWant{errAt("$", "ignition.version is missing")}},
 	{name: "ignition not an object", vers: versAll, in: `{"ignition":"$V"}`,
 		want: []ruleWant{errAt("$.ignition", "expected an object, found string")}},
+	{name: "later null ignition is a no-op", vers: versAll, in: `{"ignition":{"version":"$V"},"ignition":null}`,
+		want: []ruleWant{warnAt("$.ignition", "duplicate key ignition"), warnAt("$.ignition", "null has no effect here")}},
+	{name: "later null version is a no-op", vers: versAll, in: `{"ignition":{"version":"$V","version":null}}`,
+		want: []ruleWant{warnAt("$.ignition.version", "duplicate key version"), warnAt("$.ignition.version", "null has no effect here")},
+		check: func(t *testing.T, v Version, c Config) {
+			if _, got, _, _ := ParseDeclared([]byte(`{"ignition":{"version":"` + v.String() + `","version":null}}`)); got != v {
+				t.Errorf("declared version = %v, want %v", got, v)
+			}
+		}},
 	{name: "version missing", vers: versAll, in: `{"ignition":{"timeouts":{}}}`,
 		want: []ruleWant{errAt("$.ignition", "ignition.version is missing")}},
 	{name: "version not a string", vers: versAll, in: `{"ignition":{"version":true}}`,
@@ -306,7 +315,12 @@ var ruleTable = []ruleRow{
 		in:   inCfg(`"storage":{"files":[{"path":"/a","contents":{"verification":{"hash":"sha512-` + sha512hex + `"}}}]}`),
 		want: []ruleWant{errAt("$.storage.files.0.contents.verification.hash", "verification given without a source to verify")}},
 	{name: "config reference hash without source in 3.0", vers: versOnly("3.0.0"),
-		in: `{"ignition":{"version":"$V","config":{"replace":{"verification":{"hash":"sha512-` + sha512hex + `"}}}}}`},
+		in: `{"ignition":{"version":"$V","config":{"replace":{"verification":{"hash":"sha512-` + sha512hex + `"}}}}}`,
+		check: func(t *testing.T, _ Version, c Config) {
+			if c.Ignition.Config.Replace.Verification.Hash != nil {
+				t.Error("replace hash without source kept, want it dropped by the upgrade")
+			}
+		}},
 	{name: "config reference hash without source from 3.1", vers: versFrom("3.1.0"),
 		in:   `{"ignition":{"version":"$V","config":{"replace":{"verification":{"hash":"sha512-` + sha512hex + `"}}}}}`,
 		want: []ruleWant{errAt("$.ignition.config.replace.verification.hash", "verification given without a source")}},
