@@ -58,12 +58,45 @@ func parse(raw []byte) (Config, Version, Report, error) {
 	d := decoder{version: v, doc: doc, report: &r}
 	d.decode(doc.Root, reflect.ValueOf(&cfg).Elem())
 	fatal := r.IsFatal()
+	decoded := len(r.Entries)
 	c := checker{version: v, doc: doc, report: &r}
 	c.config(cfg)
+	dropShadowed(&r, decoded)
 	if fatal || r.IsFatal() {
 		return Config{}, v, r, ErrInvalid
 	}
 	return cfg, v, r, nil
+}
+
+// dropShadowed removes the checker's entries (those from index from on) at
+// or under a path where the decoder found a value of the wrong type. The
+// decoder left that field empty, so the checker would call a value the
+// config does give "required" (`"level": 1` is not a missing raid level,
+// it is a number where a string belongs).
+func dropShadowed(r *Report, from int) {
+	var bad []string
+	for _, e := range r.Entries[:from] {
+		if e.Severity == SeverityError {
+			bad = append(bad, e.Path)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	kept := r.Entries[:from]
+	for _, e := range r.Entries[from:] {
+		shadowed := false
+		for _, b := range bad {
+			if e.Path == b || strings.HasPrefix(e.Path, b+".") {
+				shadowed = true
+				break
+			}
+		}
+		if !shadowed {
+			kept = append(kept, e)
+		}
+	}
+	r.Entries = kept
 }
 
 // declaredVersion finds ignition.version the way the decoder will (keys
