@@ -143,6 +143,13 @@ var ruleTable = []ruleRow{
 		want: []ruleWant{errAt("$.storage.files.0.mode", "expected an integer, found 420.5")}},
 	{name: "integer too large", vers: versAll, in: inCfg(`"storage":{"files":[{"path":"/a","mode":99999999999999999999}]}`),
 		want: []ruleWant{errAt("$.storage.files.0.mode", "99999999999999999999 is too large for an integer")}},
+	{name: "wrong type is not also missing", vers: versAll,
+		in: inCfg(`"storage":{"files":[{"path":5},["/b"]],"raid":[{"name":"md0","level":1,"devices":["/dev/sda"]}]}`),
+		want: []ruleWant{
+			errAt("$.storage.files.0.path", "expected a string, found number 5"),
+			errAt("$.storage.files.1", "expected an object, found a list"),
+			errAt("$.storage.raid.0.level", "expected a string, found number 1"),
+		}},
 	{name: "unknown top-level key", vers: versAll, in: inCfg(`"foo":{"bar":1}`),
 		want: []ruleWant{warnAt("$.foo", "unused key foo")}},
 	{name: "unknown nested key with suggestion", vers: versAll, in: inCfg(`"storage":{"files":[{"path":"/a","mod":420}]}`),
