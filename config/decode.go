@@ -131,6 +131,7 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
 			return
 		case reflect.Slice:
 			rv.SetZero()
+			return
 		}
 		d.add(SeverityWarning, nil, node.Offset, "null has no effect here; remove the key instead")
 		return
