@@ -120,8 +120,13 @@ var ruleTable = []ruleRow{
 	{name: "minimal config", vers: versAll, in: `{"ignition":{"version":"$V"}}`},
 	{name: "null section", vers: versAll, in: inCfg(`"storage":null`),
 		want: []ruleWant{warnAt("$.storage", "null has no effect here; remove the key instead")}},
-	{name: "null list", vers: versAll, in: inCfg(`"storage":{"files":null}`),
-		want: []ruleWant{warnAt("$.storage.files", "null has no effect here")}},
+	{name: "null list is silent", vers: versAll, in: inCfg(`"storage":{"files":null,"directories":[{"path":"/d"}],"directories":null}`),
+		want: []ruleWant{warnAt("$.storage.directories", "duplicate key directories")},
+		check: func(t *testing.T, _ Version, c Config) {
+			if c.Storage.Files != nil || c.Storage.Directories != nil {
+				t.Errorf("null lists = %+v, want them cleared", c.Storage)
+			}
+		}},
 	{name: "null optional scalar is silent", vers: versAll,
 		in: inCfg(`"storage":{"files":[{"path":"/a","mode":null,"overwrite":null}]}`),
 		check: func(t *testing.T, _ Version, c Config) {
