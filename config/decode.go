@@ -180,7 +180,7 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
 		n, err := strconv.ParseInt(node.Str, 10, 64)
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("%s is too large for an integer", node.Str))
+			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("%s is out of range for an integer", node.Str))
 		case err != nil:
 			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("expected an integer, found %s", node.Str))
 		default:

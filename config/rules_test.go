@@ -147,7 +147,7 @@ var ruleTable = []ruleRow{
 	{name: "integer with fraction", vers: versAll, in: inCfg(`"storage":{"files":[{"path":"/a","mode":420.5}]}`),
 		want: []ruleWant{errAt("$.storage.files.0.mode", "expected an integer, found 420.5")}},
 	{name: "integer too large", vers: versAll, in: inCfg(`"storage":{"files":[{"path":"/a","mode":99999999999999999999}]}`),
-		want: []ruleWant{errAt("$.storage.files.0.mode", "99999999999999999999 is too large for an integer")}},
+		want: []ruleWant{errAt("$.storage.files.0.mode", "99999999999999999999 is out of range for an integer")}},
 	{name: "wrong type is not also missing", vers: versAll,
 		in: inCfg(`"storage":{"files":[{"path":5},["/b"]],"raid":[{"name":"md0","level":1,"devices":["/dev/sda"]}]}`),
 		want: []ruleWant{

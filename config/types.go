@@ -13,26 +13,26 @@ package config
 // Config is a parsed, validated and upgraded config.
 type Config struct {
 	Ignition        Ignition        `json:"ignition"`
-	KernelArguments KernelArguments `json:"kernelArguments,omitempty"`
-	Passwd          Passwd          `json:"passwd,omitempty"`
-	Storage         Storage         `json:"storage,omitempty"`
-	Systemd         Systemd         `json:"systemd,omitempty"`
+	KernelArguments KernelArguments `json:"kernelArguments,omitzero"`
+	Passwd          Passwd          `json:"passwd,omitzero"`
+	Storage         Storage         `json:"storage,omitzero"`
+	Systemd         Systemd         `json:"systemd,omitzero"`
 }
 
 // Ignition holds the config's own metadata: its version and where to find
 // more config.
 type Ignition struct {
-	Config   IgnitionConfig `json:"config,omitempty"`
-	Proxy    Proxy          `json:"proxy,omitempty"`
-	Security Security       `json:"security,omitempty"`
-	Timeouts Timeouts       `json:"timeouts,omitempty"`
+	Config   IgnitionConfig `json:"config,omitzero"`
+	Proxy    Proxy          `json:"proxy,omitzero"`
+	Security Security       `json:"security,omitzero"`
+	Timeouts Timeouts       `json:"timeouts,omitzero"`
 	Version  string         `json:"version"`
 }
 
 // IgnitionConfig lists configs to merge into this one, or one to replace it.
 type IgnitionConfig struct {
 	Merge   []Resource `json:"merge,omitempty"`
-	Replace Resource   `json:"replace,omitempty"`
+	Replace Resource   `json:"replace,omitzero"`
 }
 
 // Proxy configures the HTTP proxies used for every fetch.
@@ -44,7 +44,7 @@ type Proxy struct {
 
 // Security holds TLS settings.
 type Security struct {
-	TLS TLS `json:"tls,omitempty"`
+	TLS TLS `json:"tls,omitzero"`
 }
 
 // TLS lists certificate authorities trusted in addition to the system pool.
@@ -64,7 +64,7 @@ type Resource struct {
 	Compression  *string      `json:"compression,omitempty"`
 	HTTPHeaders  []HTTPHeader `json:"httpHeaders,omitempty"`
 	Source       *string      `json:"source,omitempty"`
-	Verification Verification `json:"verification,omitempty"`
+	Verification Verification `json:"verification,omitzero"`
 }
 
 // HTTPHeader is one header sent with an http(s) fetch. A nil Value in a child
@@ -162,11 +162,11 @@ type Raid struct {
 
 // Luks is a LUKS2 volume.
 type Luks struct {
-	Cex         Cex      `json:"cex,omitempty"`
-	Clevis      Clevis   `json:"clevis,omitempty"`
+	Cex         Cex      `json:"cex,omitzero"`
+	Clevis      Clevis   `json:"clevis,omitzero"`
 	Device      *string  `json:"device,omitempty"`
 	Discard     *bool    `json:"discard,omitempty"`
-	KeyFile     Resource `json:"keyFile,omitempty"`
+	KeyFile     Resource `json:"keyFile,omitzero"`
 	Label       *string  `json:"label,omitempty"`
 	Name        string   `json:"name"`
 	OpenOptions []string `json:"openOptions,omitempty"`
@@ -182,7 +182,7 @@ type Cex struct {
 
 // Clevis binds a LUKS volume to tang servers, a TPM2, or a custom pin.
 type Clevis struct {
-	Custom    ClevisCustom `json:"custom,omitempty"`
+	Custom    ClevisCustom `json:"custom,omitzero"`
 	Tang      []Tang       `json:"tang,omitempty"`
 	Threshold *int         `json:"threshold,omitempty"`
 	Tpm2      *bool        `json:"tpm2,omitempty"`
@@ -217,10 +217,10 @@ type Filesystem struct {
 
 // Node holds what files, directories and links share.
 type Node struct {
-	Group     NodeGroup `json:"group,omitempty"`
+	Group     NodeGroup `json:"group,omitzero"`
 	Overwrite *bool     `json:"overwrite,omitempty"`
 	Path      string    `json:"path"`
-	User      NodeUser  `json:"user,omitempty"`
+	User      NodeUser  `json:"user,omitzero"`
 }
 
 // NodeUser names a node's owner by id or by name, not both.
@@ -239,7 +239,7 @@ type NodeGroup struct {
 type File struct {
 	Node
 	Append   []Resource `json:"append,omitempty"`
-	Contents Resource   `json:"contents,omitempty"`
+	Contents Resource   `json:"contents,omitzero"`
 	Mode     *int       `json:"mode,omitempty"`
 }
 
