@@ -1,0 +1,112 @@
+// Package sys is the only code in flint that runs commands or makes mount
+// syscalls. Its types implement the small interfaces the packages that need
+// them declare (providers.Runner, providers.Mounter, and later the stages'
+// own); those packages test against stateful fakes of their own, and this
+// package is exercised for real by its tests and the blackbox tier.
+package sys
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// maxStderr bounds how much of a failed command's standard error an error
+// carries: enough for the reason, not a whole log.
+const maxStderr = 4096
+
+// CommandError is a command that could not start or exited unsuccessfully.
+type CommandError struct {
+	Argv []string
+	// ExitCode is the exit status, or -1 when the command did not start or
+	// was killed by a signal.
+	ExitCode int
+	// Stderr is the command's standard error, trimmed.
+	Stderr string
+	Err    error
+}
+
+func (e *CommandError) Error() string {
+	var b strings.Builder
+	b.WriteString(quoteArgv(e.Argv))
+	if e.ExitCode >= 0 {
+		fmt.Fprintf(&b, ": exit status %d", e.ExitCode)
+	} else {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	if e.Stderr != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Stderr)
+	}
+	return b.String()
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// Runner runs commands with exec (never through a shell), so arguments
+// reach the command exactly as given.
+type Runner struct {
+	// Logger receives the argv of every command at debug level; nil logs
+	// nothing.
+	Logger *slog.Logger
+	// Env, when not nil, is the commands' whole environment; nil inherits
+	// flint's.
+	Env []string
+}
+
+// Run runs name with args and returns its standard output. A command that
+// cannot start or exits unsuccessfully returns a *CommandError carrying the
+// argv, the exit status and the trimmed standard error.
+func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	argv := append([]string{name}, args...)
+	if r.Logger != nil {
+		r.Logger.Debug("running " + quoteArgv(argv))
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = r.Env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	ce := &CommandError{Argv: argv, ExitCode: -1, Stderr: trimStderr(stderr.Bytes()), Err: err}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		ce.ExitCode = ee.ExitCode()
+	}
+	if ctx.Err() != nil {
+		ce.ExitCode = -1
+		ce.Err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+	}
+	return stdout.Bytes(), ce
+}
+
+// trimStderr keeps the end of a long standard error, where the reason
+// usually is.
+func trimStderr(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > maxStderr {
+		s = "…" + s[len(s)-maxStderr:]
+	}
+	return s
+}
+
+// quoteArgv renders argv for logs and errors: words that need it quoted.
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
+			q[i] = strconv.Quote(a)
+		} else {
+			q[i] = a
+		}
+	}
+	return strings.Join(q, " ")
+}
