@@ -153,6 +153,12 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
 			d.typeError(node, "a list")
 			return
 		}
+		if len(node.Elems) == 0 {
+			// An empty list means what an absent one does; keeping it nil
+			// lets a marshalled config round-trip unchanged.
+			rv.SetZero()
+			return
+		}
 		s := reflect.MakeSlice(rv.Type(), len(node.Elems), len(node.Elems))
 		for i, el := range node.Elems {
 			d.path = append(d.path, i)
