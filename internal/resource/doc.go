@@ -1,0 +1,32 @@
+// Package resource fetches what a config points at: configs to merge or
+// replace, file contents, certificate authorities, and the platform
+// providers' metadata.
+//
+// A Fetcher knows the URL schemes of the config spec (http, https, tftp,
+// data, s3, arn, gs), retries network errors and 5xx answers with capped
+// exponential backoff until timeouts.httpTotal runs out, and streams
+// contents through gzip decompression and the sha256/sha512 check the
+// config asks for, so a file of any size passes through a fixed amount of
+// memory.
+//
+// Deliberate differences from the reference implementation (see
+// shared/reference/ignition.md section 6.2):
+//
+//   - On a redirect to another host (or from https to http) the headers the
+//     config or the provider asked for are dropped, so tokens do not leak,
+//     but flint's own Accept, Accept-Encoding and User-Agent are kept. The
+//     reference drops every header, its own included.
+//   - Certificate errors fail at once instead of being retried until
+//     httpTotal: waiting does not make a certificate valid.
+//   - A connection lost after part of a file was already written is not
+//     retried (the caller's writer cannot take the bytes back); the error
+//     says so. A config, a CA bundle or a metadata answer is fetched again
+//     whole.
+//   - URLs in errors and logs carry no credentials and no query.
+//   - s3 and arn objects are signed with SigV4 written here (sigv4.go), not
+//     with the AWS SDK, which would bring two modules into the initramfs.
+//
+// Every cloud endpoint the fetcher talks to (EC2 instance metadata, S3, GCE
+// metadata, Google Cloud Storage) and the TFTP port can be changed through
+// Options, so tests run against servers on 127.0.0.1.
+package resource

@@ -1,0 +1,405 @@
+package resource
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/tftp"
+)
+
+// MaxConfigSize bounds what FetchConfig and Get hold in memory: a config or
+// a metadata answer larger than this is refused with ErrTooLarge.
+const MaxConfigSize = 64 << 20
+
+// Defaults of the reference implementation (ignition.md section 6.2).
+const (
+	defaultBackoff       = 200 * time.Millisecond
+	defaultMaxBackoff    = 5 * time.Second
+	defaultHeaderTimeout = 10 * time.Second
+	defaultIMDS          = "http://169.254.169.254"
+	defaultGCEMetadata   = "http://169.254.169.254"
+	defaultGCS           = "https://storage.googleapis.com"
+	// acceptConfig is sent with every HTTP request, as the reference does
+	// (ignition.md section 1.1).
+	acceptConfig = "application/vnd.coreos.ignition+json;version=3.6.0, */*;q=0.1"
+)
+
+// Options configure a Fetcher. The zero value fetches from the real
+// endpoints with the reference's timeouts.
+type Options struct {
+	// Logger receives retries and other events; nil discards them.
+	Logger *slog.Logger
+	// Offline makes every fetch except of a data URL fail with ErrNeedNet
+	// (the fetch-offline stage).
+	Offline bool
+	// Version is flint's version, sent as User-Agent: flint/<Version>.
+	Version string
+
+	// Backoff is the delay before the first retry (0: 200 ms); it doubles
+	// with each retry up to MaxBackoff (0: 5 s). Tests shorten both.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+
+	// IMDSEndpoint is the EC2 instance metadata service, for the instance
+	// role's credentials and region used with s3 and arn URLs (""
+	// means http://169.254.169.254).
+	IMDSEndpoint string
+	// S3Endpoint, when set, replaces the AWS S3 endpoints: requests then go
+	// path-style to <S3Endpoint>/<bucket>/<key> (for an access point ARN,
+	// <S3Endpoint>/<name>-<account>/<key>), for the bucket region lookup
+	// too.
+	S3Endpoint string
+	// GCEMetadataEndpoint is the GCE metadata server, for the default
+	// service account's token used with gs URLs ("" means
+	// http://169.254.169.254).
+	GCEMetadataEndpoint string
+	// GCSEndpoint replaces https://storage.googleapis.com for gs URLs.
+	GCSEndpoint string
+	// TFTPPort is the port of tftp URLs without one (0: 69).
+	TFTPPort int
+	// TFTPTimeout is how long the TFTP client waits for a packet before
+	// sending its last one again (0: 5 s).
+	TFTPTimeout time.Duration
+	// DialContext, when set, replaces the dialer for every TCP connection
+	// (except those from a Request's LocalPort): tests map host names to
+	// local servers with it.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Fetcher fetches resources. It is safe for concurrent use; Configure and
+// SetTotalTimeout apply to fetches that start after them.
+type Fetcher struct {
+	opts Options
+	log  *slog.Logger
+	// meta talks to link-local metadata services (EC2, GCE) for cloud
+	// credentials: never through a proxy, with short timeouts.
+	meta *http.Client
+
+	mu        sync.Mutex
+	net       netConfig
+	transport *http.Transport
+	local     map[int]*http.Transport // by Request.LocalPort
+	caBundles map[string][]byte       // fetched CA bundles by source and hash
+	aws       awsState
+	gcs       gcsState
+}
+
+// netConfig is what the config says about fetching.
+type netConfig struct {
+	total         time.Duration // 0: no limit
+	headerTimeout time.Duration
+	proxy         *proxyConfig   // nil: direct
+	roots         *x509.CertPool // nil: the system pool
+}
+
+// New returns a Fetcher with the reference's defaults: no total timeout,
+// response headers within 10 s, no proxy, the system's CAs.
+func New(o Options) *Fetcher {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = defaultBackoff
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = defaultMaxBackoff
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.Backoff)
+	if o.IMDSEndpoint == "" {
+		o.IMDSEndpoint = defaultIMDS
+	}
+	if o.GCEMetadataEndpoint == "" {
+		o.GCEMetadataEndpoint = defaultGCEMetadata
+	}
+	if o.GCSEndpoint == "" {
+		o.GCSEndpoint = defaultGCS
+	}
+	if o.TFTPPort == 0 {
+		o.TFTPPort = tftp.DefaultPort
+	}
+	f := &Fetcher{
+		opts:      o,
+		log:       o.Logger,
+		caBundles: map[string][]byte{},
+	}
+	metaTransport := &http.Transport{
+		DialContext:           f.dialer(0),
+		ResponseHeaderTimeout: 5 * time.Second,
+		DisableCompression:    true,
+	}
+	f.meta = &http.Client{
+		Transport: metaTransport,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // metadata services do not redirect
+		},
+	}
+	f.install(netConfig{headerTimeout: defaultHeaderTimeout})
+	return f
+}
+
+// Configure applies a config's timeouts, proxy and certificate
+// authorities to later fetches. The CA bundles are fetched first (with the
+// new timeouts and proxy, trusting the CAs configured so far), so a bundle
+// may itself be remote; each is fetched once per Fetcher. Every call
+// replaces what an earlier one set, the total timeout of SetTotalTimeout
+// included: call it with the final, merged config.
+func (f *Fetcher) Configure(ctx context.Context, ign config.Ignition) error {
+	f.mu.Lock()
+	nc := f.net
+	f.mu.Unlock()
+
+	nc.headerTimeout = defaultHeaderTimeout
+	if t := ign.Timeouts.HTTPResponseHeaders; t != nil {
+		nc.headerTimeout = time.Duration(*t) * time.Second
+	}
+	nc.total = 0
+	if t := ign.Timeouts.HTTPTotal; t != nil {
+		nc.total = time.Duration(*t) * time.Second
+	}
+	proxy, err := newProxyConfig(ign.Proxy)
+	if err != nil {
+		return err
+	}
+	nc.proxy = proxy
+	f.install(nc)
+
+	cas := ign.Security.TLS.CertificateAuthorities
+	if len(cas) == 0 {
+		nc.roots = nil
+		f.install(nc)
+		return nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		f.log.Warn("no system certificate pool; trusting only the config's certificate authorities", "error", err)
+		pool = x509.NewCertPool()
+	}
+	for _, ca := range cas {
+		name := "(no source)"
+		if ca.Source != nil {
+			name = redactURL(*ca.Source)
+		}
+		bundle, err := f.caBundle(ctx, ca)
+		if err != nil {
+			return fmt.Errorf("certificate authority: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(bundle) {
+			return fmt.Errorf("certificate authority %s: no PEM certificate in it", name)
+		}
+	}
+	nc.roots = pool
+	f.install(nc)
+	return nil
+}
+
+// caBundle fetches a CA bundle, or returns it from an earlier Configure.
+func (f *Fetcher) caBundle(ctx context.Context, ca config.Resource) ([]byte, error) {
+	key := deref(ca.Source) + "\x00" + deref(ca.Compression) + "\x00" + deref(ca.Verification.Hash)
+	f.mu.Lock()
+	b, ok := f.caBundles[key]
+	f.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := f.FetchConfig(ctx, ca)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.caBundles[key] = b
+	f.mu.Unlock()
+	return b, nil
+}
+
+// SetTotalTimeout replaces httpTotal (0: no limit) until the next
+// Configure: the engine bounds the provider's fetch with -fetch-timeout.
+func (f *Fetcher) SetTotalTimeout(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.net.total = d
+}
+
+// install makes nc the configuration of later fetches.
+func (f *Fetcher) install(nc netConfig) {
+	f.mu.Lock()
+	old, oldLocal := f.transport, f.local
+	f.net = nc
+	f.transport = f.newTransport(nc, 0)
+	f.local = map[int]*http.Transport{}
+	f.mu.Unlock()
+	if old != nil {
+		old.CloseIdleConnections()
+	}
+	for _, t := range oldLocal {
+		t.CloseIdleConnections()
+	}
+}
+
+// snapshot returns the configuration and transport for one fetch.
+func (f *Fetcher) snapshot(localPort int) (netConfig, *http.Transport) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if localPort == 0 {
+		return f.net, f.transport
+	}
+	t, ok := f.local[localPort]
+	if !ok {
+		t = f.newTransport(f.net, localPort)
+		f.local[localPort] = t
+	}
+	return f.net, t
+}
+
+// Fetch streams res into w: gzip-decompressed if the resource says so and
+// checked against its verification hash on the fly, never held whole. On a
+// hash mismatch (*HashMismatchError) w has received all the data, and a
+// connection lost midway is retried only while nothing was written: callers
+// write to a temporary file and rename it once Fetch succeeded. A resource
+// without a source writes nothing.
+func (f *Fetcher) Fetch(ctx context.Context, res config.Resource, w io.Writer) error {
+	return f.fetch(ctx, res, &sink{w: w})
+}
+
+// FetchConfig fetches a config (ignition.config.merge/replace, the URL on
+// the kernel command line) or a CA bundle whole, decompressed and verified.
+// It refuses more than MaxConfigSize bytes with ErrTooLarge. A connection
+// lost midway is retried from the start.
+func (f *Fetcher) FetchConfig(ctx context.Context, res config.Resource) ([]byte, error) {
+	buf := &limitedBuffer{max: MaxConfigSize}
+	if err := f.fetch(ctx, res, &sink{w: buf, reset: buf.Reset}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error {
+	if res.Source == nil || *res.Source == "" {
+		return nil
+	}
+	src := *res.Source
+	name := redactURL(src)
+	u, err := url.Parse(src)
+	if err != nil {
+		return fmt.Errorf("%s: invalid URL: %w", name, unwrapURLError(err))
+	}
+	p, err := newPipeline(res, name)
+	if err != nil {
+		return err
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch scheme {
+	case "data", "http", "https", "tftp", "s3", "arn", "gs":
+	default:
+		return fmt.Errorf("%s: %w %q", name, ErrSchemeUnsupported, u.Scheme)
+	}
+	if scheme == "data" {
+		return f.fetchData(src, p, s)
+	}
+	if f.opts.Offline {
+		return fmt.Errorf("%s: %w", name, ErrNeedNet)
+	}
+	f.log.Debug("fetching", "url", name)
+	switch scheme {
+	case "http", "https":
+		hr := f.newHTTPRequest(http.MethodGet, src, name, configHeader(res.HTTPHeaders))
+		return f.do(ctx, hr, p, s)
+	case "tftp":
+		return f.fetchTFTP(ctx, u, p, s)
+	case "s3", "arn":
+		if p.gzip {
+			return fmt.Errorf("%s: %w", name, ErrCompressionUnsupported)
+		}
+		return f.fetchS3(ctx, u, p, s)
+	default: // gs
+		return f.fetchGS(ctx, u, p, s)
+	}
+}
+
+// Get makes one metadata request for a platform provider, with the
+// fetcher's retries and timeouts, and returns the body of the successful
+// answer (at most MaxConfigSize bytes). The request's headers override the
+// default ones and are dropped on a redirect to another host.
+func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
+	name := redactURL(r.URL)
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: invalid URL: %w", name, unwrapURLError(err))
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		return nil, fmt.Errorf("%s: %w %q for a metadata request", name, ErrSchemeUnsupported, u.Scheme)
+	}
+	if f.opts.Offline {
+		return nil, fmt.Errorf("%s: %w", name, ErrNeedNet)
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	hr := f.newHTTPRequest(method, r.URL, name, r.Header)
+	hr.body = r.Body
+	hr.retryStatus = r.RetryStatus
+	hr.localPort = r.LocalPort
+	buf := &limitedBuffer{max: MaxConfigSize}
+	if err := f.do(ctx, hr, pipeline{name: name}, &sink{w: buf, reset: buf.Reset}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// fetchTFTP reads a tftp://host[:port]/file URL. The TFTP client
+// retransmits lost packets itself; a failed transfer is not retried, as in
+// the reference.
+func (f *Fetcher) fetchTFTP(ctx context.Context, u *url.URL, p pipeline, s *sink) error {
+	f.mu.Lock()
+	total := f.net.total
+	f.mu.Unlock()
+	ctx, cancel := withTotal(ctx, total)
+	defer cancel()
+
+	port := u.Port()
+	if port == "" {
+		port = fmt.Sprint(f.opts.TFTPPort)
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	file := strings.TrimPrefix(u.Path, "/")
+	client := &tftp.Client{Timeout: f.opts.TFTPTimeout}
+
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.Get(ctx, addr, file, pw)
+		pw.CloseWithError(err) // nil: EOF
+		done <- err
+	}()
+	err := p.run(pr, s)
+	pr.CloseWithError(errStopped) // ends the transfer if run stopped early
+	getErr := <-done
+
+	if ctx.Err() != nil && context.Cause(ctx) == errTotal {
+		return fmt.Errorf("%s: %w after %s", p.name, ErrTimeout, total)
+	}
+	if te := tftpError(getErr); te != nil && te.Code == tftp.CodeFileNotFound {
+		return fmt.Errorf("%s: %w (%s)", p.name, ErrNotFound, te.Message)
+	}
+	return err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,317 @@
+package resource
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flintboot/flint/config"
+)
+
+// errTotal is the cause of a fetch's context ending because httpTotal ran
+// out, to tell it from the caller's own deadline or cancellation.
+var errTotal = errors.New("httpTotal exceeded")
+
+// withTotal bounds ctx by the total timeout (0: no bound).
+func withTotal(ctx context.Context, total time.Duration) (context.Context, context.CancelFunc) {
+	if total <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, total, errTotal)
+}
+
+// httpRequest is one logical request, made as often as the retries need.
+type httpRequest struct {
+	method string
+	url    string
+	name   string // redacted URL
+	header http.Header
+	// private are the headers the config or the provider gave: they are
+	// not sent to another host on a redirect.
+	private     []string
+	body        []byte
+	retryStatus []int
+	localPort   int
+	// sign, when set, is called before each attempt (SigV4 signs the time).
+	sign func(*http.Request) error
+}
+
+// defaultHeader is what flint sends with every HTTP request unless the
+// config or the provider says otherwise.
+func (f *Fetcher) defaultHeader() http.Header {
+	return http.Header{
+		"Accept":          {acceptConfig},
+		"Accept-Encoding": {"identity"},
+		"User-Agent":      {"flint/" + f.opts.Version},
+	}
+}
+
+func (f *Fetcher) newHTTPRequest(method, rawURL, name string, extra http.Header) *httpRequest {
+	h := f.defaultHeader()
+	var private []string
+	for k, v := range extra {
+		k = http.CanonicalHeaderKey(k)
+		h[k] = slices.Clone(v)
+		private = append(private, k)
+	}
+	return &httpRequest{method: method, url: rawURL, name: name, header: h, private: private}
+}
+
+// configHeader turns a resource's httpHeaders into an http.Header; a
+// header without a value (a merge removal that survived) is not sent.
+func configHeader(hs []config.HTTPHeader) http.Header {
+	h := http.Header{}
+	for _, x := range hs {
+		if x.Value != nil {
+			h.Set(x.Name, *x.Value)
+		}
+	}
+	return h
+}
+
+// checkRedirect follows up to 10 redirects like net/http, but keeps the
+// request's private headers only while the redirect stays on the same host
+// and scheme (or goes from http to https); elsewhere they are dropped and
+// flint's defaults stand in for any they had replaced.
+func (r *httpRequest) checkRedirect(defaults http.Header) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		orig := via[0].URL
+		if hostPort(orig) == hostPort(req.URL) && !(orig.Scheme == "https" && req.URL.Scheme == "http") {
+			return nil
+		}
+		for _, k := range r.private {
+			req.Header.Del(k)
+		}
+		for k, v := range defaults {
+			if _, ok := req.Header[k]; !ok {
+				req.Header[k] = v
+			}
+		}
+		return nil
+	}
+}
+
+// hostPort is u's lower-case host with the scheme's port made explicit.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// do makes r until it succeeds, fails for good, or httpTotal runs out,
+// running each successful answer's body through p into s. Network errors,
+// 5xx and r.retryStatus are retried after a backoff that starts at
+// Options.Backoff and doubles up to Options.MaxBackoff; every retry is
+// logged. A body lost midway is retried only if s can start over.
+func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) error {
+	nc, transport := f.snapshot(r.localPort)
+	ctx, cancel := withTotal(ctx, nc.total)
+	defer cancel()
+	client := &http.Client{Transport: transport, CheckRedirect: r.checkRedirect(f.defaultHeader())}
+
+	delay := f.opts.Backoff
+	var last error
+	for attempt := 1; ; attempt++ {
+		retry, err := f.attempt(ctx, client, r, p, s)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return stopped(ctx, r.name, nc.total, attempt, last)
+		}
+		if !retry {
+			return err
+		}
+		last = err
+		f.log.Warn("fetch failed, retrying", "url", r.name, "attempt", attempt, "delay", delay, "error", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return stopped(ctx, r.name, nc.total, attempt, last)
+		case <-t.C:
+		}
+		delay = min(2*delay, f.opts.MaxBackoff)
+	}
+}
+
+// stopped is the error of a fetch whose context ended: ErrTimeout with the
+// last failure when httpTotal ran out, else the caller's reason.
+func stopped(ctx context.Context, name string, total time.Duration, attempts int, last error) error {
+	if context.Cause(ctx) != errTotal {
+		return fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	}
+	if last == nil {
+		return fmt.Errorf("%s: %w after %s waiting for an answer", name, ErrTimeout, total)
+	}
+	return fmt.Errorf("%w after %s and %d attempts, the last: %w", ErrTimeout, total, attempts, last)
+}
+
+// attempt makes r once; retry says whether the error is worth another try.
+func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpRequest, p pipeline, s *sink) (retry bool, err error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", r.name, unwrapURLError(err))
+	}
+	req.Header = r.header.Clone()
+	if r.sign != nil {
+		if err := r.sign(req); err != nil {
+			return false, fmt.Errorf("%s: %w", r.name, err)
+		}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return retryable(err), fmt.Errorf("%s: %w", r.name, scrub(err, r.name))
+	}
+	defer resp.Body.Close()
+
+	switch st := resp.StatusCode; {
+	case st >= 500 || slices.Contains(r.retryStatus, st):
+		drain(resp.Body)
+		return true, &StatusError{URL: r.name, Status: st}
+	case st == http.StatusNotFound:
+		drain(resp.Body)
+		return false, fmt.Errorf("%s: %w", r.name, ErrNotFound)
+	case st < 200 || st > 299:
+		drain(resp.Body)
+		return false, &StatusError{URL: r.name, Status: st}
+	}
+
+	err = p.run(resp.Body, s)
+	var re *readError
+	if err == nil || !errors.As(err, &re) || !retryable(re.err) {
+		return false, err
+	}
+	written := s.n
+	if s.restart() {
+		return true, err
+	}
+	return false, fmt.Errorf("%w; not retried: %d bytes were already written and cannot be taken back", err, written)
+}
+
+// drain reads a little of an unwanted body so the connection can be
+// reused.
+func drain(body io.Reader) {
+	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+}
+
+// retryable says whether err, from a request or from reading a body, is a
+// network failure that may heal: refused or reset connections, timeouts,
+// name resolution, a connection closed early. Certificate and TLS protocol
+// errors do not heal by waiting. Whether the fetch's own context ended is
+// for the caller to check: net/http's timeouts match
+// context.DeadlineExceeded too.
+func retryable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	var (
+		certErr   *tls.CertificateVerificationError
+		authErr   x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		alert     tls.AlertError
+		recordErr tls.RecordHeaderError
+	)
+	if errors.As(err, &certErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
+		errors.As(err, &invalid) || errors.As(err, &alert) || errors.As(err, &recordErr) {
+		return false
+	}
+	for _, errno := range []syscall.Errno{
+		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+		syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENETDOWN, syscall.ETIMEDOUT,
+	} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return true // the server closed the connection before the end
+	}
+	var (
+		dnsErr *net.DNSError
+		opErr  *net.OpError
+		netErr net.Error
+	)
+	if errors.As(err, &dnsErr) || errors.As(err, &opErr) {
+		return true
+	}
+	return errors.As(unwrapURLError(err), &netErr) && netErr.Timeout()
+}
+
+// scrub takes net/http's *url.Error apart: its URL may carry credentials
+// and the caller names the URL already. A redirect target is kept,
+// redacted.
+func scrub(err error, name string) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	if target := redactURL(ue.URL); target != name {
+		return fmt.Errorf("redirected to %s: %w", target, ue.Err)
+	}
+	return ue.Err
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// newTransport builds the HTTP transport for nc; localPort, when not 0, is
+// the local port every connection is made from.
+func (f *Fetcher) newTransport(nc netConfig, localPort int) *http.Transport {
+	t := &http.Transport{
+		DialContext:           f.dialer(localPort),
+		TLSClientConfig:       &tls.Config{RootCAs: nc.roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: nc.headerTimeout,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          10,
+		IdleConnTimeout:       90 * time.Second,
+		// Accept-Encoding is identity: never decompress behind the
+		// caller's back, the config's compression field says what to do.
+		DisableCompression: true,
+	}
+	if nc.proxy != nil {
+		t.Proxy = nc.proxy.proxyFor
+	}
+	return t
+}
+
+// dialer returns the dial function: the test seam, or a net.Dialer with
+// the reference's timeouts, bound to localPort when it is not 0.
+func (f *Fetcher) dialer(localPort int) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if localPort == 0 && f.opts.DialContext != nil {
+		return f.opts.DialContext
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	if localPort != 0 {
+		d.LocalAddr = &net.TCPAddr{Port: localPort}
+		d.Control = reuseAddr
+	}
+	return d.DialContext
+}

@@ -1,0 +1,221 @@
+package resource
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+
+	"github.com/vincent-petithory/dataurl"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/tftp"
+)
+
+// copyBufferSize is what one read moves from source to writer: the
+// fetcher's memory use per fetch does not depend on the resource's size.
+const copyBufferSize = 32 << 10
+
+// errStopped ends a producer (the TFTP transfer) whose consumer gave up.
+var errStopped = errors.New("fetch stopped")
+
+// pipeline is what happens to a resource's bytes between the source and the
+// caller's writer: decompression, then the hash check.
+type pipeline struct {
+	name     string // redacted URL, for errors
+	gzip     bool
+	hashName string // "sha512", "sha256"; "" for no check
+	newHash  func() hash.Hash
+	want     []byte
+}
+
+func newPipeline(res config.Resource, name string) (pipeline, error) {
+	p := pipeline{name: name}
+	switch c := deref(res.Compression); c {
+	case "":
+	case "gzip":
+		p.gzip = true
+	default:
+		return p, fmt.Errorf("%s: unsupported compression %q", name, c)
+	}
+	if h := deref(res.Verification.Hash); h != "" {
+		fn, sum, ok := strings.Cut(h, "-")
+		switch fn {
+		case "sha512":
+			p.newHash = sha512.New
+		case "sha256":
+			p.newHash = sha256.New
+		default:
+			return p, fmt.Errorf("%s: unsupported hash function %q", name, fn)
+		}
+		want, err := hex.DecodeString(sum)
+		if !ok || err != nil || len(want) != p.newHash().Size() {
+			return p, fmt.Errorf("%s: malformed verification hash %q", name, h)
+		}
+		p.hashName, p.want = fn, want
+	}
+	return p, nil
+}
+
+// run copies src into s, decompressed and verified. Errors reading src are
+// *readError, errors writing s are *writeError, so the retry loop can tell
+// a lost connection from a full disk or a corrupt gzip stream.
+func (p pipeline) run(src io.Reader, s *sink) error {
+	r := io.Reader(&tagReader{r: src})
+	if p.gzip {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return p.fail("decompressing", err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	w := io.Writer(s)
+	var h hash.Hash
+	if p.newHash != nil {
+		h = p.newHash()
+		w = io.MultiWriter(h, s)
+	}
+	if _, err := io.CopyBuffer(w, r, make([]byte, copyBufferSize)); err != nil {
+		return p.fail("decompressing", err)
+	}
+	if h != nil {
+		if got := h.Sum(nil); !bytes.Equal(got, p.want) {
+			return &HashMismatchError{
+				URL:      p.name,
+				Expected: p.hashName + "-" + hex.EncodeToString(p.want),
+				Actual:   p.hashName + "-" + hex.EncodeToString(got),
+			}
+		}
+	}
+	return nil
+}
+
+// fail names the step that went wrong, unless the source or the writer
+// did, which say so themselves.
+func (p pipeline) fail(step string, err error) error {
+	var re *readError
+	var we *writeError
+	if errors.As(err, &re) || errors.As(err, &we) {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	if p.gzip {
+		return fmt.Errorf("%s: %s: %w", p.name, step, err)
+	}
+	return fmt.Errorf("%s: %w", p.name, err)
+}
+
+// tagReader marks the source's errors (but not io.EOF) as *readError.
+type tagReader struct{ r io.Reader }
+
+func (t *tagReader) Read(b []byte) (int, error) {
+	n, err := t.r.Read(b)
+	if err != nil && err != io.EOF {
+		err = &readError{err}
+	}
+	return n, err
+}
+
+// readError is a failure reading the source: a lost connection, a
+// truncated body, a TFTP error.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return "reading: " + e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// writeError is a failure of the caller's writer.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return "writing: " + e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// sink is the caller's writer, counting what it received.
+type sink struct {
+	w io.Writer
+	n int64
+	// reset, when set, discards what was written, so a fetch can start
+	// over after any failure (FetchConfig, Get).
+	reset func()
+}
+
+func (s *sink) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	s.n += int64(n)
+	if err != nil {
+		return n, &writeError{err}
+	}
+	return n, nil
+}
+
+// restart prepares s for another attempt; false means data already written
+// cannot be taken back.
+func (s *sink) restart() bool {
+	if s.n == 0 {
+		return true
+	}
+	if s.reset == nil {
+		return false
+	}
+	s.reset()
+	s.n = 0
+	return true
+}
+
+// limitedBuffer is a bytes.Buffer that refuses to grow past max.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, b.max>>20)
+	}
+	return b.Buffer.Write(p)
+}
+
+// fetchData decodes a data URL (RFC 2397) and runs it through p. The common
+// base64 form is decoded as a stream; anything else goes to dataurl, which
+// the config validation used too.
+func (f *Fetcher) fetchData(src string, p pipeline, s *sink) error {
+	if r, ok := plainBase64(src); ok {
+		return p.run(r, s)
+	}
+	du, err := dataurl.DecodeString(src)
+	if err != nil {
+		return fmt.Errorf("%s: invalid data URL: %w", p.name, err)
+	}
+	return p.run(bytes.NewReader(du.Data), s)
+}
+
+// plainBase64 recognizes data:[<media type>];base64,<standard base64> with
+// nothing but base64 characters after the comma, which dataurl would decode
+// with base64.StdEncoding too.
+func plainBase64(src string) (io.Reader, bool) {
+	head, data, ok := strings.Cut(src, ",")
+	if !ok || !strings.HasSuffix(strings.ToLower(head), ";base64") {
+		return nil, false
+	}
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '=') {
+			return nil, false
+		}
+	}
+	return base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)), true
+}
+
+func tftpError(err error) *tftp.Error {
+	var te *tftp.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}
