@@ -1,0 +1,389 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+// baseConfig reads and merges the base configs: base.d, then
+// base.platform.d/<platform> on top, each sorted by file name. It reports
+// whether there was any. A base config that does not parse fails the stage
+// (the reference ignores broken files in base.platform.d; flint does not,
+// since a machine provisioned without them is not the one the distro
+// meant).
+func (r *stageRun) baseConfig() (config.Config, bool, error) {
+	base := emptyConfig()
+	found := false
+	subs := []string{providers.BaseDir}
+	if id := r.o.Platform.ID; id != "" {
+		subs = append(subs, filepath.Join(providers.PlatformBaseDir, id))
+	}
+	op := r.op("base", "reading base configs")
+	for _, sub := range subs {
+		files, err := providers.ReadBaseConfigs(r.o.ConfigDirs, sub)
+		if err != nil {
+			return base, false, op.Fail(err)
+		}
+		for _, f := range files {
+			cfg, err := r.parse(f.Raw, "base config "+f.Path)
+			if err != nil {
+				return base, false, op.Fail(err)
+			}
+			op.Log().Info("merging base config", "path", f.Path)
+			base = config.Merge(base, cfg)
+			found = true
+		}
+	}
+	op.Finish("found", found)
+	return base, found, nil
+}
+
+// fetchConfig gets the user config from the first source that has one,
+// renders it (ignition.config.replace and merge), validates the result,
+// and caches it.
+func (r *stageRun) fetchConfig(ctx context.Context) (config.Config, error) {
+	r.fetcher.SetTotalTimeout(r.o.FetchTimeout)
+	raw, source, err := r.fetchFromSources(ctx)
+	if err != nil {
+		return config.Config{}, err
+	}
+	user := emptyConfig()
+	if raw != nil {
+		if user, err = r.parse(raw, "user config from "+source); err != nil {
+			return config.Config{}, err
+		}
+		r.fetched = append(r.fetched, FetchedConfig{Kind: "user", Source: source})
+	}
+
+	rendered, err := r.render(ctx, user)
+	if err != nil {
+		return config.Config{}, err
+	}
+	report := rendered.Validate()
+	r.logReport("rendered config", report)
+	if report.IsFatal() {
+		return config.Config{}, fmt.Errorf("%w: %s", ErrInvalidConfig, summary(report))
+	}
+	// Later fetches (CA bundles now, files in later stages) follow the
+	// rendered config's timeouts, proxy and CAs.
+	if err := r.fetcher.Configure(ctx, rendered.Ignition); err != nil {
+		return config.Config{}, fmt.Errorf("applying the config's fetch settings: %w", err)
+	}
+	if rendered, err = r.inlineCAs(ctx, rendered); err != nil {
+		return config.Config{}, err
+	}
+	if err := r.writeCache(rendered); err != nil {
+		return config.Config{}, err
+	}
+	r.state.FetchedConfigs = r.fetched
+	for _, f := range r.fetched {
+		referenced := ""
+		if f.Referenced {
+			referenced = "referenced "
+		}
+		r.log.Info(fmt.Sprintf("fetched %s%s config from %q", referenced, f.Kind, f.Source),
+			"MESSAGE_ID", FetchedConfigMessageID,
+			"IGNITION_CONFIG_TYPE", f.Kind,
+			"IGNITION_CONFIG_SRC", f.Source,
+			"IGNITION_CONFIG_REFERENCED", strconv.FormatBool(f.Referenced))
+	}
+	return rendered, nil
+}
+
+// source is one place the user config may come from.
+type source struct {
+	name string
+	p    providers.Provider
+}
+
+// fetchFromSources asks the kernel command line, then user.ign, then the
+// platform; the first that is there (does not answer ErrNoProvider) wins.
+// It returns nil data when that source holds no config (an empty config),
+// and the source's name.
+func (r *stageRun) fetchFromSources(ctx context.Context) ([]byte, string, error) {
+	if r.o.Platform.New == nil {
+		return nil, "", fmt.Errorf("%w: no provider for platform %q", ErrSetup, r.o.Platform.ID)
+	}
+	env := r.providerEnv()
+	sources := []source{
+		{"cmdline", providers.NewCmdline(env, r.o.CmdlinePath)},
+		{"system", providers.NewSystem(env, r.o.ConfigDirs)},
+		{r.o.Platform.ID, r.o.Platform.New(env)},
+	}
+	for _, s := range sources {
+		op := r.op("source", "looking for the user config: "+s.name)
+		raw, err := s.p.FetchConfig(ctx)
+		switch {
+		case errors.Is(err, providers.ErrNoProvider):
+			op.Finish("result", "not here", "reason", err)
+			continue
+		case errors.Is(err, providers.ErrNoConfig) || err == nil && len(bytes.TrimSpace(raw)) == 0:
+			op.Finish("result", "no user config: continuing with an empty config")
+			return nil, s.name, nil
+		case r.offline && errors.Is(err, resource.ErrNeedNet):
+			op.Finish("result", "needs the network", "reason", err)
+			return nil, s.name, err
+		case err != nil:
+			return nil, s.name, op.Fail(fmt.Errorf("fetching the user config from %s: %w", s.name, err))
+		}
+		op.Finish("result", "found", "bytes", len(raw))
+		return raw, s.name, nil
+	}
+	return nil, "", fmt.Errorf("%w: nothing on the kernel command line, no %s in %s, and platform %q found none on this machine",
+		ErrNoSource, providers.UserConfigName, strings.Join(r.o.ConfigDirs.Ordered(), ", "), r.o.Platform.ID)
+}
+
+// providerEnv is the sources' environment: the options' base with the
+// engine's fetcher, the real mounter and runner, and its logger.
+func (r *stageRun) providerEnv() providers.Env {
+	env := r.o.ProviderEnv
+	if env.Getter == nil {
+		env.Getter = r.fetcher
+	}
+	if env.Fetcher == nil {
+		env.Fetcher = r.fetcher
+	}
+	if env.Mounter == nil {
+		env.Mounter = sys.Mounter{}
+	}
+	if env.Runner == nil {
+		env.Runner = sys.Runner{Logger: r.log.With(oplog.OpKey, "source")}
+	}
+	if env.Logger == nil {
+		env.Logger = r.log.With(oplog.OpKey, "source")
+	}
+	return env
+}
+
+// render follows ignition.config.replace and merge, fetching each named
+// config with the settings the spec says govern it.
+func (r *stageRun) render(ctx context.Context, user config.Config) (config.Config, error) {
+	var sources []string
+	load := func(settings config.Config, res config.Resource) (config.Config, error) {
+		src := ""
+		if res.Source != nil {
+			src = *res.Source
+		}
+		sources = append(sources, src)
+		shown := describeSource(src)
+		op := r.op("render", "fetching referenced config "+shown)
+		if err := r.fetcher.Configure(ctx, settings.Ignition); err != nil {
+			return config.Config{}, r.endFetch(op, fmt.Errorf("applying the fetch settings: %w", err))
+		}
+		raw, err := r.fetcher.FetchConfig(ctx, res)
+		if err != nil {
+			return config.Config{}, r.endFetch(op, err)
+		}
+		cfg, err := r.parse(raw, "referenced config "+shown)
+		if err != nil {
+			return config.Config{}, op.Fail(err)
+		}
+		op.Finish()
+		r.fetched = append(r.fetched, FetchedConfig{Kind: "user", Source: shown, Referenced: true})
+		return cfg, nil
+	}
+	rendered, err := config.Render(user, load)
+	if err != nil {
+		return config.Config{}, redactSources(err, sources)
+	}
+	return rendered, nil
+}
+
+// endFetch ends a fetch operation that failed: needing the network is no
+// failure in fetch-offline.
+func (r *stageRun) endFetch(op *oplog.Op, err error) error {
+	if r.offline && errors.Is(err, resource.ErrNeedNet) {
+		op.Finish("result", "needs the network")
+		return err
+	}
+	return op.Fail(err)
+}
+
+// inlineCAs replaces every remote certificate authority with a data URL of
+// its contents, as the reference does, so the later stages trust the same
+// CAs without fetching them again (and, with the network down, at all).
+func (r *stageRun) inlineCAs(ctx context.Context, cfg config.Config) (config.Config, error) {
+	cas := cfg.Ignition.Security.TLS.CertificateAuthorities
+	if len(cas) == 0 {
+		return cfg, nil
+	}
+	out := slices.Clone(cas)
+	for i, ca := range cas {
+		if ca.Source == nil || *ca.Source == "" || isDataURL(*ca.Source) {
+			continue
+		}
+		op := r.op("cache", "inlining certificate authority "+describeSource(*ca.Source))
+		var buf bytes.Buffer
+		if err := r.fetcher.Fetch(ctx, ca, &buf); err != nil {
+			return cfg, r.endFetch(op, fmt.Errorf("certificate authority %d: %w", i, err))
+		}
+		data := "data:;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+		// The hash is of the decompressed bundle, which is what the data
+		// URL holds: it still applies. Headers and compression do not.
+		out[i] = config.Resource{Source: &data, Verification: ca.Verification}
+		op.Finish("bytes", buf.Len())
+	}
+	cfg.Ignition.Security.TLS.CertificateAuthorities = out
+	return cfg, nil
+}
+
+// writeCache writes the rendered user config (not the base configs, which
+// every stage merges again) for the later stages: mode 0600, since it can
+// hold password hashes and key material; the reference uses 0640.
+func (r *stageRun) writeCache(cfg config.Config) error {
+	op := r.op("cache", "writing the config cache "+r.o.ConfigCache)
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return op.Fail(fmt.Errorf("encoding the config cache: %w", err))
+	}
+	if err := writeFileAtomic(r.o.ConfigCache, raw, 0o600); err != nil {
+		return op.Fail(err)
+	}
+	op.Finish()
+	return nil
+}
+
+// readCache reads the config the fetch stages cached, as the reference
+// does: no validation (it was validated before it was written), and the
+// fetcher set up with its timeouts, proxy and CAs.
+func (r *stageRun) readCache(ctx context.Context) (config.Config, error) {
+	op := r.op("cache", "reading the config cache "+r.o.ConfigCache)
+	raw, err := os.ReadFile(r.o.ConfigCache)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.Config{}, op.Fail(fmt.Errorf("%w at %s: the fetch stages did not run or did not succeed", ErrNoCache, r.o.ConfigCache))
+	}
+	if err != nil {
+		return config.Config{}, op.Fail(fmt.Errorf("reading the config cache: %w", err))
+	}
+	var cfg config.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return config.Config{}, op.Fail(fmt.Errorf("config cache %s: %w", r.o.ConfigCache, err))
+	}
+	if err := r.fetcher.Configure(ctx, cfg.Ignition); err != nil {
+		return config.Config{}, op.Fail(fmt.Errorf("applying the config's fetch settings: %w", err))
+	}
+	op.Finish()
+	return cfg, nil
+}
+
+// parse parses a config and logs its report; what names it in both.
+func (r *stageRun) parse(raw []byte, what string) (config.Config, error) {
+	cfg, report, err := config.Parse(raw)
+	r.logReport(what, report)
+	if err != nil {
+		if s := summary(report); s != "" {
+			return config.Config{}, fmt.Errorf("%s: %w: %s", what, err, s)
+		}
+		return config.Config{}, fmt.Errorf("%s: %w", what, err)
+	}
+	return cfg, nil
+}
+
+// logReport logs every entry of a config's report at its severity.
+func (r *stageRun) logReport(what string, report config.Report) {
+	for _, e := range report.Entries {
+		level := slog.LevelInfo
+		switch e.Severity {
+		case config.SeverityError:
+			level = slog.LevelError
+		case config.SeverityWarning:
+			level = slog.LevelWarn
+		}
+		r.log.Log(context.Background(), level, e.String(), "config", what)
+	}
+}
+
+// summary returns a report's first error and how many more there are.
+func summary(report config.Report) string {
+	var first string
+	n := 0
+	for _, e := range report.Entries {
+		if e.Severity != config.SeverityError {
+			continue
+		}
+		if n == 0 {
+			first = e.String()
+		}
+		n++
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return first
+	}
+	return fmt.Sprintf("%s (and %d more errors in the log)", first, n-1)
+}
+
+// describeSource is a resource source fit for logs, errors and the
+// journal: a data URL is its contents, so it is named, not shown; other
+// URLs lose their user information, query and fragment, where tokens and
+// presigned signatures live.
+func describeSource(s string) string {
+	if isDataURL(s) {
+		return "data URL"
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.ForceQuery = false
+	u.Fragment = ""
+	u.RawFragment = ""
+	return u.String()
+}
+
+func isDataURL(s string) bool {
+	return len(s) >= 5 && strings.EqualFold(s[:5], "data:")
+}
+
+// redactedError is an error whose message had secrets replaced; Unwrap
+// keeps errors.Is and errors.As working.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactSources replaces every source in err's message with its
+// description: config.Render names the merge or replace entry that failed
+// by its whole source, which may be a data URL holding a config with
+// password hashes, or a URL with a token.
+func redactSources(err error, sources []string) error {
+	msg := err.Error()
+	// Longest first, so a source that contains another is replaced whole.
+	slices.SortFunc(sources, func(a, b string) int { return len(b) - len(a) })
+	changed := false
+	for _, s := range sources {
+		if d := describeSource(s); s != "" && s != d && strings.Contains(msg, s) {
+			msg = strings.ReplaceAll(msg, s, d)
+			changed = true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}

@@ -1,0 +1,320 @@
+// Package engine runs one flint stage per process, the way the distro's
+// units call it: it loads the state file, merges the base configs under the
+// user config, gets that user config (the fetch stages: from the sources,
+// rendered, validated and cached; the later stages: from the cache), runs
+// the stage, and saves the state. It owns what every stage shares: logging
+// and timing each operation, the "stage <name>:" error prefix, the neednet
+// flag, the cache and the state file.
+//
+// The stages are one ordered list in this package (stageList), not
+// registrations spread over init functions.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/stages/fetch"
+	"github.com/flintboot/flint/internal/stages/fetchoffline"
+)
+
+// The reference's defaults (ignition.md §4.1), so distro units written for
+// it work unchanged.
+const (
+	DefaultRoot         = "/"
+	DefaultConfigCache  = "/run/ignition.json"
+	DefaultStateFile    = "/run/ignition/state"
+	DefaultNeedNet      = "/run/ignition/neednet"
+	DefaultFetchTimeout = 2 * time.Minute
+)
+
+// FetchedConfigMessageID is the journal MESSAGE_ID of the "config fetched"
+// entries. It is the reference's, because distro tooling (the console's
+// "user config applied" notice, test suites) looks entries up by it and by
+// IGNITION_CONFIG_TYPE=user.
+const FetchedConfigMessageID = "57124006b5c94805b77ce473e92a8aeb"
+
+// Fetcher is what the engine needs of *resource.Fetcher.
+type Fetcher interface {
+	Configure(ctx context.Context, ign config.Ignition) error
+	SetTotalTimeout(d time.Duration)
+	Fetch(ctx context.Context, res config.Resource, w io.Writer) error
+	FetchConfig(ctx context.Context, res config.Resource) ([]byte, error)
+	Get(ctx context.Context, r resource.Request) ([]byte, error)
+}
+
+// Options say which stage to run, and how.
+type Options struct {
+	Stage string
+	// Platform is the ignition.platform.id's row of the platform table
+	// (providers.Lookup); the fetch stages ask its provider last.
+	Platform providers.Platform
+	// Root is the target root the later stages write under ("" means /).
+	Root string
+	// ConfigCache, StateFile and NeedNet are the reference's files (""
+	// means the defaults above).
+	ConfigCache string
+	StateFile   string
+	NeedNet     string
+	// FetchTimeout bounds the fetch of the user config from its source,
+	// retries included (0: no bound); the config's own timeouts apply
+	// after that.
+	FetchTimeout time.Duration
+	// Logger receives every line; nil discards them.
+	Logger *slog.Logger
+	// Version is flint's, for the first log line and the User-Agent.
+	Version string
+	// Getenv reads the environment variables that move well-known paths
+	// (IGNITION_KERNEL_CMDLINE_PATH, IGNITION_SYSTEM_*_CONFIG_DIR); nil
+	// means none is set.
+	Getenv func(string) string
+	// ConfigDirs replaces the system config directories; the zero value
+	// means the defaults, each moved by its environment variable.
+	ConfigDirs providers.ConfigDirs
+	// CmdlinePath replaces /proc/cmdline; "" means
+	// $IGNITION_KERNEL_CMDLINE_PATH, or /proc/cmdline under
+	// ProviderEnv.Root.
+	CmdlinePath string
+	// ProviderEnv is the base of the sources' environment: tests set its
+	// Root, Endpoint and Wait. The engine fills what is nil: Getter and
+	// Fetcher with its fetcher, Mounter and Runner with package sys's,
+	// Logger with its own.
+	ProviderEnv providers.Env
+	// NewFetcher makes the stage's fetcher (offline for fetch-offline);
+	// nil means resource.New.
+	NewFetcher func(log *slog.Logger, offline bool) (Fetcher, error)
+}
+
+// acquire says how a stage gets the user config.
+type acquire int
+
+const (
+	// fromCache reads the cache the fetch stages wrote.
+	fromCache acquire = iota
+	// fetchOffline fetches, renders and caches without the network.
+	fetchOffline
+	// fetchOnline does the same with the network, unless fetch-offline
+	// already cached the config.
+	fetchOnline
+)
+
+// stage is one row of the stage list.
+type stage struct {
+	name    string
+	acquire acquire
+	run     func(ctx context.Context, r *stageRun) error
+}
+
+// stageList returns the stages in boot order. Each later issue adds its
+// row here: kargs, disks, mount, files, umount.
+func stageList() []stage {
+	return []stage{
+		{
+			name:    "fetch-offline",
+			acquire: fetchOffline,
+			run: func(ctx context.Context, r *stageRun) error {
+				return fetchoffline.Run(ctx, fetchoffline.Deps{Config: r.config, Logger: r.log})
+			},
+		},
+		{
+			name:    "fetch",
+			acquire: fetchOnline,
+			run: func(ctx context.Context, r *stageRun) error {
+				return fetch.Run(ctx, fetch.Deps{Logger: r.log, ConfigCache: r.o.ConfigCache})
+			},
+		},
+	}
+}
+
+// Stages returns the names of the stages, in boot order.
+func Stages() []string {
+	var names []string
+	for _, s := range stageList() {
+		names = append(names, s.name)
+	}
+	return names
+}
+
+// Run runs one stage. Its error starts with "stage <name>:" and wraps
+// ErrUnknownStage for a stage name not in the list, ErrSetup when the
+// engine could not get ready (the state file, the fetcher), and otherwise
+// says why the stage failed.
+func Run(ctx context.Context, o Options) error {
+	return run(ctx, o, stageList())
+}
+
+// run is Run with the stage list as a parameter, for tests.
+func run(ctx context.Context, o Options, list []stage) error {
+	var st stage
+	found := false
+	for _, s := range list {
+		if s.name == o.Stage {
+			st, found = s, true
+		}
+	}
+	if !found {
+		var names []string
+		for _, s := range list {
+			names = append(names, s.name)
+		}
+		return fmt.Errorf("%w %q (known stages: %s)", ErrUnknownStage, o.Stage, strings.Join(names, ", "))
+	}
+	o = o.withDefaults()
+	log := o.Logger.With(oplog.StageKey, st.name)
+	log.Info("flint "+o.Version+" running stage "+st.name, "platform", o.Platform.ID, "root", o.Root)
+	start := time.Now()
+	r := &stageRun{o: o, stage: st, log: log, offline: st.acquire == fetchOffline}
+	if err := r.run(ctx); err != nil {
+		log.Log(ctx, oplog.LevelCritical, "stage failed", "duration", time.Since(start).Round(time.Millisecond), "error", err)
+		return fmt.Errorf("stage %s: %w", st.name, err)
+	}
+	log.Info("stage finished", "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Root == "" {
+		o.Root = DefaultRoot
+	}
+	if o.ConfigCache == "" {
+		o.ConfigCache = DefaultConfigCache
+	}
+	if o.StateFile == "" {
+		o.StateFile = DefaultStateFile
+	}
+	if o.NeedNet == "" {
+		o.NeedNet = DefaultNeedNet
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.ConfigDirs == (providers.ConfigDirs{}) {
+		o.ConfigDirs = providers.ConfigDirsFromEnv(o.Getenv)
+	}
+	if o.CmdlinePath == "" {
+		o.CmdlinePath = o.Getenv(providers.EnvCmdlinePath)
+	}
+	if o.NewFetcher == nil {
+		version := o.Version
+		o.NewFetcher = func(log *slog.Logger, offline bool) (Fetcher, error) {
+			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version}), nil
+		}
+	}
+	return o
+}
+
+// stageRun is one run of one stage.
+type stageRun struct {
+	o       Options
+	stage   stage
+	log     *slog.Logger
+	offline bool
+	fetcher Fetcher
+	state   State
+	// fetched lists the configs this run read, for the state and the
+	// journal.
+	fetched []FetchedConfig
+	// config is the full config the stage runs with: base configs with
+	// the user config merged over them.
+	config config.Config
+}
+
+func (r *stageRun) run(ctx context.Context) error {
+	var err error
+	if r.state, err = loadState(r.o.StateFile); err != nil {
+		return fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	if r.fetcher, err = r.o.NewFetcher(r.log.With(oplog.OpKey, "fetch"), r.offline); err != nil {
+		return fmt.Errorf("%w: creating the fetcher: %w", ErrSetup, err)
+	}
+	base, baseFound, err := r.baseConfig()
+	if err != nil {
+		return err
+	}
+
+	var user config.Config
+	switch r.stage.acquire {
+	case fetchOffline, fetchOnline:
+		if r.stage.acquire == fetchOnline && exists(r.o.ConfigCache) {
+			r.log.Info("fetch-offline already cached the config without the network: nothing to fetch", "path", r.o.ConfigCache)
+			return nil
+		}
+		r.fetched = nil
+		if baseFound {
+			r.fetched = append(r.fetched, FetchedConfig{Kind: "base", Source: "system"})
+		}
+		user, err = r.fetchConfig(ctx)
+		if r.offline && errors.Is(err, resource.ErrNeedNet) {
+			// The reference's first neednet case: the config itself
+			// needs the network. No cache: the fetch stage does it all.
+			r.log.Info("getting the config needs the network: writing the neednet flag and leaving the config to the fetch stage", "flag", r.o.NeedNet, "reason", err)
+			if err := signalNeedNet(r.o.NeedNet); err != nil {
+				return err
+			}
+			return r.saveState()
+		}
+		if err != nil {
+			return err
+		}
+	default:
+		if user, err = r.readCache(ctx); err != nil {
+			return err
+		}
+	}
+
+	r.config = config.Merge(base, user)
+	err = r.stage.run(ctx, r)
+	if r.offline && errors.Is(err, resource.ErrNeedNet) {
+		// The second case: the config is cached, but later stages
+		// fetch from the network.
+		r.log.Info("later stages need the network: writing the neednet flag", "flag", r.o.NeedNet, "reason", err)
+		err = signalNeedNet(r.o.NeedNet)
+	}
+	if err != nil {
+		if b, rerr := config.RenderRedacted(r.config); rerr == nil {
+			r.log.Debug("the config the stage ran with, secrets redacted", "config", string(b))
+		}
+		return err
+	}
+	return r.saveState()
+}
+
+func (r *stageRun) saveState() error {
+	if err := saveState(r.o.StateFile, r.state); err != nil {
+		return fmt.Errorf("saving state: %w", err)
+	}
+	return nil
+}
+
+// op starts an operation on the stage's logger.
+func (r *stageRun) op(name, what string) *oplog.Op {
+	return oplog.Begin(r.log, name, what)
+}
+
+// emptyConfig is the config of a machine given none: the newest version,
+// nothing else.
+func emptyConfig() config.Config {
+	newest := config.SupportedVersions[len(config.SupportedVersions)-1]
+	return config.Config{Ignition: config.Ignition{Version: newest.String()}}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

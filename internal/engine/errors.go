@@ -1,0 +1,20 @@
+package engine
+
+import "errors"
+
+var (
+	// ErrUnknownStage means the stage name is not in the stage list: a
+	// usage error.
+	ErrUnknownStage = errors.New("unknown stage")
+	// ErrSetup means the engine could not get ready to run the stage
+	// (the state file, the fetcher): exit status 3, as in the reference.
+	ErrSetup = errors.New("setup failed")
+	// ErrNoSource means no config source exists on this machine: nothing
+	// on the kernel command line, no user.ign, and the platform provider
+	// says the machine is not on its platform.
+	ErrNoSource = errors.New("config provider was not online")
+	// ErrInvalidConfig means the rendered config breaks the spec's rules.
+	ErrInvalidConfig = errors.New("merging configs resulted in an invalid config")
+	// ErrNoCache means a stage that reads the cached config found none.
+	ErrNoCache = errors.New("no cached config")
+)

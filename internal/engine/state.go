@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// State is what one stage leaves for the next in the state file (JSON, the
+// reference's field names, ignition.md §3.4). Later stages add their
+// fields here.
+type State struct {
+	// FetchedConfigs lists the configs the fetch stages read, for the
+	// result file and the journal.
+	FetchedConfigs []FetchedConfig `json:"fetchedConfigs,omitempty"`
+}
+
+// FetchedConfig is one config a fetch stage read.
+type FetchedConfig struct {
+	Kind       string `json:"kind"`   // "base" or "user"
+	Source     string `json:"source"` // "system", "cmdline", a platform id, or a referenced config's redacted URL
+	Referenced bool   `json:"referenced"`
+}
+
+// loadState reads the state file; a missing one is an empty state.
+func loadState(path string) (State, error) {
+	var s State
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading state file: %w", err)
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("state file %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// saveState writes the state file: mode 0600 in a directory created 0700.
+func saveState(path string, s State) error {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encoding state: %w", err)
+	}
+	return writeFileAtomic(path, raw, 0o600)
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory renamed into place, so a reader sees the old file or the whole
+// new one. Missing parent directories are created 0700: what flint keeps
+// under /run can hold secrets.
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating directory for %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(mode); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	ok = true
+	return nil
+}
+
+// signalNeedNet creates the empty neednet flag file the distro's network
+// bring-up keys on, with its parent directories.
+func signalNeedNet(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating neednet flag: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating neednet flag: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("creating neednet flag: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+// Package oplog records what flint does so that someone reading a failed
+// boot's journal sees what was being done, to what, and why it failed:
+// every side effect is an operation logged as [started], then [finished] or
+// [failed] with its duration (Run). It provides the two places the lines go:
+// the systemd journal, with the structured fields distro tooling hooks
+// (NewJournalHandler), and a plain text stream for -log-to-stdout and for
+// machines without a journal (NewTextHandler).
+//
+// Loggers carry the attributes "stage" and "op"; handlers put them at the
+// front of each line.
+package oplog
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Attribute keys every flint logger uses.
+const (
+	StageKey = "stage"
+	OpKey    = "op"
+)
+
+// LevelCritical ranks a failure that stops the boot above slog's errors
+// (the journal's CRIT).
+const LevelCritical = slog.LevelError + 4
+
+// Op is an operation in progress: Begin logs its [started] line, and
+// Finish, Fail or End its last one.
+type Op struct {
+	log   *slog.Logger
+	what  string
+	start time.Time
+}
+
+// Begin logs "[started] what" on log with op as its operation.
+func Begin(log *slog.Logger, op, what string) *Op {
+	l := log.With(OpKey, op)
+	l.Info("[started] " + what)
+	return &Op{log: l, what: what, start: time.Now()}
+}
+
+// Log is the operation's logger, for lines in between.
+func (o *Op) Log() *slog.Logger { return o.log }
+
+func (o *Op) duration() time.Duration { return time.Since(o.start).Round(time.Millisecond) }
+
+// Finish logs "[finished] what" with the duration and args (key-value
+// pairs, as for slog).
+func (o *Op) Finish(args ...any) {
+	o.log.Info("[finished] "+o.what, append([]any{"duration", o.duration()}, args...)...)
+}
+
+// Fail logs "[failed] what" with the duration and err, and returns err.
+func (o *Op) Fail(err error) error {
+	o.log.Error("[failed] "+o.what, "duration", o.duration(), "error", err)
+	return err
+}
+
+// End is Finish when err is nil and Fail otherwise; it returns err.
+func (o *Op) End(err error) error {
+	if err != nil {
+		return o.Fail(err)
+	}
+	o.Finish()
+	return nil
+}
+
+// Run logs "[started] what" on log with op as its operation, calls fn, and
+// logs "[finished] what" or "[failed] what" with the duration and, on
+// failure, the error, which it returns unchanged.
+func Run(log *slog.Logger, op, what string, fn func() error) error {
+	return Begin(log, op, what).End(fn())
+}

@@ -1,0 +1,88 @@
+package oplog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/coreos/go-systemd/v22/journal"
+)
+
+func TestRunAndTextHandler(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(NewTextHandler(&buf, nil)).With(StageKey, "fetch")
+	if err := Run(log, "provider", "fetching the config from qemu", func() error { return nil }); err != nil {
+		t.Fatalf("Run(ok) = %v", err)
+	}
+	boom := errors.New("fw_cfg: no such key")
+	if err := Run(log, "provider", "fetching the config from qemu", func() error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Run(failing) = %v, want %v", err, boom)
+	}
+	log.WithGroup("g").Debug("hidden at info level")
+	log.WithGroup("g").Warn("grouped", "k", "a b")
+
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	want := []string{
+		`INFO     fetch: provider: \[started\] fetching the config from qemu$`,
+		`INFO     fetch: provider: \[finished\] fetching the config from qemu duration=\d+s$`,
+		`INFO     fetch: provider: \[started\] fetching the config from qemu$`,
+		`ERROR    fetch: provider: \[failed\] fetching the config from qemu duration=\d+s error="fw_cfg: no such key"$`,
+		`WARNING  fetch: grouped g.k="a b"$`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), &buf)
+	}
+	for i, re := range want {
+		if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT[\d:.]+Z ` + re).MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want it to match %q", i, lines[i], re)
+		}
+	}
+}
+
+type sent struct {
+	msg    string
+	pri    journal.Priority
+	fields map[string]string
+}
+
+func TestJournalHandler(t *testing.T) {
+	var got []sent
+	send := func(msg string, pri journal.Priority, fields map[string]string) error {
+		got = append(got, sent{msg, pri, fields})
+		return nil
+	}
+	log := slog.New(NewJournalHandler(send)).With(StageKey, "fetch-offline", OpKey, "cache")
+	log.Info(`fetched user config from "cmdline"`, "MESSAGE_ID", "57124006b5c94805b77ce473e92a8aeb", "IGNITION_CONFIG_TYPE", "user", "path", "/run/ignition.json")
+	log.Log(context.Background(), LevelCritical, "stage failed", "error", "boom")
+	log.Debug("debug goes to the journal too")
+
+	if len(got) != 3 {
+		t.Fatalf("sent %d entries, want 3", len(got))
+	}
+	e := got[0]
+	if e.msg != `fetch-offline: cache: fetched user config from "cmdline" path=/run/ignition.json` || e.pri != journal.PriInfo {
+		t.Errorf("entry = %q priority %d", e.msg, e.pri)
+	}
+	for k, v := range map[string]string{
+		"SYSLOG_IDENTIFIER":    "flint",
+		"MESSAGE_ID":           "57124006b5c94805b77ce473e92a8aeb",
+		"IGNITION_CONFIG_TYPE": "user",
+		"FLINT_STAGE":          "fetch-offline",
+		"FLINT_OP":             "cache",
+		"FLINT_PATH":           "/run/ignition.json",
+	} {
+		if e.fields[k] != v {
+			t.Errorf("field %s = %q, want %q", k, e.fields[k], v)
+		}
+	}
+	if got[1].pri != journal.PriCrit || got[1].msg != "fetch-offline: cache: stage failed error=boom" {
+		t.Errorf("critical entry = %q priority %d", got[1].msg, got[1].pri)
+	}
+	if got[2].pri != journal.PriDebug {
+		t.Errorf("debug entry priority = %d, want %d", got[2].pri, journal.PriDebug)
+	}
+}

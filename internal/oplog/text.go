@@ -1,0 +1,157 @@
+package oplog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// textHandler writes one line a record:
+//
+//	2026-01-02T15:04:05.000Z INFO     fetch: provider: [finished] fetching the config duration=12ms
+type textHandler struct {
+	w     io.Writer
+	mu    *sync.Mutex
+	level slog.Leveler
+	attrs []slog.Attr // with group prefixes applied
+	group string      // prefix for later attributes: "g." or ""
+}
+
+// NewTextHandler returns a handler writing human-readable lines to w, for
+// records at level or above (nil: info).
+func NewTextHandler(w io.Writer, level slog.Leveler) slog.Handler {
+	if level == nil {
+		level = slog.LevelInfo
+	}
+	return &textHandler{w: w, mu: &sync.Mutex{}, level: level}
+}
+
+func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= h.level.Level()
+}
+
+func (h *textHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), prefixed(h.group, attrs)...)
+	return &c
+}
+
+func (h *textHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	c := *h
+	c.group = h.group + name + "."
+	return &c
+}
+
+func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	t := r.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	b.WriteString(t.UTC().Format("2006-01-02T15:04:05.000Z"))
+	fmt.Fprintf(&b, " %-8s ", levelName(r.Level))
+	attrs := collect(h.attrs, h.group, r)
+	prefix, rest := splitContext(attrs)
+	b.WriteString(prefix)
+	b.WriteString(r.Message)
+	for _, a := range rest {
+		b.WriteByte(' ')
+		b.WriteString(a.Key)
+		b.WriteByte('=')
+		b.WriteString(quoteValue(a.Value.Resolve().String()))
+	}
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+// levelName names a level the way the journal does.
+func levelName(l slog.Level) string {
+	switch {
+	case l >= LevelCritical:
+		return "CRITICAL"
+	case l >= slog.LevelError:
+		return "ERROR"
+	case l >= slog.LevelWarn:
+		return "WARNING"
+	case l >= slog.LevelInfo:
+		return "INFO"
+	}
+	return "DEBUG"
+}
+
+// collect returns the handler's attributes then the record's, with group
+// prefixes applied and groups flattened.
+func collect(pre []slog.Attr, group string, r slog.Record) []slog.Attr {
+	attrs := append([]slog.Attr(nil), pre...)
+	var own []slog.Attr
+	r.Attrs(func(a slog.Attr) bool {
+		own = append(own, a)
+		return true
+	})
+	return append(attrs, prefixed(group, own)...)
+}
+
+// prefixed flattens groups into dotted keys under prefix.
+func prefixed(prefix string, attrs []slog.Attr) []slog.Attr {
+	var out []slog.Attr
+	for _, a := range attrs {
+		v := a.Value.Resolve()
+		if v.Kind() == slog.KindGroup {
+			p := prefix
+			if a.Key != "" {
+				p += a.Key + "."
+			}
+			out = append(out, prefixed(p, v.Group())...)
+			continue
+		}
+		if a.Key == "" {
+			continue
+		}
+		out = append(out, slog.Attr{Key: prefix + a.Key, Value: v})
+	}
+	return out
+}
+
+// splitContext takes the stage and op attributes (the last of each) out of
+// attrs and returns them as a "stage: op: " prefix.
+func splitContext(attrs []slog.Attr) (string, []slog.Attr) {
+	var stage, op string
+	rest := attrs[:0:0]
+	for _, a := range attrs {
+		switch a.Key {
+		case StageKey:
+			stage = a.Value.String()
+		case OpKey:
+			op = a.Value.String()
+		default:
+			rest = append(rest, a)
+		}
+	}
+	var p string
+	if stage != "" {
+		p += stage + ": "
+	}
+	if op != "" {
+		p += op + ": "
+	}
+	return p, rest
+}
+
+// quoteValue quotes a value that would not read as one word.
+func quoteValue(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\n\r\"=\\") || !strconv.CanBackquote(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
