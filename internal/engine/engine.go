@@ -44,6 +44,12 @@ const (
 // IGNITION_CONFIG_TYPE=user.
 const FetchedConfigMessageID = "57124006b5c94805b77ce473e92a8aeb"
 
+// StageFailedMessageID is the journal MESSAGE_ID of the line that says a
+// stage failed and why (flint's own; the reference has none), so a console
+// helper can show the reason without parsing text:
+// journalctl MESSAGE_ID=22e4122142524666b1688f12057c3755.
+const StageFailedMessageID = "22e4122142524666b1688f12057c3755"
+
 // Fetcher is what the engine needs of *resource.Fetcher.
 type Fetcher interface {
 	Configure(ctx context.Context, ign config.Ignition) error
@@ -175,7 +181,8 @@ func run(ctx context.Context, o Options, list []stage) error {
 	start := time.Now()
 	r := &stageRun{o: o, stage: st, log: log, offline: st.acquire == fetchOffline}
 	if err := r.run(ctx); err != nil {
-		log.Log(ctx, oplog.LevelCritical, "stage failed", "duration", time.Since(start).Round(time.Millisecond), "error", err)
+		log.Log(ctx, oplog.LevelCritical, "stage failed", "duration", time.Since(start).Round(time.Millisecond), "error", err,
+			"MESSAGE_ID", StageFailedMessageID)
 		return fmt.Errorf("stage %s: %w", st.name, err)
 	}
 	log.Info("stage finished", "duration", time.Since(start).Round(time.Millisecond))

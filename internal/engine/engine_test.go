@@ -465,6 +465,9 @@ func TestCacheStageWithoutCache(t *testing.T) {
 	if !errors.Is(err, ErrNoCache) || !strings.HasPrefix(err.Error(), "stage files: ") {
 		t.Fatalf("Run(files) without a cache = %v, want ErrNoCache", err)
 	}
+	if !strings.Contains(h.logs.String(), "CRITICAL files: stage failed") || !strings.Contains(h.logs.String(), "MESSAGE_ID="+StageFailedMessageID) {
+		t.Error("the failure was not logged as critical with its MESSAGE_ID")
+	}
 	if h.calls != 0 {
 		t.Error("a cache-reading stage asked the provider")
 	}
