@@ -76,6 +76,14 @@ var allowedModules = map[string]bool{
 	"github.com/flintboot/flint":           true,
 	"github.com/coreos/go-systemd/v22":     true, // unit file parsing, journal
 	"github.com/vincent-petithory/dataurl": true, // data URLs, as the spec defines them
+	// applehv: AF_VSOCK dialing with context cancellation (vsock, and
+	// socket under it, which needs x/net/bpf, x/sync and x/sys); about
+	// 90 KiB of binary against ~70 lines of raw socket code to keep.
+	"github.com/mdlayher/vsock":  true,
+	"github.com/mdlayher/socket": true,
+	"golang.org/x/net":           true,
+	"golang.org/x/sync":          true,
+	"golang.org/x/sys":           true,
 }
 
 // TestBinaryDependencies guards what the flint binary links.
