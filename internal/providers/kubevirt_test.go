@@ -68,7 +68,7 @@ func TestKubeVirt(t *testing.T) {
 			}
 			// No Env.Wait: KubeVirt waits as long as the context lets it.
 			timeout := 3 * time.Second
-			if tt.wantErr == context.DeadlineExceeded {
+			if errors.Is(tt.wantErr, context.DeadlineExceeded) {
 				timeout = 200 * time.Millisecond
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
