@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"time"
 )
@@ -313,19 +312,8 @@ func newVirtualBox(env Env) Provider {
 // means this is not a VirtualBox VM: ErrNoProvider.
 func (p *virtualboxProvider) connect(ctx context.Context) (*vboxGuestProps, func(), error) {
 	path := p.env.path(vboxDevicePath)
-	deadline := time.Now().Add(p.env.wait(10 * time.Second))
-	for {
-		if _, err := os.Stat(path); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, nil, fmt.Errorf("virtualbox: no %s (not a VirtualBox VM, or no vboxguest driver): %w", vboxDevicePath, ErrNoProvider)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+	if err := hvWaitForPath(ctx, path, p.env.wait(10*time.Second)); err != nil {
+		return nil, nil, fmt.Errorf("virtualbox: no %s (not a VirtualBox VM, or no vboxguest driver): %w", vboxDevicePath, err)
 	}
 	dev, err := p.open(path)
 	if err != nil {
