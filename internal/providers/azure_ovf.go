@@ -141,9 +141,22 @@ func readOVFDrive(env Env, dev string, status driveStatusFunc) (data []byte, ski
 	case err != nil && !errors.Is(err, ErrNoConfig):
 		// A mount or read failure on a drive with a disc: try again on
 		// the next scan rather than fail the boot on a transient error.
-		return nil, err.Error(), nil
+		// The reason names the root cause only (the full error holds the
+		// mount point, new on every scan), so it is logged once.
+		return nil, "cannot mount or read it: " + rootCause(err).Error(), nil
 	}
 	return data, "", err
+}
+
+// rootCause unwraps err to the error at the bottom of its chain.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // errNotOVF means a mounted CD-ROM has no ovf-env.xml.

@@ -209,3 +209,22 @@ func TestCDROMStatusString(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOVFDriveStableReason: a drive that keeps failing to mount gives
+// the same reason on every scan, so it is logged once, not every second.
+func TestReadOVFDriveStableReason(t *testing.T) {
+	root := t.TempDir()
+	m := newDriveMounter()
+	m.mountErr = errFakeMount
+	writeDrive(t, root, m, "sr0", "", "udf", map[string]string{"ovf-env.xml": "<Environment/>"})
+	cds := newFakeCDROMs()
+	cds.set("sr0", cdsDiscOK)
+	env := Env{Root: root, Mounter: m, Logger: localTestLogger(t)}
+	dev := filepath.Join(root, "dev", "sr0")
+	_, first, err1 := readOVFDrive(env, dev, cds.driveStatus)
+	_, second, err2 := readOVFDrive(env, dev, cds.driveStatus)
+	if err1 != nil || err2 != nil || first == "" || first != second {
+		t.Errorf("readOVFDrive twice = %q, %v and %q, %v, want the same skip reason", first, err1, second, err2)
+	}
+	m.checkClean(t)
+}

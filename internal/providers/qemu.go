@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -75,7 +76,8 @@ func (p qemuFwCfg) FetchConfig(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("qemu: fw_cfg size: %w", err)
 	}
 	size, err := strconv.ParseInt(strings.TrimSpace(string(sizeText)), 10, 64)
-	if err != nil || size < 0 {
+	// fw_cfg sizes are 32-bit (struct fw_cfg_file in QEMU's fw_cfg.h).
+	if err != nil || size < 0 || size > math.MaxUint32 {
 		return nil, fmt.Errorf("qemu: fw_cfg size %q in %s is not a byte count", strings.TrimSpace(string(sizeText)), sizePath)
 	}
 	if size == 0 {

@@ -130,6 +130,16 @@ func TestQEMUFwCfg(t *testing.T) {
 			anyErr: true,
 		},
 		{
+			name: "size beyond 32 bits",
+			setup: func(t *testing.T, root string) {
+				writeFwCfg(t, root, []byte(cfg), -1)
+				if err := os.WriteFile(filepath.Join(root, fwCfgConfigDir, "size"), []byte("1099511627776\n"), 0o400); err != nil {
+					t.Fatal(err)
+				}
+			},
+			anyErr: true,
+		},
+		{
 			name: "raw missing",
 			setup: func(t *testing.T, root string) {
 				writeFwCfg(t, root, []byte(cfg), len(cfg))
