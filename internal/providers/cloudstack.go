@@ -27,9 +27,9 @@ import (
 const (
 	cloudstackDrivePath    = "/cloudstack/userdata/user_data.txt"
 	cloudstackUserDataPath = "/latest/user-data"
-	// leaseDir is where systemd-networkd keeps one file per interface
+	// networkdLeaseDir is where systemd-networkd keeps one file per interface
 	// (named by ifindex) with the DHCPv4 lease it holds.
-	leaseDir = "/run/systemd/netif/leases"
+	networkdLeaseDir = "/run/systemd/netif/leases"
 	// leasePollInterval is how often the reference looks for a lease
 	// while networkd has none yet.
 	leasePollInterval = 500 * time.Millisecond
@@ -80,7 +80,7 @@ func hostForURL(addr netip.Addr) string {
 	return addr.String()
 }
 
-// waitDHCPServer waits, up to env.wait(configDriveWait), for a lease file
+// waitDHCPServer waits, up to env.wait(raceDriveWait), for a lease file
 // that names the DHCP server, and returns that server's address.
 func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 	var addr netip.Addr
@@ -92,14 +92,14 @@ func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 	if found() {
 		return addr, nil
 	}
-	wait := env.wait(configDriveWait)
-	env.logger().Info("waiting for a DHCP lease", "platform", "cloudstack", "dir", env.path(leaseDir), "timeout", wait)
+	wait := env.wait(raceDriveWait)
+	env.logger().Info("waiting for a DHCP lease", "platform", "cloudstack", "dir", env.path(networkdLeaseDir), "timeout", wait)
 	ok, err := pollUntil(ctx, wait, leasePollInterval, found)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("waiting for a DHCP lease in %s: %w", leaseDir, err)
+		return netip.Addr{}, fmt.Errorf("waiting for a DHCP lease in %s: %w", networkdLeaseDir, err)
 	}
 	if !ok {
-		return netip.Addr{}, fmt.Errorf("%s after %v: %w", leaseDir, wait, errNoLease)
+		return netip.Addr{}, fmt.Errorf("%s after %v: %w", networkdLeaseDir, wait, errNoLease)
 	}
 	return addr, nil
 }
@@ -108,7 +108,7 @@ func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 // (by interface index, as the reference walks interfaces) that has a
 // valid one.
 func dhcpServerAddress(env Env) (netip.Addr, bool) {
-	entries, err := os.ReadDir(env.path(leaseDir))
+	entries, err := os.ReadDir(env.path(networkdLeaseDir))
 	if err != nil {
 		return netip.Addr{}, false
 	}
@@ -120,7 +120,7 @@ func dhcpServerAddress(env Env) (netip.Addr, bool) {
 	}
 	slices.SortFunc(names, compareIfindex)
 	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(env.path(leaseDir), name))
+		data, err := os.ReadFile(filepath.Join(env.path(networkdLeaseDir), name))
 		if err != nil {
 			continue
 		}

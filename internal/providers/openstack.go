@@ -28,16 +28,16 @@ const (
 	openstackUserDataPath = "/openstack/latest/user_data"
 	// openstackLinkLocal is the metadata service's IPv6 address.
 	openstackLinkLocal = "fe80::a9fe:a9fe"
-	// configDriveWait is how long OpenStack and CloudStack wait for a
+	// raceDriveWait is how long OpenStack and CloudStack wait for a
 	// config drive to appear. The reference waits for ever; flint gives
 	// it as long as the metadata service gets by default (-fetch-timeout),
 	// so a machine with neither fails with a reason instead of hanging.
-	configDriveWait = 2 * time.Minute
+	raceDriveWait = 2 * time.Minute
 )
 
-// configDriveLabels are the labels Nova and CloudStack give config drives:
+// raceDriveLabels are the labels Nova and CloudStack give config drives:
 // lower case on ISO 9660 and ext, upper case on VFAT.
-var configDriveLabels = []string{"config-2", "CONFIG-2"}
+var raceDriveLabels = []string{"config-2", "CONFIG-2"}
 
 type openstackProvider struct {
 	env      Env
@@ -91,7 +91,7 @@ func configDriveSource(env Env, relPath string) raceSource {
 	return raceSource{
 		name: "config drive",
 		fetch: func(ctx context.Context) ([]byte, error) {
-			return readDriveFile(ctx, env, configDriveLabels, relPath, env.wait(configDriveWait))
+			return readDriveFile(ctx, env, raceDriveLabels, relPath, env.wait(raceDriveWait))
 		},
 	}
 }
