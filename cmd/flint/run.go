@@ -23,6 +23,7 @@ const usage = `usage: flint COMMAND [ARGS]
 
 commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   version                              print flint's version and supported specs
 `
 
@@ -35,6 +36,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "validate":
 		return runValidate(rest, stdin, stdout, stderr)
+	case "run":
+		return runStage(ctx, rest, stdout)
 	case "version", "-version", "--version":
 		return runVersion(stdout)
 	case "help", "-h", "-help", "--help":
@@ -46,15 +49,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 // exitCode maps run's result to the process exit status: 0 success,
-// 1 failure, 2 usage error. Errors not yet reported are printed here.
+// 1 failure, 2 usage error, 3 a stage that could not start. Errors not yet
+// reported are printed here.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
+	var se setupError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, "flint: "+ue.msg)
 		return 2
+	case errors.As(err, &se):
+		fmt.Fprintln(stderr, "flint: "+se.Error())
+		return 3
 	case errors.Is(err, errFailed):
 		return 1
 	default:

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/flintboot/flint/internal/engine"
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/providers"
+)
+
+// setupError is a stage that could not start (state file, fetcher): exit
+// status 3, as in the reference.
+type setupError struct{ err error }
+
+func (e setupError) Error() string { return e.err.Error() }
+func (e setupError) Unwrap() error { return e.err }
+
+const runUsage = `usage: flint run -stage STAGE -platform ID [flags]
+
+Runs one provisioning stage, as the distro's units do in the initramfs.
+The flags and their defaults are Ignition's, so units written for it work.
+
+flags:
+  -stage STAGE              the stage to run: %s
+  -platform ID              the platform (ignition.platform.id): %s
+  -root DIR                 target root (default /)
+  -config-cache FILE        rendered config cache (default /run/ignition.json)
+  -state-file FILE          state kept between stages (default /run/ignition/state)
+  -neednet FILE             flag written when the network is needed (default /run/ignition/neednet)
+  -fetch-timeout DURATION   time allowed to fetch the config from its source (default 2m)
+  -log-to-stdout            log to standard output instead of the journal
+`
+
+func runUsageText() string {
+	return fmt.Sprintf(runUsage, strings.Join(engine.Stages(), ", "), strings.Join(providers.IDs(), ", "))
+}
+
+// runStage parses `flint run` flags and runs the stage with the engine.
+func runStage(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	stage := fs.String("stage", "", "")
+	platform := fs.String("platform", "", "")
+	root := fs.String("root", engine.DefaultRoot, "")
+	cache := fs.String("config-cache", engine.DefaultConfigCache, "")
+	state := fs.String("state-file", engine.DefaultStateFile, "")
+	neednet := fs.String("neednet", engine.DefaultNeedNet, "")
+	fetchTimeout := fs.Duration("fetch-timeout", engine.DefaultFetchTimeout, "")
+	toStdout := fs.Bool("log-to-stdout", false, "")
+	usage := func(format string, a ...any) error {
+		return usageError{"run: " + fmt.Sprintf(format, a...) + "\n\n" + runUsageText()}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, runUsageText())
+			return nil
+		}
+		return usage("%v", err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usage("unexpected argument %q", fs.Arg(0))
+	case *stage == "":
+		return usage("-stage is required")
+	case !slices.Contains(engine.Stages(), *stage):
+		return usage("unknown stage %q (known stages: %s)", *stage, strings.Join(engine.Stages(), ", "))
+	case *platform == "":
+		return usage("-platform is required")
+	case *fetchTimeout < 0:
+		return usage("-fetch-timeout must not be negative")
+	}
+	p, ok := providers.Lookup(*platform)
+	if !ok {
+		return usage("unknown platform %q (known platforms: %s)", *platform, strings.Join(providers.IDs(), ", "))
+	}
+
+	var handler slog.Handler
+	journal := !*toStdout && oplog.JournalAvailable()
+	if journal {
+		handler = oplog.NewJournalHandler(nil)
+	} else {
+		handler = oplog.NewTextHandler(stdout, slog.LevelInfo)
+	}
+	logger := slog.New(handler)
+	if !*toStdout && !journal {
+		logger.Info("the journal is not available: logging to standard output")
+	}
+
+	err := engine.Run(ctx, engine.Options{
+		Stage:        *stage,
+		Platform:     p,
+		Root:         *root,
+		ConfigCache:  *cache,
+		StateFile:    *state,
+		NeedNet:      *neednet,
+		FetchTimeout: *fetchTimeout,
+		Logger:       logger,
+		Version:      version,
+		Getenv:       os.Getenv,
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, engine.ErrUnknownStage):
+		return usage("%v", err)
+	case errors.Is(err, engine.ErrSetup):
+		return setupError{err}
+	}
+	return err
+}

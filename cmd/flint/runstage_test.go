@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flintboot/flint/config"
+)
+
+// runMachine is a machine for `flint run`: its files under a temp dir, the
+// environment pointing flint's well-known paths there, and the flags that
+// point the cache, state and neednet files there too.
+type runMachine struct {
+	dir   string
+	flags []string
+}
+
+func newRunMachine(t *testing.T, configFile string) runMachine {
+	t.Helper()
+	dir := t.TempDir()
+	cmdline := filepath.Join(dir, "cmdline")
+	if err := os.WriteFile(cmdline, []byte("quiet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("IGNITION_KERNEL_CMDLINE_PATH", cmdline)
+	t.Setenv("IGNITION_SYSTEM_CONFIG_DIR", filepath.Join(dir, "usr/lib/ignition"))
+	t.Setenv("IGNITION_SYSTEM_LOCAL_CONFIG_DIR", filepath.Join(dir, "etc/ignition"))
+	t.Setenv("IGNITION_SYSTEM_RUNTIME_CONFIG_DIR", filepath.Join(dir, "run/ignition"))
+	if configFile != "" {
+		p := filepath.Join(dir, "config.ign")
+		if err := os.WriteFile(p, []byte(configFile), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("IGNITION_CONFIG_FILE", p)
+	} else {
+		t.Setenv("IGNITION_CONFIG_FILE", filepath.Join(dir, "missing.ign"))
+	}
+	return runMachine{dir: dir, flags: []string{
+		"-config-cache", filepath.Join(dir, "run/ignition.json"),
+		"--state-file", filepath.Join(dir, "run/ignition/state"),
+		"-neednet=" + filepath.Join(dir, "run/ignition/neednet"),
+		"--log-to-stdout",
+	}}
+}
+
+func (m runMachine) path(rel string) string { return filepath.Join(m.dir, rel) }
+
+func TestRunStage(t *testing.T) {
+	const local = `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}}]}}`
+	const remote = `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/a","contents":{"source":"https://example.com/a"}}]}}`
+	tests := []struct {
+		name        string
+		config      string
+		args        []string // before the machine's flags
+		setup       func(m runMachine)
+		wantCode    int
+		wantStdout  string
+		wantStderr  string
+		wantCache   bool
+		wantNeedNet bool
+	}{
+		{name: "fetch-offline local config", config: local, args: []string{"run", "-stage", "fetch-offline", "-platform", "file"},
+			wantCode: 0, wantStdout: "[finished] writing the config cache", wantCache: true},
+		{name: "double-dash flags", config: local, args: []string{"run", "--stage=fetch-offline", "--platform=file", "--fetch-timeout=30s", "--root=/sysroot"},
+			wantCode: 0, wantCache: true},
+		{name: "needs the network later", config: remote, args: []string{"run", "-stage", "fetch-offline", "-platform", "file"},
+			wantCode: 0, wantCache: true, wantNeedNet: true},
+		{name: "missing config file", args: []string{"run", "-stage", "fetch-offline", "-platform", "file"},
+			wantCode: 1, wantStderr: "flint: stage fetch-offline: fetching the user config from file: "},
+		{name: "invalid config", config: `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"relative"}]}}`, args: []string{"run", "-stage", "fetch", "-platform", "file"},
+			wantCode: 1, wantStderr: `path not absolute`},
+		{name: "corrupt state file", config: local, args: []string{"run", "-stage", "fetch-offline", "-platform", "file"},
+			setup: func(m runMachine) {
+				os.MkdirAll(m.path("run/ignition"), 0o700)
+				os.WriteFile(m.path("run/ignition/state"), []byte("{"), 0o600)
+			},
+			wantCode: 3, wantStderr: "flint: stage fetch-offline: setup failed: state file"},
+		{name: "unknown stage", args: []string{"run", "-stage", "disks", "-platform", "file"},
+			wantCode: 2, wantStderr: `unknown stage "disks" (known stages: fetch-offline, fetch)`},
+		{name: "unknown platform", args: []string{"run", "-stage", "fetch", "-platform", "nimbus"},
+			wantCode: 2, wantStderr: `unknown platform "nimbus" (known platforms: `},
+		{name: "no stage", args: []string{"run", "-platform", "file"}, wantCode: 2, wantStderr: "-stage is required"},
+		{name: "no platform", args: []string{"run", "-stage", "fetch"}, wantCode: 2, wantStderr: "-platform is required"},
+		{name: "bad flag", args: []string{"run", "-stage", "fetch", "-platform", "file", "-bogus"}, wantCode: 2, wantStderr: "flag provided but not defined: -bogus"},
+		{name: "bad duration", args: []string{"run", "-stage", "fetch", "-platform", "file", "-fetch-timeout", "soon"}, wantCode: 2, wantStderr: "-fetch-timeout"},
+		{name: "help", args: []string{"run", "-h"}, wantCode: 0, wantStdout: "-config-cache FILE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newRunMachine(t, tt.config)
+			if tt.setup != nil {
+				tt.setup(m)
+			}
+			args := append(append([]string{}, tt.args...), m.flags...)
+			if tt.name == "help" {
+				args = tt.args
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), args, nil, &stdout, &stderr)
+			code := exitCode(err, &stderr)
+			t.Logf("stdout:\n%s", &stdout)
+			if code != tt.wantCode {
+				t.Fatalf("run(%q) exit = %d, want %d\nstderr: %s", args, code, tt.wantCode, &stderr)
+			}
+			if !strings.Contains(stdout.String(), tt.wantStdout) {
+				t.Errorf("stdout lacks %q", tt.wantStdout)
+			}
+			if !strings.Contains(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr = %q, want it to contain %q", &stderr, tt.wantStderr)
+			}
+			if _, err := os.Stat(m.path("run/ignition.json")); (err == nil) != tt.wantCache {
+				t.Errorf("cache exists = %v, want %v", err == nil, tt.wantCache)
+			}
+			if _, err := os.Stat(m.path("run/ignition/neednet")); (err == nil) != tt.wantNeedNet {
+				t.Errorf("neednet flag exists = %v, want %v", err == nil, tt.wantNeedNet)
+			}
+			if tt.wantCache {
+				raw, err := os.ReadFile(m.path("run/ignition.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var cfg config.Config
+				if err := json.Unmarshal(raw, &cfg); err != nil || len(cfg.Storage.Files) != 1 {
+					t.Errorf("cache = %s (%v), want the config with its one file", raw, err)
+				}
+			}
+		})
+	}
+}
