@@ -216,10 +216,12 @@ func drain(body io.Reader) {
 }
 
 // retryable says whether err, from a request or from reading a body, is a
-// network failure that may heal: refused or reset connections, timeouts,
-// name resolution, a connection closed early. Certificate and TLS protocol
-// errors do not heal by waiting. Whether the fetch's own context ended is
-// for the caller to check: net/http's timeouts match
+// network failure that may heal: a socket call that failed (connection
+// refused or reset, network unreachable: any errno), a timeout, name
+// resolution, a connection closed early. Certificate and TLS protocol
+// errors do not heal by waiting (a TLS alert from the server is a
+// *net.OpError too, but carries no errno). Whether the fetch's own context
+// ended is for the caller to check: net/http's timeouts match
 // context.DeadlineExceeded too.
 func retryable(err error) bool {
 	if errors.Is(err, context.Canceled) {
@@ -237,23 +239,15 @@ func retryable(err error) bool {
 		errors.As(err, &invalid) || errors.As(err, &alert) || errors.As(err, &recordErr) {
 		return false
 	}
-	for _, errno := range []syscall.Errno{
-		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
-		syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENETDOWN, syscall.ETIMEDOUT,
-	} {
-		if errors.Is(err, errno) {
-			return true
-		}
-	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return true // the server closed the connection before the end
 	}
 	var (
+		errno  syscall.Errno
 		dnsErr *net.DNSError
-		opErr  *net.OpError
 		netErr net.Error
 	)
-	if errors.As(err, &dnsErr) || errors.As(err, &opErr) {
+	if errors.As(err, &errno) || errors.As(err, &dnsErr) {
 		return true
 	}
 	return errors.As(unwrapURLError(err), &netErr) && netErr.Timeout()

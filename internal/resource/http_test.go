@@ -504,7 +504,7 @@ func TestGet(t *testing.T) {
 }
 
 func TestCertificateErrorNotRetried(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv := quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	f, _ := newFetcher(t, resource.Options{})
 	f.SetTotalTimeout(10 * time.Second)

@@ -61,15 +61,15 @@ func parseProxyURL(s string) (*url.URL, error) {
 	if s == "" {
 		return nil, nil
 	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || !knownProxyScheme(u.Scheme) {
-		if u2, err2 := url.Parse("http://" + s); err2 == nil && u2.Host != "" {
-			return u2, nil
-		}
-		if err == nil {
-			err = fmt.Errorf("no host")
-		}
+	if err != nil {
 		return nil, fmt.Errorf("invalid proxy URL %s: %w", redactURL(s), unwrapURLError(err))
+	}
+	if u.Host == "" || !knownProxyScheme(u.Scheme) {
+		return nil, fmt.Errorf("invalid proxy URL %s: want http://, https://, socks5:// or socks5h:// and a host", redactURL(s))
 	}
 	return u, nil
 }
