@@ -15,7 +15,9 @@ import (
 )
 
 func TestRetryable(t *testing.T) {
-	opErr := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: err}} }
+	opErr := func(err error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: err}}
+	}
 	urlErr := func(err error) error { return &url.Error{Op: "Get", URL: "http://x", Err: err} }
 	tests := []struct {
 		name string
