@@ -145,9 +145,10 @@ func TestTFTP(t *testing.T) {
 	}
 
 	t.Run("server negotiates a smaller block size", func(t *testing.T) {
-		small := tftptest.NewServer(files)
-		defer small.Close()
+		small := tftptest.NewUnstartedServer(files)
 		small.MaxBlockSize = 512
+		small.Start()
+		defer small.Close()
 		got, err := f.FetchConfig(context.Background(), res("tftp://"+small.Addr()+"/pxe/multi.bin"))
 		if err != nil || !bytes.Equal(got, multi) {
 			t.Errorf("FetchConfig = %d bytes, %v; want %d", len(got), err, len(multi))

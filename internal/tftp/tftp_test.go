@@ -51,9 +51,10 @@ func TestGet(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := tftptest.NewServer(files)
-			defer srv.Close()
+			srv := tftptest.NewUnstartedServer(files)
 			srv.NoOptions, srv.RefuseOptions, srv.MaxBlockSize = tt.noOptions, tt.refuse, tt.serverMax
+			srv.Start()
+			defer srv.Close()
 			c := &tftp.Client{BlockSize: tt.blockSize, Timeout: time.Second}
 			var buf bytes.Buffer
 			n, err := c.Get(context.Background(), srv.Addr(), tt.file, &buf)
@@ -85,11 +86,12 @@ func TestGet(t *testing.T) {
 
 func TestGetLosesPackets(t *testing.T) {
 	data := pattern(512 * 5)
-	srv := tftptest.NewServer(map[string][]byte{"f": data})
-	defer srv.Close()
+	srv := tftptest.NewUnstartedServer(map[string][]byte{"f": data})
 	srv.Timeout = 20 * time.Millisecond
 	srv.Lose = func(block uint16, try int) bool { return try == 0 && (block == 2 || block == 5) }
 	srv.DropRequests = 1 // the client must send its request again
+	srv.Start()
+	defer srv.Close()
 	c := &tftp.Client{BlockSize: 512, Timeout: 50 * time.Millisecond}
 	var buf bytes.Buffer
 	if _, err := c.Get(context.Background(), srv.Addr(), "f", &buf); err != nil {

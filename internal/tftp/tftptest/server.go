@@ -21,7 +21,7 @@ type Request struct {
 	Options map[string]string // lower-case names
 }
 
-// Server serves Files until Close. Set the fields before the first request.
+// Server serves Files until Close. Set the fields before Start.
 type Server struct {
 	Files map[string][]byte
 	// NoOptions makes the server ignore every option, like a plain RFC
@@ -52,14 +52,25 @@ type Server struct {
 
 // NewServer starts a server on 127.0.0.1 with a random port.
 func NewServer(files map[string][]byte) *Server {
+	s := NewUnstartedServer(files)
+	s.Start()
+	return s
+}
+
+// NewUnstartedServer listens on 127.0.0.1 with a random port but answers
+// nothing until Start: set the fields in between.
+func NewUnstartedServer(files map[string][]byte) *Server {
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		panic("tftptest: listening: " + err.Error())
 	}
-	s := &Server{Files: files, conn: conn, done: make(chan struct{})}
+	return &Server{Files: files, conn: conn, done: make(chan struct{})}
+}
+
+// Start starts answering requests.
+func (s *Server) Start() {
 	s.wg.Add(1)
 	go s.serve()
-	return s
 }
 
 // Addr is the server's host:port.
