@@ -25,6 +25,9 @@
 //   - URLs in errors and logs carry no credentials and no query.
 //   - s3 and arn objects are signed with SigV4 written here (sigv4.go), not
 //     with the AWS SDK, which would bring two modules into the initramfs.
+//     Like the SDK, a signed request that S3 refuses while its Date is
+//     more than 5 minutes from the local clock (a boot before NTP) is
+//     signed again once with S3's time.
 //
 // Every cloud endpoint the fetcher talks to (EC2 instance metadata, S3, GCE
 // metadata, Google Cloud Storage) and the TFTP port can be changed through

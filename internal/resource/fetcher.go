@@ -276,7 +276,8 @@ func (f *Fetcher) Fetch(ctx context.Context, res config.Resource, w io.Writer) e
 // FetchConfig fetches a config (ignition.config.merge/replace, the URL on
 // the kernel command line) or a CA bundle whole, decompressed and verified.
 // It refuses more than MaxConfigSize bytes with ErrTooLarge. A connection
-// lost midway is retried from the start.
+// lost midway is retried from the start. A resource without a source
+// yields nil.
 func (f *Fetcher) FetchConfig(ctx context.Context, res config.Resource) ([]byte, error) {
 	buf := &limitedBuffer{max: MaxConfigSize}
 	if err := f.fetch(ctx, res, &sink{w: buf, reset: buf.Reset}); err != nil {

@@ -43,8 +43,12 @@ type httpRequest struct {
 	body        []byte
 	retryStatus []int
 	localPort   int
-	// sign, when set, is called before each attempt (SigV4 signs the time).
-	sign func(*http.Request) error
+	// sign, when set, is called before each attempt with the time to sign
+	// (SigV4 signs it): now, corrected by skew once a server said the
+	// local clock is off.
+	sign      func(req *http.Request, now time.Time) error
+	skew      time.Duration
+	skewFixed bool
 }
 
 // defaultHeader is what flint sends with every HTTP request unless the
@@ -175,7 +179,7 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 	}
 	req.Header = r.header.Clone()
 	if r.sign != nil {
-		if err := r.sign(req); err != nil {
+		if err := r.sign(req, time.Now().Add(r.skew)); err != nil {
 			return false, fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
@@ -188,6 +192,14 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 	switch st := resp.StatusCode; {
 	case st >= 500 || slices.Contains(r.retryStatus, st):
 		drain(resp.Body)
+		return true, &StatusError{URL: r.name, Status: st}
+	case st == http.StatusForbidden && r.sign != nil && !r.skewFixed && clockSkewed(resp, &r.skew):
+		// A signature is only valid within 15 minutes of the server's
+		// clock, and early in boot the local clock may be wrong: sign
+		// again with the server's time, once.
+		drain(resp.Body)
+		r.skewFixed = true
+		f.log.Warn("local clock differs from the server's, signing with the server's time", "url", r.name, "skew", r.skew)
 		return true, &StatusError{URL: r.name, Status: st}
 	case st == http.StatusNotFound:
 		drain(resp.Body)
@@ -207,6 +219,21 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 		return true, err
 	}
 	return false, fmt.Errorf("%w; not retried: %d bytes were already written and cannot be taken back", err, written)
+}
+
+// clockSkewed says whether resp's Date is more than 5 minutes from the
+// local clock, and sets skew to the difference.
+func clockSkewed(resp *http.Response, skew *time.Duration) bool {
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return false
+	}
+	d := time.Until(date)
+	if d.Abs() < 5*time.Minute {
+		return false
+	}
+	*skew = d
+	return true
 }
 
 // drain reads a little of an unwanted body so the connection can be

@@ -142,8 +142,8 @@ func (f *Fetcher) fetchS3(ctx context.Context, u *url.URL, p pipeline, s *sink) 
 	hr := f.newHTTPRequest(http.MethodGet, target.String(), p.name, http.Header{"X-Amz-Content-Sha256": {emptySHA256}})
 	if creds != nil {
 		hr.private = append(hr.private, "Authorization", "X-Amz-Date", "X-Amz-Security-Token")
-		hr.sign = func(req *http.Request) error {
-			signV4(req, *creds, region, "s3", emptySHA256, time.Now())
+		hr.sign = func(req *http.Request, now time.Time) error {
+			signV4(req, *creds, region, "s3", emptySHA256, now)
 			return nil
 		}
 	}

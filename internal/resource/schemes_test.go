@@ -225,6 +225,7 @@ type fakeS3 struct {
 	*httptest.Server
 	t       *testing.T
 	region  string
+	ahead   time.Duration // how far the server's clock is ahead of ours
 	objects map[string][]byte // by escaped path: /bucket/key
 	mu      sync.Mutex
 	gets    []*http.Request
@@ -250,7 +251,13 @@ func (s *fakeS3) serve(w http.ResponseWriter, r *http.Request) {
 	s.gets = append(s.gets, r.Clone(context.Background()))
 	s.mu.Unlock()
 	if auth := r.Header.Get("Authorization"); auth != "" {
-		if err := verifySigV4(r, "test/secret+key"); err != nil {
+		now := time.Now().Add(s.ahead)
+		w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
+		if ts, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date")); err == nil && now.Sub(ts).Abs() > 15*time.Minute {
+			http.Error(w, "RequestTimeTooSkewed", http.StatusForbidden)
+			return
+		}
+		if err := verifySigV4(r, "test/secret+key", now); err != nil {
 			s.t.Errorf("S3 request %s: %v", r.URL, err)
 			http.Error(w, "SignatureDoesNotMatch", http.StatusForbidden)
 			return
@@ -281,7 +288,7 @@ var authRE = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([
 // verifySigV4 recomputes the signature of a request as the server received
 // it, written independently of the fetcher's signer from the SigV4
 // documentation, and returns what does not match.
-func verifySigV4(r *http.Request, secret string) error {
+func verifySigV4(r *http.Request, secret string, now time.Time) error {
 	m := authRE.FindStringSubmatch(r.Header.Get("Authorization"))
 	if m == nil {
 		return fmt.Errorf("malformed Authorization %q", r.Header.Get("Authorization"))
@@ -289,7 +296,7 @@ func verifySigV4(r *http.Request, secret string) error {
 	day, region, signed, sig := m[2], m[3], m[4], m[5]
 	amzDate := r.Header.Get("X-Amz-Date")
 	ts, err := time.Parse("20060102T150405Z", amzDate)
-	if err != nil || !strings.HasPrefix(amzDate, day) || time.Since(ts).Abs() > 15*time.Minute {
+	if err != nil || !strings.HasPrefix(amzDate, day) || now.Sub(ts).Abs() > 15*time.Minute {
 		return fmt.Errorf("X-Amz-Date %q does not match the scope day %s or now", amzDate, day)
 	}
 	enc := func(s string) string { // RFC 3986 unreserved characters stay
@@ -388,6 +395,19 @@ func TestS3(t *testing.T) {
 		})
 	}
 
+	t.Run("local clock an hour behind S3's", func(t *testing.T) {
+		s3 := newFakeS3(t, "eu-central-1", objects)
+		defer s3.Close()
+		s3.ahead = time.Hour
+		f, logs := newFetcher(t, resource.Options{IMDSEndpoint: imds.URL, S3Endpoint: s3.URL})
+		got, err := f.FetchConfig(context.Background(), res("s3://flint-bucket/dir/config.ign"))
+		if err != nil || !bytes.Equal(got, content) {
+			t.Fatalf("FetchConfig = %q, %v; want the object after signing with S3's time", got, err)
+		}
+		if !strings.Contains(logs.String(), "clock") {
+			t.Errorf("the clock correction was not logged")
+		}
+	})
 	t.Run("compression refused", func(t *testing.T) {
 		f, _ := newFetcher(t, resource.Options{IMDSEndpoint: imds.URL})
 		if err := f.Fetch(context.Background(), withGzip(res("s3://flint-bucket/dir/config.ign")), io.Discard); !errors.Is(err, resource.ErrCompressionUnsupported) {
