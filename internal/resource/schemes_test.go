@@ -225,7 +225,7 @@ type fakeS3 struct {
 	*httptest.Server
 	t       *testing.T
 	region  string
-	ahead   time.Duration // how far the server's clock is ahead of ours
+	ahead   time.Duration     // how far the server's clock is ahead of ours
 	objects map[string][]byte // by escaped path: /bucket/key
 	mu      sync.Mutex
 	gets    []*http.Request
