@@ -32,6 +32,8 @@ func TestRetryable(t *testing.T) {
 		{"network unreachable", urlErr(syscall.ENETUNREACH), true},
 		{"timeout", urlErr(os.ErrDeadlineExceeded), true},
 		{"canceled", urlErr(context.Canceled), false},
+		{"local port in use", urlErr(&net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "bind", Err: syscall.EADDRINUSE}}), false},
+		{"privileged local port", urlErr(&net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "bind", Err: syscall.EACCES}}), false},
 		{"unknown authority", urlErr(x509.UnknownAuthorityError{}), false},
 		{"hostname mismatch", urlErr(x509.HostnameError{Host: "x"}), false},
 		{"TLS alert from the server", urlErr(&net.OpError{Op: "remote error", Err: tls.AlertError(70)}), false},

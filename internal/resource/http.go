@@ -274,7 +274,17 @@ func retryable(err error) bool {
 		dnsErr *net.DNSError
 		netErr net.Error
 	)
-	if errors.As(err, &errno) || errors.As(err, &dnsErr) {
+	if errors.As(err, &errno) {
+		// Binding the local end (Request.LocalPort) fails the same way
+		// every time: the caller must pick another port or lacks the
+		// privilege, and waiting for httpTotal would only hide that.
+		switch errno {
+		case syscall.EADDRINUSE, syscall.EADDRNOTAVAIL, syscall.EACCES, syscall.EPERM:
+			return false
+		}
+		return true
+	}
+	if errors.As(err, &dnsErr) {
 		return true
 	}
 	return errors.As(unwrapURLError(err), &netErr) && netErr.Timeout()
