@@ -45,7 +45,7 @@ func render(cfg, settings Config, load Loader, depth int) (Config, Config, error
 	if replace := cfg.Ignition.Config.Replace; replace.Source != nil {
 		next, err := load(settings, replace)
 		if err != nil {
-			return Config{}, settings, fmt.Errorf("ignition.config.replace %s: %w", *replace.Source, err)
+			return Config{}, settings, fmt.Errorf("ignition.config.replace %s: %w", DescribeURL(*replace.Source), err)
 		}
 		return render(next, next, load, depth+1)
 	}
@@ -53,14 +53,14 @@ func render(cfg, settings Config, load Loader, depth int) (Config, Config, error
 	for i, res := range cfg.Ignition.Config.Merge {
 		child, err := load(settings, res)
 		if err != nil {
-			return Config{}, settings, fmt.Errorf("ignition.config.merge.%d %s: %w", i, deref(res.Source), err)
+			return Config{}, settings, fmt.Errorf("ignition.config.merge.%d %s: %w", i, DescribeURL(deref(res.Source)), err)
 		}
 		// The new config's timeouts, proxy and CAs apply to the configs it
 		// names in turn.
 		settings = Merge(result, child)
 		child, settings, err = render(child, settings, load, depth+1)
 		if err != nil {
-			return Config{}, settings, fmt.Errorf("ignition.config.merge.%d %s: %w", i, deref(res.Source), err)
+			return Config{}, settings, fmt.Errorf("ignition.config.merge.%d %s: %w", i, DescribeURL(deref(res.Source)), err)
 		}
 		result = Merge(result, child)
 	}

@@ -80,6 +80,13 @@ func TestRender(t *testing.T) {
 			wantErr:     errors.New("ignition.config.merge.0 missing: not found"),
 		},
 		{
+			name:        "errors never show a data URL's content or a URL's credentials",
+			cfg:         Config{Ignition: Ignition{Config: IgnitionConfig{Merge: []Resource{ref("data:,SECRET"), ref("https://u:TOKEN@h/c.ign?sig=SIG")}}}},
+			configs:     map[string]Config{"data:,SECRET": {}},
+			wantFetches: []string{"data:,SECRET@0", "https://u:TOKEN@h/c.ign?sig=SIG@0"},
+			wantErr:     errors.New("ignition.config.merge.1 https://h/c.ign: not found"),
+		},
+		{
 			name:    "a loop stops at the depth limit",
 			cfg:     Config{Ignition: Ignition{Config: IgnitionConfig{Replace: ref("self")}}},
 			configs: map[string]Config{"self": {Ignition: Ignition{Config: IgnitionConfig{Replace: ref("self")}}}},

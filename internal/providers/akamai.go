@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -53,7 +54,7 @@ func (p akamaiProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 	}
 	token := string(bytes.TrimSpace(data))
 	if token == "" {
-		return nil, fmt.Errorf("akamai: %s: the Metadata service answered with an empty token", redactedURL(tokenReq.URL))
+		return nil, fmt.Errorf("akamai: %s: the Metadata service answered with an empty token", config.DescribeURL(tokenReq.URL))
 	}
 
 	r := resource.Request{

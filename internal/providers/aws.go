@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -69,7 +70,7 @@ func (p awsProvider) token(ctx context.Context) (string, error) {
 	}
 	token := string(bytes.TrimSpace(data))
 	if token == "" {
-		return "", fmt.Errorf("aws: %s: IMDSv2 answered with an empty session token", redactedURL(r.URL))
+		return "", fmt.Errorf("aws: %s: IMDSv2 answered with an empty session token", config.DescribeURL(r.URL))
 	}
 	return token, nil
 }

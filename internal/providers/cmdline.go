@@ -217,7 +217,7 @@ func (s cmdlineSource) FetchConfig(ctx context.Context) ([]byte, error) {
 // fetchURL fetches the config ignition.config.url names, with any scheme
 // the fetcher supports (a data URL works in fetch-offline).
 func (s cmdlineSource) fetchURL(ctx context.Context, u string) ([]byte, error) {
-	shown := redactedURL(u)
+	shown := config.DescribeURL(u)
 	if strings.HasPrefix(strings.ToLower(u), "data:") {
 		shown = "a data URL"
 	}

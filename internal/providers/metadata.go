@@ -14,10 +14,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -57,12 +57,12 @@ func (s userDataService) FetchConfig(ctx context.Context) ([]byte, error) {
 // resource.ErrNotFound and *resource.StatusError still match.
 func getMetadata(ctx context.Context, env Env, prefix string, r resource.Request) ([]byte, error) {
 	if env.Getter == nil {
-		return nil, fmt.Errorf("%s: %s: no fetcher configured", prefix, redactedURL(r.URL))
+		return nil, fmt.Errorf("%s: %s: no fetcher configured", prefix, config.DescribeURL(r.URL))
 	}
 	data, err := env.Getter.Get(ctx, r)
 	if err != nil {
 		// The fetcher's status errors name the URL already.
-		if u := redactedURL(r.URL); !strings.Contains(err.Error(), u) {
+		if u := config.DescribeURL(r.URL); !strings.Contains(err.Error(), u) {
 			return nil, fmt.Errorf("%s: %s: %w", prefix, u, err)
 		}
 		return nil, fmt.Errorf("%s: %w", prefix, err)
@@ -73,7 +73,7 @@ func getMetadata(ctx context.Context, env Env, prefix string, r resource.Request
 // noUserData logs that the platform holds no user-data and returns
 // ErrNoConfig, naming where flint looked; cause is why (a 404), or nil.
 func noUserData(env Env, platform, rawURL string, cause error) error {
-	u := redactedURL(rawURL)
+	u := config.DescribeURL(rawURL)
 	if cause != nil {
 		env.logger().Info("no user-data on the platform: booting with an empty config", "platform", platform, "url", u, "reason", cause)
 	} else {
@@ -89,13 +89,13 @@ func finishUserData(env Env, platform, rawURL string, data []byte, decode func([
 	if decode != nil {
 		var err error
 		if data, err = decode(data); err != nil {
-			return nil, fmt.Errorf("%s: user-data from %s: %w", platform, redactedURL(rawURL), err)
+			return nil, fmt.Errorf("%s: user-data from %s: %w", platform, config.DescribeURL(rawURL), err)
 		}
 	}
 	if len(data) == 0 {
 		return nil, noUserData(env, platform, rawURL, nil)
 	}
-	env.logger().Info("fetched user-data", "platform", platform, "url", redactedURL(rawURL), "bytes", len(data))
+	env.logger().Info("fetched user-data", "platform", platform, "url", config.DescribeURL(rawURL), "bytes", len(data))
 	return data, nil
 }
 
@@ -129,21 +129,6 @@ func gunzipIfCompressed(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("decompressing gzip: %w", err)
 	}
 	return out, nil
-}
-
-// redactedURL returns rawURL fit for a log or an error: without user
-// information, query or fragment, which may carry credentials.
-func redactedURL(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.ForceQuery = false
-	u.Fragment = ""
-	u.RawFragment = ""
-	return u.String()
 }
 
 // raceSource is one place a racing provider looks for the user config.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -209,7 +210,7 @@ func (g *metadataGetter) Get(ctx context.Context, r resource.Request) ([]byte, e
 		case resp.StatusCode == http.StatusNotFound:
 			return nil, resource.ErrNotFound
 		default:
-			return nil, &resource.StatusError{URL: redactedURL(r.URL), Status: resp.StatusCode}
+			return nil, &resource.StatusError{URL: config.DescribeURL(r.URL), Status: resp.StatusCode}
 		}
 	}
 }
@@ -348,20 +349,6 @@ func mdGzip(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-func TestRedactedURL(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"http://169.254.169.254/latest/user-data", "http://169.254.169.254/latest/user-data"},
-		{"http://169.254.169.254/metadata/instance/compute/userData?api-version=2021-01-01&format=text", "http://169.254.169.254/metadata/instance/compute/userData"},
-		{"https://user:secret@example.com/a#frag", "https://example.com/a"},
-		{"http://[fe80::a9fe:a9fe%25eth0]/openstack/latest/user_data", "http://[fe80::a9fe:a9fe%25eth0]/openstack/latest/user_data"},
-		{"http://[::1", "(unparsable URL)"},
-	} {
-		if got := redactedURL(tc.in); got != tc.want {
-			t.Errorf("redactedURL(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
 }
 
 func TestGunzipIfCompressed(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -103,9 +104,9 @@ func getRaceUserData(ctx context.Context, env Env, rawURL string) ([]byte, error
 	data, err := getMetadata(ctx, env, "metadata service", resource.Request{URL: rawURL})
 	switch {
 	case errors.Is(err, resource.ErrNotFound):
-		return nil, fmt.Errorf("metadata service: %s: %w", redactedURL(rawURL), ErrNoConfig)
+		return nil, fmt.Errorf("metadata service: %s: %w", config.DescribeURL(rawURL), ErrNoConfig)
 	case err == nil && len(data) == 0:
-		return nil, fmt.Errorf("metadata service: %s: user-data is empty: %w", redactedURL(rawURL), ErrNoConfig)
+		return nil, fmt.Errorf("metadata service: %s: user-data is empty: %w", config.DescribeURL(rawURL), ErrNoConfig)
 	}
 	return data, err
 }

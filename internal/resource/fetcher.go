@@ -190,7 +190,7 @@ func (f *Fetcher) Configure(ctx context.Context, ign config.Ignition) error {
 	for _, ca := range cas {
 		name := "(no source)"
 		if ca.Source != nil {
-			name = redactURL(*ca.Source)
+			name = config.DescribeURL(*ca.Source)
 		}
 		bundle, err := f.caBundle(ctx, ca)
 		if err != nil {
@@ -291,7 +291,7 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 		return nil
 	}
 	src := *res.Source
-	name := redactURL(src)
+	name := config.DescribeURL(src)
 	u, err := url.Parse(src)
 	if err != nil {
 		return fmt.Errorf("%s: invalid URL: %w", name, unwrapURLError(err))
@@ -334,7 +334,7 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 // answer (at most MaxConfigSize bytes). The request's headers override the
 // default ones and are dropped on a redirect to another host.
 func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
-	name := redactURL(r.URL)
+	name := config.DescribeURL(r.URL)
 	u, err := url.Parse(r.URL)
 	if err != nil {
 		return nil, fmt.Errorf("%s: invalid URL: %w", name, unwrapURLError(err))

@@ -298,7 +298,7 @@ func scrub(err error, name string) error {
 	if !errors.As(err, &ue) {
 		return err
 	}
-	if target := redactURL(ue.URL); target != name {
+	if target := config.DescribeURL(ue.URL); target != name {
 		return fmt.Errorf("redirected to %s: %w", target, ue.Err)
 	}
 	return ue.Err

@@ -66,10 +66,10 @@ func parseProxyURL(s string) (*url.URL, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return nil, fmt.Errorf("invalid proxy URL %s: %w", redactURL(s), unwrapURLError(err))
+		return nil, fmt.Errorf("invalid proxy URL %s: %w", config.DescribeURL(s), unwrapURLError(err))
 	}
 	if u.Host == "" || !knownProxyScheme(u.Scheme) {
-		return nil, fmt.Errorf("invalid proxy URL %s: want http://, https://, socks5:// or socks5h:// and a host", redactURL(s))
+		return nil, fmt.Errorf("invalid proxy URL %s: want http://, https://, socks5:// or socks5h:// and a host", config.DescribeURL(s))
 	}
 	return u, nil
 }

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/flintboot/flint/config"
 )
 
 // s3Object is where an s3:// or arn: URL points.
@@ -283,7 +285,7 @@ func (f *Fetcher) metaRequest(ctx context.Context, method, target string, h http
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		drain(resp.Body)
-		return nil, &StatusError{URL: redactURL(target), Status: resp.StatusCode}
+		return nil, &StatusError{URL: config.DescribeURL(target), Status: resp.StatusCode}
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 }
