@@ -39,9 +39,8 @@ func isFieldName(k string) bool {
 // only; every other attribute is shown in the message and also stored as
 // FLINT_<KEY>, so entries can be filtered with journalctl FLINT_STAGE=fetch.
 type journalHandler struct {
-	send  JournalSender
-	attrs []slog.Attr
-	group string
+	send JournalSender
+	scope
 }
 
 // NewJournalHandler returns a handler that sends every record, debug
@@ -58,7 +57,7 @@ func (h *journalHandler) Enabled(context.Context, slog.Level) bool { return true
 
 func (h *journalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
-	c.attrs = append(append([]slog.Attr(nil), h.attrs...), prefixed(h.group, attrs)...)
+	c.scope = h.withAttrs(attrs)
 	return &c
 }
 
@@ -67,7 +66,7 @@ func (h *journalHandler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	c := *h
-	c.group = h.group + name + "."
+	c.scope = h.withGroup(name)
 	return &c
 }
 

@@ -18,8 +18,7 @@ type textHandler struct {
 	w     io.Writer
 	mu    *sync.Mutex
 	level slog.Leveler
-	attrs []slog.Attr // with group prefixes applied
-	group string      // prefix for later attributes: "g." or ""
+	scope
 }
 
 // NewTextHandler returns a handler writing human-readable lines to w, for
@@ -37,7 +36,7 @@ func (h *textHandler) Enabled(_ context.Context, l slog.Level) bool {
 
 func (h *textHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
-	c.attrs = append(append([]slog.Attr(nil), h.attrs...), prefixed(h.group, attrs)...)
+	c.scope = h.withAttrs(attrs)
 	return &c
 }
 
@@ -46,7 +45,7 @@ func (h *textHandler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	c := *h
-	c.group = h.group + name + "."
+	c.scope = h.withGroup(name)
 	return &c
 }
 
@@ -88,6 +87,21 @@ func levelName(l slog.Level) string {
 		return "INFO"
 	}
 	return "DEBUG"
+}
+
+// scope is what WithAttrs and WithGroup accumulate, the same for every
+// handler here.
+type scope struct {
+	attrs []slog.Attr // with group prefixes applied
+	group string      // prefix for later attributes: "g." or ""
+}
+
+func (s scope) withAttrs(attrs []slog.Attr) scope {
+	return scope{attrs: append(append([]slog.Attr(nil), s.attrs...), prefixed(s.group, attrs)...), group: s.group}
+}
+
+func (s scope) withGroup(name string) scope {
+	return scope{attrs: s.attrs, group: s.group + name + "."}
 }
 
 // collect returns the handler's attributes then the record's, with group
