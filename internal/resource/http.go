@@ -94,7 +94,7 @@ func (r *httpRequest) checkRedirect(defaults http.Header) func(*http.Request, []
 			return errors.New("stopped after 10 redirects")
 		}
 		orig := via[0].URL
-		if hostPort(orig) == hostPort(req.URL) && !(orig.Scheme == "https" && req.URL.Scheme == "http") {
+		if origin(orig) == origin(req.URL) && !(orig.Scheme == "https" && req.URL.Scheme == "http") {
 			return nil
 		}
 		for _, k := range r.private {
@@ -109,11 +109,13 @@ func (r *httpRequest) checkRedirect(defaults http.Header) func(*http.Request, []
 	}
 }
 
-// hostPort is u's lower-case host with the scheme's port made explicit.
-func hostPort(u *url.URL) string {
+// origin is u's lower-case host and its port, the port left out when it
+// is the scheme's default: http://example.com and https://example.com are
+// the same host, so an upgrade to https keeps the headers.
+func origin(u *url.URL) string {
 	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	if port == map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)] {
+		port = ""
 	}
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

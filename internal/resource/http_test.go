@@ -451,6 +451,45 @@ func TestDefaultHeadersAndRedirects(t *testing.T) {
 	})
 }
 
+func TestRedirectToHTTPSKeepsHeaders(t *testing.T) {
+	// http://example.com and https://example.com are mapped to two local
+	// servers; httptest's certificate is valid for example.com.
+	auth := make(chan string, 1)
+	tlsSrv := quietTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth <- r.Header.Get("Authorization")
+		io.WriteString(w, "upgraded")
+	}))
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://example.com/target", http.StatusMovedPermanently)
+	}))
+	defer plain.Close()
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		switch addr {
+		case "example.com:80":
+			addr = plain.Listener.Addr().String()
+		case "example.com:443":
+			addr = tlsSrv.Listener.Addr().String()
+		default:
+			return nil, fmt.Errorf("test dialled %s", addr)
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	f, _ := newFetcher(t, resource.Options{DialContext: dial})
+	var ign config.Ignition
+	ign.Security.TLS.CertificateAuthorities = []config.Resource{res(dataURL(certPEM(tlsSrv)))}
+	if err := f.Configure(context.Background(), ign); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.FetchConfig(context.Background(), withHeader(res("http://example.com/x"), "Authorization", "Bearer secret"))
+	if err != nil || string(got) != "upgraded" {
+		t.Fatalf("FetchConfig = %q, %v", got, err)
+	}
+	if a := <-auth; a != "Bearer secret" {
+		t.Errorf("Authorization after a redirect from http to https on the same host = %q, want the config's", a)
+	}
+}
+
 func TestGet(t *testing.T) {
 	var n counter
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
