@@ -187,7 +187,7 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return retryable(err), fmt.Errorf("%s: %w", r.name, scrub(err, r.name))
+		return retryable(err), fmt.Errorf("%s: %w", r.name, scrub(err, r.url))
 	}
 	defer resp.Body.Close()
 
@@ -293,14 +293,15 @@ func retryable(err error) bool {
 }
 
 // scrub takes net/http's *url.Error apart: its URL may carry credentials
-// and the caller names the URL already. A redirect target is kept,
-// redacted.
-func scrub(err error, name string) error {
+// and the caller names the URL already. requested is the URL the request
+// was made for; when the error is about another one, a redirect led
+// there, and that target is kept, redacted.
+func scrub(err error, requested string) error {
 	var ue *url.Error
 	if !errors.As(err, &ue) {
 		return err
 	}
-	if target := config.DescribeURL(ue.URL); target != name {
+	if target := config.DescribeURL(ue.URL); target != config.DescribeURL(requested) {
 		return fmt.Errorf("redirected to %s: %w", target, ue.Err)
 	}
 	return ue.Err

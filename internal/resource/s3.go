@@ -185,7 +185,7 @@ func (f *Fetcher) bucketRegion(ctx context.Context, o s3Object, hint string) str
 			return hint
 		}
 		cancel()
-		f.log.Warn("S3 bucket region lookup failed", "bucket", o.bucket, "attempt", attempt, "error", scrub(err, ""))
+		f.log.Warn("S3 bucket region lookup failed", "bucket", o.bucket, "attempt", attempt, "error", scrub(err, target.String()))
 		if !retryable(err) || ctx.Err() != nil {
 			break
 		}
@@ -280,7 +280,7 @@ func (f *Fetcher) metaRequest(ctx context.Context, method, target string, h http
 	req.Header.Set("User-Agent", "flint/"+f.opts.Version)
 	resp, err := f.meta.Do(req)
 	if err != nil {
-		return nil, scrub(err, "")
+		return nil, fmt.Errorf("%s: %w", config.DescribeURL(target), scrub(err, target))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -481,3 +481,28 @@ func TestGS(t *testing.T) {
 		})
 	}
 }
+
+func TestNetworkErrorsDoNotInventRedirects(t *testing.T) {
+	// s3 and gs URLs are fetched from another URL than they read, and the
+	// metadata services are asked without any redirect: none of that is
+	// a redirect, and an error saying so sends the operator hunting for
+	// one.
+	f, logs := newFetcher(t, resource.Options{})
+	f.SetTotalTimeout(100 * time.Millisecond)
+	for _, u := range []string{"gs://bucket/object", "s3://bucket/key"} {
+		err := f.Fetch(context.Background(), res(u), io.Discard)
+		if err == nil || strings.Contains(err.Error(), "redirected") {
+			t.Errorf("Fetch(%s) from a closed port = %v, want a connection error without a redirect", u, err)
+		}
+	}
+	if strings.Contains(logs.String(), "redirected") {
+		t.Errorf("log speaks of a redirect where there was none:\n%s", logs)
+	}
+
+	srv := httptest.NewServer(http.RedirectHandler(closedEndpoint+"/moved", http.StatusFound))
+	defer srv.Close()
+	err := f.Fetch(context.Background(), res(srv.URL+"/x"), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "redirected to "+closedEndpoint+"/moved") {
+		t.Errorf("Fetch through a redirect to a closed port = %v, want the redirect's target named", err)
+	}
+}
