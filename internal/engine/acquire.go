@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -334,23 +333,10 @@ func summary(report config.Report) string {
 }
 
 // describeSource is a resource source fit for logs, errors and the
-// journal: a data URL is its contents, so it is named, not shown; other
-// URLs lose their user information, query and fragment, where tokens and
-// presigned signatures live.
+// journal: config.DescribeURL, the one redactor every flint log line and
+// error uses.
 func describeSource(s string) string {
-	if isDataURL(s) {
-		return "data URL"
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.ForceQuery = false
-	u.Fragment = ""
-	u.RawFragment = ""
-	return u.String()
+	return config.DescribeURL(s)
 }
 
 func isDataURL(s string) bool {

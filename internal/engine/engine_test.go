@@ -566,3 +566,24 @@ func TestFetcherCreationFailure(t *testing.T) {
 		t.Fatalf("Run() = %v, want ErrSetup", err)
 	}
 }
+
+// A URL without the scheme's slashes (https:user:password@host/x) has its
+// credentials in the opaque part, which url.Parse does not split into
+// userinfo; the logs, the state and the journal must not show them.
+func TestOpaqueURLCredentialsHidden(t *testing.T) {
+	for _, stage := range []string{"fetch-offline", "fetch"} {
+		t.Run(stage, func(t *testing.T) {
+			h := newHarness(t, stage, serve(`{"ignition":{"version":"3.4.0","config":{"merge":[{"source":"https:admin:hunter2@127.0.0.1:1/x.ign"}]}}}`))
+			err := h.run(stage)
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("Run(%s) = %v, shows the password", stage, err)
+			}
+			if strings.Contains(h.logs.String(), "hunter2") {
+				t.Errorf("Run(%s) logged the password", stage)
+			}
+			if raw, _ := os.ReadFile(h.opts.StateFile); strings.Contains(string(raw), "hunter2") {
+				t.Errorf("Run(%s) wrote the password to the state file: %s", stage, raw)
+			}
+		})
+	}
+}
