@@ -139,7 +139,16 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 			return nil
 		}
 		if ctx.Err() != nil {
-			return stopped(ctx, r.name, nc.total, attempt, last)
+			if s.n == 0 {
+				return stopped(ctx, r.name, nc.total, attempt, last)
+			}
+			// The answer was streaming when time ran out: say so, and
+			// how much of it the caller's writer already holds.
+			err = stopped(ctx, r.name, nc.total, attempt, err)
+			if s.reset == nil {
+				err = fmt.Errorf("%w; %d bytes were already written", err, s.n)
+			}
+			return err
 		}
 		if !retry {
 			return err

@@ -224,6 +224,23 @@ func TestTotalTimeout(t *testing.T) {
 			t.Errorf("Fetch = %v, want ErrTimeout wrapping ECONNREFUSED", err)
 		}
 	})
+	t.Run("time runs out while the body streams", func(t *testing.T) {
+		stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "1000")
+			io.WriteString(w, strings.Repeat("x", 100))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		defer stall.Close()
+		f, _ := newFetcher(t, resource.Options{})
+		f.SetTotalTimeout(300 * time.Millisecond)
+		var buf bytes.Buffer
+		err := f.Fetch(context.Background(), res(stall.URL+"/x"), &buf)
+		if !errors.Is(err, resource.ErrTimeout) || buf.Len() != 100 ||
+			!strings.Contains(err.Error(), "100 bytes") || strings.Contains(err.Error(), "waiting for an answer") {
+			t.Errorf("Fetch = %v with %d bytes written, want ErrTimeout saying the 100 bytes were written", err, buf.Len())
+		}
+	})
 	t.Run("caller cancels", func(t *testing.T) {
 		f, _ := newFetcher(t, resource.Options{})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
