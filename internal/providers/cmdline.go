@@ -79,14 +79,17 @@ func nextKernelArg(s string) (KernelArg, string) {
 		s = s[1:]
 	}
 	inQuote := quotedWord
-	eq := -1
+	// eq is where the key ends. As in next_arg, whose "equals == 0" means
+	// both "none yet" and "at 0", an "=" in first place does not count:
+	// "=a" is a bare word and "=a=b" is the key "=a".
+	eq := 0
 	end := 0
 	for ; end < len(s); end++ {
 		c := s[end]
 		if !inQuote && strings.IndexByte(kernelBlanks, c) >= 0 {
 			break
 		}
-		if eq < 0 && c == '=' {
+		if eq == 0 && c == '=' {
 			eq = end
 		}
 		if c == '"' {
@@ -97,7 +100,7 @@ func nextKernelArg(s string) (KernelArg, string) {
 	// The kernel drops one trailing quote, once, when the value or the
 	// whole word was opened by a quote.
 	trailingQuote := strings.HasSuffix(word, `"`)
-	if eq < 0 {
+	if eq == 0 {
 		key := word
 		if quotedWord && trailingQuote {
 			key = key[:len(key)-1]

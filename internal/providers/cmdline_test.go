@@ -48,6 +48,11 @@ func TestParseCmdline(t *testing.T) {
 		// Parameters end at "--"; the rest is init's.
 		{"quiet -- ignition.config.url=x", Cmdline{bare("quiet")}},
 		{"quiet --=x y", Cmdline{bare("quiet"), kv("--", "x"), bare("y")}},
+		// next_arg looks for the "=" with "equals == 0", so one in first
+		// place does not split: "=a" is a bare word, "=a=b" is key "=a".
+		{"=a", Cmdline{bare("=a")}},
+		{"=a=b ==", Cmdline{kv("=a", "b"), kv("=", "")}},
+		{`"=a b"`, Cmdline{bare("=a b")}},
 	}
 	for _, tt := range tests {
 		if got := ParseCmdline(tt.in); !reflect.DeepEqual(got, tt.want) {
