@@ -14,11 +14,17 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxStderr bounds how much of a failed command's standard error an error
 // carries: enough for the reason, not a whole log.
 const maxStderr = 4096
+
+// waitDelay is how long Run keeps reading a killed command's output: a
+// child it left behind may hold the pipes open for as long as it lives
+// (os/exec, Cmd.WaitDelay).
+const waitDelay = time.Second
 
 // CommandError is a command that could not start or exited unsuccessfully.
 type CommandError struct {
@@ -69,6 +75,7 @@ func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, e
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = r.Env
+	cmd.WaitDelay = waitDelay
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

@@ -66,6 +66,25 @@ func TestRunnerContext(t *testing.T) {
 	}
 }
 
+// A command killed at its deadline can leave a child holding its output
+// pipes (a forking helper, a shell's background job); Run must not wait
+// for that child.
+func TestRunnerContextOrphanHoldsOutput(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on this machine")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Runner{}.Run(ctx, "sh", "-c", "sleep 10 & sleep 10")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run(sh with a background child) returned after %v, want soon after its 100ms deadline", d.Round(time.Millisecond))
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run(sh with a background child) past its deadline = %v, want context.DeadlineExceeded", err)
+	}
+}
+
 func TestTrimStderr(t *testing.T) {
 	long := strings.Repeat("x", maxStderr) + "the reason"
 	got := trimStderr([]byte(long + "\n"))
