@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flintboot/flint/internal/resource"
 )
 
 const (
@@ -34,6 +36,11 @@ const (
 	// while networkd has none yet.
 	leasePollInterval = 500 * time.Millisecond
 )
+
+// offliner is a Getter that knows it is offline (*resource.Fetcher).
+type offliner interface {
+	Offline() bool
+}
 
 // errNoLease means no DHCP lease naming a server appeared in time.
 var errNoLease = errors.New("no DHCP lease with a server address")
@@ -63,6 +70,12 @@ func (p cloudstackProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 func (p cloudstackProvider) fetchMetadata(ctx context.Context) ([]byte, error) {
 	base := p.env.Endpoint
 	if base == "" {
+		// In fetch-offline networkd holds no lease yet, and waiting for
+		// one would only fail the stage: the fetch stage, with the
+		// network up, runs the race again.
+		if o, ok := p.env.Getter.(offliner); ok && o.Offline() {
+			return nil, fmt.Errorf("metadata service: finding the virtual router (the DHCP server): %w", resource.ErrNeedNet)
+		}
 		addr, err := waitDHCPServer(ctx, p.env)
 		if err != nil {
 			return nil, fmt.Errorf("metadata service: finding the virtual router (the DHCP server): %w", err)

@@ -140,3 +140,20 @@ func TestCloudStackNoLeaseNoDrive(t *testing.T) {
 	}
 	t.Logf("error (as an operator reads it): %v", err)
 }
+
+// In fetch-offline the network is down, so networkd holds no lease yet:
+// the provider must say it needs the network at once, as the reference's
+// does, not wait for a lease that only the fetch stage's network brings
+// and then fail the stage.
+func TestCloudStackOfflineWithoutLease(t *testing.T) {
+	env := metadataEnv(t, resource.New(resource.Options{Offline: true}), "")
+	env.Mounter = &raceDriveMounter{}
+	env.Wait = time.Minute
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := newCloudStack(env).FetchConfig(ctx)
+	if !errors.Is(err, resource.ErrNeedNet) || time.Since(start) > 2*time.Second {
+		t.Fatalf("offline FetchConfig() = %v after %v, want resource.ErrNeedNet at once", err, time.Since(start))
+	}
+}

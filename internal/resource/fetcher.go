@@ -329,6 +329,11 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 	}
 }
 
+// Offline says whether the fetcher refuses every URL but data URLs (the
+// fetch-offline stage), for a provider that has to find its server before
+// it can ask the fetcher anything (CloudStack waits for a DHCP lease).
+func (f *Fetcher) Offline() bool { return f.opts.Offline }
+
 // Get makes one metadata request for a platform provider, with the
 // fetcher's retries and timeouts, and returns the body of the successful
 // answer (at most MaxConfigSize bytes). The request's headers override the
