@@ -173,7 +173,7 @@ func run(ctx context.Context, o Options, list []stage) error {
 		for _, s := range list {
 			names = append(names, s.name)
 		}
-		return fmt.Errorf("%w %q (known stages: %s)", ErrUnknownStage, o.Stage, strings.Join(names, ", "))
+		return fmt.Errorf("stage %s: %w (known stages: %s)", o.Stage, ErrUnknownStage, strings.Join(names, ", "))
 	}
 	o = o.withDefaults()
 	log := o.Logger.With(oplog.StageKey, st.name)

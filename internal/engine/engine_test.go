@@ -175,6 +175,9 @@ func TestUnknownStage(t *testing.T) {
 	if !errors.Is(err, ErrUnknownStage) || !strings.Contains(err.Error(), "fetch-offline, fetch") {
 		t.Fatalf("Run(disks) = %v, want ErrUnknownStage listing the stages", err)
 	}
+	if !strings.HasPrefix(err.Error(), "stage disks: ") {
+		t.Errorf("Run(disks) = %q, want the stage prefix like every other failure", err)
+	}
 }
 
 func TestStages(t *testing.T) {
