@@ -121,7 +121,7 @@ func (c *checker) proxyURL(s *string, p jsonPath) {
 	}
 	u, err := url.Parse(*s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		c.errorf(p, "invalid proxy %q: it must be an http:// or https:// URL", *s)
+		c.errorf(p, "invalid proxy %s: it must be an http:// or https:// URL", DescribeURL(*s))
 	}
 }
 
@@ -192,14 +192,14 @@ func (c *checker) hash(h string, p jsonPath) {
 func (c *checker) url(s string, p jsonPath) {
 	u, err := url.Parse(s)
 	if err != nil {
-		c.errorf(p, "invalid URL %q: %v", truncate(s, 60), unwrapURLError(err))
+		c.errorf(p, "invalid URL: %v", unwrapURLError(err))
 		return
 	}
 	scheme := u.Scheme
 	since, known := schemeSince[scheme]
 	switch {
 	case scheme == "":
-		c.errorf(p, "URL %q has no scheme: use http, https, tftp, s3, gs, arn or data", truncate(s, 60))
+		c.errorf(p, "URL %s has no scheme: use http, https, tftp, s3, gs, arn or data", DescribeURL(s))
 		return
 	case !known:
 		c.errorf(p, "unsupported URL scheme %q: use http, https, tftp, s3, gs, arn or data", scheme)

@@ -218,9 +218,9 @@ func (c *checker) clevisCustom(cu ClevisCustom, p jsonPath) {
 func (c *checker) tang(t Tang, p jsonPath) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
-		c.errorf(p.with("url"), "invalid tang URL %q: %v", t.URL, unwrapURLError(err))
+		c.errorf(p.with("url"), "invalid tang URL: %v", unwrapURLError(err))
 	} else if u.Scheme != "http" && u.Scheme != "https" {
-		c.errorf(p.with("url"), "tang URL %q must be http or https", t.URL)
+		c.errorf(p.with("url"), "tang URL %s must be http or https", DescribeURL(t.URL))
 	}
 	if !notEmpty(t.Thumbprint) {
 		c.errorf(p.with("thumbprint"), "tang thumbprint is required")
