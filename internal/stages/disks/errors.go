@@ -24,3 +24,18 @@ func (e *ConflictError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrConflict) hold.
 func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// ErrDeviceTimeout means a device the config names did not appear in time.
+var ErrDeviceTimeout = errors.New("device did not appear")
+
+// ErrNotSupported means the config asks for something this version of
+// flint cannot do yet; the stage refuses rather than skip it.
+var ErrNotSupported = errors.New("not supported yet")
+
+// ErrKernelView means the kernel's partitions differ from the table just
+// written, even after partx: later steps would format the wrong extents.
+var ErrKernelView = errors.New("the kernel's view of the partitions differs from the plan")
+
+// ErrFilesystemMismatch means a device holds a filesystem the config does
+// not describe and wipeFilesystem is false: the stage will not destroy it.
+var ErrFilesystemMismatch = errors.New("is not of the correct type, label, or UUID")
