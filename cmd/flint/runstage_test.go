@@ -80,8 +80,8 @@ func TestRunStage(t *testing.T) {
 				os.WriteFile(m.path("run/ignition/state"), []byte("{"), 0o600)
 			},
 			wantCode: 3, wantStderr: "flint: stage fetch-offline: setup failed: state file"},
-		{name: "unknown stage", args: []string{"run", "-stage", "disks", "-platform", "file"},
-			wantCode: 2, wantStderr: `unknown stage "disks" (known stages: fetch-offline, fetch)`},
+		{name: "unknown stage", args: []string{"run", "-stage", "nonesuch", "-platform", "file"},
+			wantCode: 2, wantStderr: `unknown stage "nonesuch" (known stages: fetch-offline, fetch, disks)`},
 		{name: "unknown platform", args: []string{"run", "-stage", "fetch", "-platform", "nimbus"},
 			wantCode: 2, wantStderr: `unknown platform "nimbus" (known platforms: `},
 		{name: "no stage", args: []string{"run", "-platform", "file"}, wantCode: 2, wantStderr: "-stage is required"},

@@ -21,11 +21,14 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/providers"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/stages/disks"
 	"github.com/flintboot/flint/internal/stages/fetch"
 	"github.com/flintboot/flint/internal/stages/fetchoffline"
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // The reference's defaults (ignition.md §4.1), so distro units written for
@@ -137,6 +140,21 @@ func stageList() []stage {
 			acquire: fetchOnline,
 			run: func(ctx context.Context, r *stageRun) error {
 				return fetch.Run(ctx, fetch.Deps{Logger: r.log, ConfigCache: r.o.ConfigCache})
+			},
+		},
+		{
+			name:    "disks",
+			acquire: fromCache,
+			run: func(ctx context.Context, r *stageRun) error {
+				kernel := blockdev.Kernel{}
+				return disks.Run(ctx, disks.Deps{
+					Config:  r.config,
+					Logger:  r.log,
+					Runner:  sys.Runner{Logger: r.log.With(oplog.OpKey, "command")},
+					Devices: kernel,
+					Users:   kernel,
+					Udev:    blockdev.UdevRunning(),
+				})
 			},
 		},
 	}

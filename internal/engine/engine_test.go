@@ -170,19 +170,37 @@ func filePaths(cfg config.Config) []string {
 }
 
 func TestUnknownStage(t *testing.T) {
-	h := newHarness(t, "disks", serve(`{}`))
-	err := h.run("disks")
-	if !errors.Is(err, ErrUnknownStage) || !strings.Contains(err.Error(), "fetch-offline, fetch") {
-		t.Fatalf("Run(disks) = %v, want ErrUnknownStage listing the stages", err)
+	h := newHarness(t, "no-such-stage", serve(`{}`))
+	err := h.run("no-such-stage")
+	if !errors.Is(err, ErrUnknownStage) || !strings.Contains(err.Error(), "fetch-offline, fetch, disks") {
+		t.Fatalf("Run(no-such-stage) = %v, want ErrUnknownStage listing the stages", err)
 	}
-	if !strings.HasPrefix(err.Error(), "stage disks: ") {
-		t.Errorf("Run(disks) = %q, want the stage prefix like every other failure", err)
+	if !strings.HasPrefix(err.Error(), "stage no-such-stage: ") {
+		t.Errorf("Run(no-such-stage) = %q, want the stage prefix like every other failure", err)
 	}
 }
 
 func TestStages(t *testing.T) {
-	if got := strings.Join(Stages(), " "); got != "fetch-offline fetch" {
-		t.Errorf("Stages() = %q, want the fetch stages in order", got)
+	if got := strings.Join(Stages(), " "); got != "fetch-offline fetch disks" {
+		t.Errorf("Stages() = %q, want the stages in boot order", got)
+	}
+}
+
+// The disks stage reads the cache fetch-offline wrote. Its refusal of
+// RAID comes before it looks at any device, so this runs anywhere.
+func TestDisksStageReadsTheCache(t *testing.T) {
+	h := newHarness(t, "fetch-offline", serve(`{"ignition":{"version":"3.4.0"},"storage":{"raid":[{"name":"md0","level":"raid1","devices":["/dev/vdx","/dev/vdy"]}]}}`))
+	h.mustRun("fetch-offline")
+	err := h.run("disks")
+	if err == nil || err.Error() != "stage disks: storage.raid is not supported yet" {
+		t.Fatalf("Run(disks) = %v, want the honest refusal of RAID", err)
+	}
+
+	h = newHarness(t, "fetch-offline", serve(`{"ignition":{"version":"3.4.0"}}`))
+	h.mustRun("fetch-offline")
+	h.mustRun("disks")
+	if !strings.Contains(h.logs.String(), "nothing to do") {
+		t.Errorf("the disks stage of an empty config did not say it had nothing to do:\n%s", h.logs.String())
 	}
 }
 
