@@ -55,7 +55,12 @@ type diskCase struct {
 	// Out are the disks after a successful run, in the order of In. Give
 	// either Out or WantFail.
 	Out []disk
-	// WantFail is a substring of the error the disks stage must fail with.
+	// Background marks a case that waits out the stage's device timeout
+	// (90 s; flint has no flag for it): it is started before the other
+	// cases and checked after them, so that its wait overlaps their work.
+	Background bool
+	// WantFail is a substring of the error the disks stage must fail with,
+	// with the same placeholders as Config.
 	// The disks must then be unchanged: sfdisk --json, the kernel's view
 	// of the partitions and blkid -p of every node read exactly as before,
 	// and every file of In is still there.
@@ -293,7 +298,14 @@ func attach(t *testing.T, dir string, i int, sizeMiB, ss int64) loopDisk {
 	if ss != 512 {
 		args = append(args, "--sector-size", strconv.FormatInt(ss, 10))
 	}
-	dev := strings.TrimSpace(sh(t, "losetup", append(args, image)...))
+	out, errOut, err := shTry("losetup", append(args, image)...)
+	if err != nil && ss != 512 {
+		t.Skipf("losetup cannot attach with %d-byte logical sectors here: %v: %s", ss, err, errOut)
+	}
+	if err != nil {
+		t.Fatalf("losetup %s: %v: %s", strings.Join(args, " "), err, errOut)
+	}
+	dev := strings.TrimSpace(out)
 	if !strings.HasPrefix(dev, "/dev/loop") {
 		t.Fatalf("losetup printed %q, not a loop device", dev)
 	}
@@ -751,11 +763,18 @@ func checkFiles(t *testing.T, dir, node, name string, want filesystem) {
 	}
 }
 
-// runWithin runs one stage like machine.run, but kills it after d so a
-// hung stage fails its case instead of the whole tier.
-func (m *machine) runWithin(stage string, d time.Duration) (int, string) {
-	m.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+// stageRun is the outcome of one `flint run`.
+type stageRun struct {
+	code int
+	out  string
+	err  error // flint did not run, or did not finish in time
+}
+
+// runStage runs one stage like machine.run, but kills it after d so a hung
+// stage fails its case instead of the whole tier. It does not touch the
+// test, so it may run in a goroutine.
+func (m *machine) runStage(parent context.Context, stage string, d time.Duration) stageRun {
+	ctx, cancel := context.WithTimeout(parent, d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.bin, "run",
 		"-root", m.path("sysroot"),
@@ -768,18 +787,19 @@ func (m *machine) runWithin(stage string, d time.Duration) (int, string) {
 	cmd.Dir = m.path("work")
 	cmd.Env = m.env
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		m.t.Fatalf("flint run -stage %s did not finish within %v:\n%s", stage, d, out)
-	}
+	r := stageRun{out: string(out)}
 	var ee *exec.ExitError
 	switch {
-	case err == nil:
-		return 0, string(out)
+	case parent.Err() != nil:
+		r.err = fmt.Errorf("flint run -stage %s: stopped: %w", stage, parent.Err())
+	case ctx.Err() != nil:
+		r.err = fmt.Errorf("flint run -stage %s did not finish within %v", stage, d)
 	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
+		r.code = ee.ExitCode()
+	case err != nil:
+		r.err = fmt.Errorf("running flint: %v", err)
 	}
-	m.t.Fatalf("running flint: %v", err)
-	return -1, ""
+	return r
 }
 
 // expand fills in the placeholders of a config template or an expected
@@ -792,25 +812,57 @@ func expand(tmpl string, v config.Version, disks []loopDisk) string {
 	return s
 }
 
+// preparedCase is a case whose disks are built and whose config is
+// fetched, ready for the disks stage.
+type preparedCase struct {
+	c      diskCase
+	v      config.Version
+	dir    string
+	disks  []loopDisk
+	before []string // snapshot of each disk
+	cfg    string
+	m      *machine
+}
+
+// prepare builds the case's disks and runs fetch-offline. Everything it
+// attaches is detached in t's cleanup.
+func prepare(t *testing.T, bin string, c diskCase, v config.Version) *preparedCase {
+	t.Helper()
+	p := &preparedCase{c: c, v: v, dir: t.TempDir()}
+	p.disks = make([]loopDisk, len(c.In))
+	for i, d := range c.In {
+		p.disks[i] = attach(t, p.dir, i, d.SizeMiB, d.sectorSize())
+		buildDisk(t, p.dir, p.disks[i], d)
+	}
+	for _, l := range p.disks {
+		p.before = append(p.before, snapshot(t, l))
+	}
+	p.cfg = expand(c.Config, v, p.disks)
+	p.m = newMachine(t, bin, p.cfg)
+	if r := p.m.runStage(context.Background(), "fetch-offline", time.Minute); r.err != nil || r.code != 0 {
+		t.Fatalf("flint run -stage fetch-offline: exit %d (%v), want 0\nconfig:\n%s\n%s", r.code, r.err, p.cfg, r.out)
+	}
+	return p
+}
+
+// runDisks runs the disks stage; it may run in a goroutine.
+func (p *preparedCase) runDisks(ctx context.Context) stageRun {
+	return p.m.runStage(ctx, "disks", 3*time.Minute)
+}
+
 // runDiskCase runs one case at one spec version.
 func runDiskCase(t *testing.T, bin string, c diskCase, v config.Version) {
-	dir := t.TempDir()
-	disks := make([]loopDisk, len(c.In))
-	for i, d := range c.In {
-		disks[i] = attach(t, dir, i, d.SizeMiB, d.sectorSize())
-		buildDisk(t, dir, disks[i], d)
-	}
-	before := make([]string, len(disks))
-	for i, l := range disks {
-		before[i] = snapshot(t, l)
-	}
+	p := prepare(t, bin, c, v)
+	p.check(t, p.runDisks(context.Background()))
+}
 
-	cfg := expand(c.Config, v, disks)
-	m := newMachine(t, bin, cfg)
-	if code, out := m.runWithin("fetch-offline", time.Minute); code != 0 {
-		t.Fatalf("flint run -stage fetch-offline: exit %d, want 0\nconfig:\n%s\n%s", code, cfg, out)
+// check compares the outcome of the disks stage with the case.
+func (p *preparedCase) check(t *testing.T, r stageRun) {
+	c, v, dir, disks, cfg := p.c, p.v, p.dir, p.disks, p.cfg
+	if r.err != nil {
+		t.Fatalf("%v\nconfig:\n%s\n%s", r.err, cfg, r.out)
 	}
-	code, out := m.runWithin("disks", 2*time.Minute)
+	code, out := r.code, r.out
 	if strings.Contains(out, "panic") {
 		t.Errorf("flint run -stage disks panicked:\n%s", out)
 	}
@@ -821,14 +873,14 @@ func runDiskCase(t *testing.T, bin string, c diskCase, v config.Version) {
 			t.Errorf("flint run -stage disks: exit %d, want a failure containing %q\nconfig:\n%s\n%s", code, wantFail, cfg, out)
 		}
 		for i, l := range disks {
-			if after := snapshot(t, l); after != before[i] {
-				t.Errorf("$DISK%d changed although the stage failed\nbefore:\n%s\nafter:\n%s", i, before[i], after)
+			if after := snapshot(t, l); after != p.before[i] {
+				t.Errorf("$DISK%d changed although the stage failed\nbefore:\n%s\nafter:\n%s", i, p.before[i], after)
 			}
 		}
 		for i, d := range c.In {
-			for _, p := range d.Partitions {
-				if p.FS != nil && len(p.FS.Files) > 0 {
-					checkFiles(t, dir, disks[i].partNode(p.Number), fmt.Sprintf("$DISK%dp%d", i, p.Number), *p.FS)
+			for _, part := range d.Partitions {
+				if part.FS != nil && len(part.FS.Files) > 0 {
+					checkFiles(t, dir, disks[i].partNode(part.Number), fmt.Sprintf("$DISK%dp%d", i, part.Number), *part.FS)
 				}
 			}
 		}
