@@ -10,7 +10,7 @@ import (
 // diskCases are every declarative disk case, by area.
 func diskCases() []diskCase {
 	var cases []diskCase
-	for _, area := range [][]diskCase{partitionCases} {
+	for _, area := range [][]diskCase{partitionCases, filesystemCases} {
 		cases = append(cases, area...)
 	}
 	return cases
