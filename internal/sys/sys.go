@@ -39,7 +39,7 @@ type CommandError struct {
 
 func (e *CommandError) Error() string {
 	var b strings.Builder
-	b.WriteString(quoteArgv(e.Argv))
+	b.WriteString(QuoteArgv(e.Argv))
 	if e.ExitCode >= 0 {
 		fmt.Fprintf(&b, ": exit status %d", e.ExitCode)
 	} else {
@@ -71,7 +71,7 @@ type Runner struct {
 func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	argv := append([]string{name}, args...)
 	if r.Logger != nil {
-		r.Logger.Debug("running " + quoteArgv(argv))
+		r.Logger.Debug("running " + QuoteArgv(argv))
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = r.Env
@@ -105,8 +105,9 @@ func trimStderr(b []byte) string {
 	return s
 }
 
-// quoteArgv renders argv for logs and errors: words that need it quoted.
-func quoteArgv(argv []string) string {
+// QuoteArgv renders argv for logs and errors, quoting the words that need
+// it, so a logged command line can be pasted back into a shell.
+func QuoteArgv(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // DefaultDeviceTimeout bounds the wait for the devices the config names:
@@ -51,24 +50,11 @@ func (s *stage) op(name, what string) *oplog.Op {
 // "[finished]" or "[failed]" with the error, which carries the exit status
 // and standard error.
 func (s *stage) command(ctx context.Context, opName, what, name string, args ...string) ([]byte, error) {
-	op := s.op(opName, what+": "+commandLine(append([]string{name}, args...)))
+	op := s.op(opName, what+": "+sys.QuoteArgv(append([]string{name}, args...)))
 	out, err := s.Runner.Run(ctx, name, args...)
 	if err != nil {
 		return out, op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
 	op.Finish()
 	return out, nil
-}
-
-// commandLine renders argv for the log, quoting words that need it.
-func commandLine(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
-			q[i] = strconv.Quote(a)
-		} else {
-			q[i] = a
-		}
-	}
-	return strings.Join(q, " ")
 }

@@ -129,7 +129,7 @@ func (s *stage) observeDisk(ctx context.Context, node string) (DiskState, error)
 	}
 
 	argv := []string{"sfdisk", "--json", node}
-	op := s.op("observe", "reading the partition table of "+node+": "+commandLine(argv))
+	op := s.op("observe", "reading the partition table of "+node+": "+sys.QuoteArgv(argv))
 	out, err := s.Runner.Run(ctx, argv[0], argv[1:]...)
 	switch {
 	case err != nil && noTable(out, err):
