@@ -119,6 +119,11 @@ func gunzipIfCompressed(data []byte) ([]byte, error) {
 	if !bytes.HasPrefix(data, gzipMagic) {
 		return data, nil
 	}
+	return gunzip(data)
+}
+
+// gunzip unpacks a gzip stream whole; user-data is small.
+func gunzip(data []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("decompressing gzip: %w", err)

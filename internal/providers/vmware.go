@@ -2,7 +2,6 @@ package providers
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/xml"
@@ -256,13 +255,13 @@ func decodeGuestinfo(data, encoding string) ([]byte, error) {
 	case "b64", "base64":
 		return vmwBase64(data)
 	case "gz", "gzip":
-		return vmwGunzip([]byte(data))
+		return gunzip([]byte(data))
 	case "gz+base64", "gzip+base64", "gz+b64", "gzip+b64":
 		z, err := vmwBase64(data)
 		if err != nil {
 			return nil, err
 		}
-		return vmwGunzip(z)
+		return gunzip(z)
 	}
 	return nil, fmt.Errorf("unsupported encoding %q (want one of \"\", base64, b64, gzip, gz, gzip+base64, gz+base64, gzip+b64, gz+b64)", encoding)
 }
@@ -273,19 +272,6 @@ func vmwBase64(data string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
 		return nil, fmt.Errorf("decoding base64: %w", err)
-	}
-	return b, nil
-}
-
-func vmwGunzip(data []byte) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("decompressing gzip: %w", err)
-	}
-	defer zr.Close()
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("decompressing gzip: %w", err)
 	}
 	return b, nil
 }
