@@ -325,7 +325,7 @@ func (p *hypervProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 		}
 	}
 	dev := p.env.path(hvKVPDevice)
-	if err := hvWaitForPath(ctx, dev, p.env.wait(10*time.Second)); err != nil {
+	if err := waitForPath(ctx, dev, p.env.wait(10*time.Second)); err != nil {
 		return nil, fmt.Errorf("hyperv: no %s (not a Hyper-V VM, or no KVP integration service): %w", hvKVPDevice, err)
 	}
 
@@ -400,21 +400,18 @@ func (p *hypervProvider) KVPPoolFiles() map[string][]byte {
 	return files
 }
 
-// hvWaitForPath polls for path until it exists or wait has passed.
-func hvWaitForPath(ctx context.Context, path string, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		_, err := os.Stat(path)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %w", err, ErrNoProvider)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+// waitForPath polls for path until it exists or wait has passed.
+func waitForPath(ctx context.Context, path string, wait time.Duration) error {
+	var statErr error
+	ok, err := pollUntil(ctx, wait, 100*time.Millisecond, func() bool {
+		_, statErr = os.Stat(path)
+		return statErr == nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("%w: %w", statErr, ErrNoProvider)
 	}
+	return nil
 }

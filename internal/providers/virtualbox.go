@@ -312,7 +312,7 @@ func newVirtualBox(env Env) Provider {
 // means this is not a VirtualBox VM: ErrNoProvider.
 func (p *virtualboxProvider) connect(ctx context.Context) (*vboxGuestProps, func(), error) {
 	path := p.env.path(vboxDevicePath)
-	if err := hvWaitForPath(ctx, path, p.env.wait(10*time.Second)); err != nil {
+	if err := waitForPath(ctx, path, p.env.wait(10*time.Second)); err != nil {
 		return nil, nil, fmt.Errorf("virtualbox: no %s (not a VirtualBox VM, or no vboxguest driver): %w", vboxDevicePath, err)
 	}
 	dev, err := p.open(path)
