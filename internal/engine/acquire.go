@@ -230,15 +230,15 @@ func (r *stageRun) inlineCAs(ctx context.Context, cfg config.Config) (config.Con
 			continue
 		}
 		op := r.op("cache", "inlining certificate authority "+describeSource(*ca.Source))
-		var buf bytes.Buffer
-		if err := r.fetcher.Fetch(ctx, ca, &buf); err != nil {
+		bundle, err := r.fetcher.CABundle(ctx, ca)
+		if err != nil {
 			return cfg, r.endFetch(op, fmt.Errorf("certificate authority %d: %w", i, err))
 		}
-		data := "data:;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+		data := "data:;base64," + base64.StdEncoding.EncodeToString(bundle)
 		// The hash is of the decompressed bundle, which is what the data
 		// URL holds: it still applies. Headers and compression do not.
 		out[i] = config.Resource{Source: &data, Verification: ca.Verification}
-		op.Finish("bytes", buf.Len())
+		op.Finish("bytes", len(bundle))
 	}
 	cfg.Ignition.Security.TLS.CertificateAuthorities = out
 	return cfg, nil

@@ -59,6 +59,7 @@ type Fetcher interface {
 	SetTotalTimeout(d time.Duration)
 	Fetch(ctx context.Context, res config.Resource, w io.Writer) error
 	FetchConfig(ctx context.Context, res config.Resource) ([]byte, error)
+	CABundle(ctx context.Context, ca config.Resource) ([]byte, error)
 	Get(ctx context.Context, r resource.Request) ([]byte, error)
 }
 

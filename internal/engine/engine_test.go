@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -524,11 +525,19 @@ func TestCertificateAuthoritiesInlined(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer tlsSrv.Close()
 	caPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}))
-	srv := remoteServer(t, map[string]string{"/ca.pem": caPEM})
+	var caFetches atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caFetches.Add(1)
+		io.WriteString(w, caPEM)
+	}))
+	t.Cleanup(srv.Close)
 	user := `{"ignition":{"version":"3.4.0","security":{"tls":{"certificateAuthorities":[{"source":"` + srv.URL + `/ca.pem","verification":{"hash":"` + sha512Hash(caPEM) + `"}},{"source":"data:,` + url.PathEscape(caPEM) + `"}]}}}}`
 
 	h := newHarness(t, "fetch", serve(user))
 	h.mustRun("fetch")
+	if n := caFetches.Load(); n != 1 {
+		t.Errorf("the remote CA was fetched %d times, want once: the cache must hold the bundle the stage trusted", n)
+	}
 	cas := h.cache().Ignition.Security.TLS.CertificateAuthorities
 	if len(cas) != 2 {
 		t.Fatalf("cached CAs = %d, want 2", len(cas))

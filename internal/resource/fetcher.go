@@ -192,7 +192,7 @@ func (f *Fetcher) Configure(ctx context.Context, ign config.Ignition) error {
 		if ca.Source != nil {
 			name = config.DescribeURL(*ca.Source)
 		}
-		bundle, err := f.caBundle(ctx, ca)
+		bundle, err := f.CABundle(ctx, ca)
 		if err != nil {
 			return fmt.Errorf("certificate authority: %w", err)
 		}
@@ -205,8 +205,11 @@ func (f *Fetcher) Configure(ctx context.Context, ign config.Ignition) error {
 	return nil
 }
 
-// caBundle fetches a CA bundle, or returns it from an earlier Configure.
-func (f *Fetcher) caBundle(ctx context.Context, ca config.Resource) ([]byte, error) {
+// CABundle returns a certificate authority bundle: the one an earlier
+// Configure fetched and trusts, or a fresh fetch. The engine inlines it into
+// the cache from here, so the later stages trust exactly what this one did
+// and the bundle is fetched once.
+func (f *Fetcher) CABundle(ctx context.Context, ca config.Resource) ([]byte, error) {
 	key := deref(ca.Source) + "\x00" + deref(ca.Compression) + "\x00" + deref(ca.Verification.Hash)
 	f.mu.Lock()
 	b, ok := f.caBundles[key]
