@@ -182,7 +182,7 @@ func (r *stageRun) render(ctx context.Context, user config.Config) (config.Confi
 			src = *res.Source
 		}
 		sources = append(sources, src)
-		shown := describeSource(src)
+		shown := config.DescribeURL(src)
 		op := r.op("render", "fetching referenced config "+shown)
 		if err := r.fetcher.Configure(ctx, settings.Ignition); err != nil {
 			return config.Config{}, r.endFetch(op, fmt.Errorf("applying the fetch settings: %w", err))
@@ -229,7 +229,7 @@ func (r *stageRun) inlineCAs(ctx context.Context, cfg config.Config) (config.Con
 		if ca.Source == nil || *ca.Source == "" || isDataURL(*ca.Source) {
 			continue
 		}
-		op := r.op("cache", "inlining certificate authority "+describeSource(*ca.Source))
+		op := r.op("cache", "inlining certificate authority "+config.DescribeURL(*ca.Source))
 		bundle, err := r.fetcher.CABundle(ctx, ca)
 		if err != nil {
 			return cfg, r.endFetch(op, fmt.Errorf("certificate authority %d: %w", i, err))
@@ -332,13 +332,6 @@ func summary(report config.Report) string {
 	return fmt.Sprintf("%s (and %d more errors in the log)", first, n-1)
 }
 
-// describeSource is a resource source fit for logs, errors and the
-// journal: config.DescribeURL, the one redactor every flint log line and
-// error uses.
-func describeSource(s string) string {
-	return config.DescribeURL(s)
-}
-
 func isDataURL(s string) bool {
 	return len(s) >= 5 && strings.EqualFold(s[:5], "data:")
 }
@@ -363,7 +356,7 @@ func redactSources(err error, sources []string) error {
 	slices.SortFunc(sources, func(a, b string) int { return len(b) - len(a) })
 	changed := false
 	for _, s := range sources {
-		if d := describeSource(s); s != "" && s != d && strings.Contains(msg, s) {
+		if d := config.DescribeURL(s); s != "" && s != d && strings.Contains(msg, s) {
 			msg = strings.ReplaceAll(msg, s, d)
 			changed = true
 		}
