@@ -56,19 +56,3 @@ func (o *Op) Fail(err error) error {
 	o.log.Error("[failed] "+o.what, "duration", o.duration(), "error", err)
 	return err
 }
-
-// End is Finish when err is nil and Fail otherwise; it returns err.
-func (o *Op) End(err error) error {
-	if err != nil {
-		return o.Fail(err)
-	}
-	o.Finish()
-	return nil
-}
-
-// Run logs "[started] what" on log with op as its operation, calls fn, and
-// logs "[finished] what" or "[failed] what" with the duration and, on
-// failure, the error, which it returns unchanged.
-func Run(log *slog.Logger, op, what string, fn func() error) error {
-	return Begin(log, op, what).End(fn())
-}

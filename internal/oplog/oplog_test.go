@@ -12,15 +12,13 @@ import (
 	"github.com/coreos/go-systemd/v22/journal"
 )
 
-func TestRunAndTextHandler(t *testing.T) {
+func TestOpAndTextHandler(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(NewTextHandler(&buf, nil)).With(StageKey, "fetch")
-	if err := Run(log, "provider", "fetching the config from qemu", func() error { return nil }); err != nil {
-		t.Fatalf("Run(ok) = %v", err)
-	}
+	Begin(log, "provider", "fetching the config from qemu").Finish()
 	boom := errors.New("fw_cfg: no such key")
-	if err := Run(log, "provider", "fetching the config from qemu", func() error { return boom }); !errors.Is(err, boom) {
-		t.Fatalf("Run(failing) = %v, want %v", err, boom)
+	if err := Begin(log, "provider", "fetching the config from qemu").Fail(boom); !errors.Is(err, boom) {
+		t.Fatalf("Op.Fail(%v) = %v, want it returned unchanged", boom, err)
 	}
 	log.WithGroup("g").Debug("hidden at info level")
 	log.WithGroup("g").Warn("grouped", "k", "a b")

@@ -63,16 +63,6 @@ type PartitionState struct {
 // End is the partition's last sector.
 func (p PartitionState) End() int64 { return p.Start + p.Size - 1 }
 
-// partition returns the entry with number n.
-func (s DiskState) partition(n int) (PartitionState, bool) {
-	for _, p := range s.Partitions {
-		if p.Number == n {
-			return p, true
-		}
-	}
-	return PartitionState{}, false
-}
-
 // sfdiskJSON is the shape of `sfdisk --json <dev>` (util-linux 2.38). It
 // lists used entries only, and names each by its device node, not by its
 // number.
