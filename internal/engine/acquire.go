@@ -175,13 +175,11 @@ func (r *stageRun) providerEnv() providers.Env {
 // render follows ignition.config.replace and merge, fetching each named
 // config with the settings the spec says govern it.
 func (r *stageRun) render(ctx context.Context, user config.Config) (config.Config, error) {
-	var sources []string
 	load := func(settings config.Config, res config.Resource) (config.Config, error) {
 		src := ""
 		if res.Source != nil {
 			src = *res.Source
 		}
-		sources = append(sources, src)
 		shown := config.DescribeURL(src)
 		op := r.op("render", "fetching referenced config "+shown)
 		if err := r.fetcher.Configure(ctx, settings.Ignition); err != nil {
@@ -199,11 +197,9 @@ func (r *stageRun) render(ctx context.Context, user config.Config) (config.Confi
 		r.fetched = append(r.fetched, FetchedConfig{Kind: "user", Source: shown, Referenced: true})
 		return cfg, nil
 	}
-	rendered, err := config.Render(user, load)
-	if err != nil {
-		return config.Config{}, redactSources(err, sources)
-	}
-	return rendered, nil
+	// Render's errors and the fetcher's name sources through
+	// config.DescribeURL: no data URL content or credential reaches them.
+	return config.Render(user, load)
 }
 
 // endFetch ends a fetch operation that failed: needing the network is no
@@ -334,35 +330,4 @@ func summary(report config.Report) string {
 
 func isDataURL(s string) bool {
 	return len(s) >= 5 && strings.EqualFold(s[:5], "data:")
-}
-
-// redactedError is an error whose message had secrets replaced; Unwrap
-// keeps errors.Is and errors.As working.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-// redactSources replaces every source in err's message with its
-// description: config.Render names the merge or replace entry that failed
-// by its whole source, which may be a data URL holding a config with
-// password hashes, or a URL with a token.
-func redactSources(err error, sources []string) error {
-	msg := err.Error()
-	// Longest first, so a source that contains another is replaced whole.
-	slices.SortFunc(sources, func(a, b string) int { return len(b) - len(a) })
-	changed := false
-	for _, s := range sources {
-		if d := config.DescribeURL(s); s != "" && s != d && strings.Contains(msg, s) {
-			msg = strings.ReplaceAll(msg, s, d)
-			changed = true
-		}
-	}
-	if !changed {
-		return err
-	}
-	return &redactedError{msg: msg, err: err}
 }
