@@ -16,6 +16,14 @@ type State struct {
 	// FetchedConfigs lists the configs the fetch stages read, for the
 	// result file and the journal.
 	FetchedConfigs []FetchedConfig `json:"fetchedConfigs,omitempty"`
+	// LuksPersistKeyFiles maps a LUKS volume's name to its key as a data
+	// URL: written by the disks stage for volumes whose key the files
+	// stage must keep (/etc/luks/<name>), cleared by the files stage.
+	LuksPersistKeyFiles map[string]string `json:"luksPersistKeyFiles,omitempty"`
+	// NotatedDirectories lists the mountpoints the mount stage created,
+	// relative to the root, so the files stage can give them to the
+	// users whose home they are under.
+	NotatedDirectories []string `json:"notatedDirectories,omitempty"`
 }
 
 // FetchedConfig is one config a fetch stage read.
