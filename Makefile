@@ -5,6 +5,11 @@ GO       ?= go
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN      := bin/flint
 FUZZTIME ?= 30s
+# TAGS are the build tags of the shipped binary. nethttpomithttp2 leaves
+# net/http's bundled HTTP/2 out (about 390 KB): flint fetches one config and
+# a few files per boot, over HTTP/1.1, which every server speaks.
+# cmd/flint's conventions test builds with the same tags and checks this line.
+TAGS     := nethttpomithttp2
 
 # The later test tiers live in their own directories and need root (blackbox)
 # or QEMU (vm); the unit tier leaves them to their own targets.
@@ -15,7 +20,7 @@ TIER_DIRS := tests/blackbox tests/vm
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/flint
+	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/flint
 
 # test runs every tier that exists. The unit tier includes the conformance
 # test, which reads ../shared/conformance beside the repository (or

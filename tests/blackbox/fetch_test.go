@@ -49,7 +49,8 @@ var build = sync.OnceValues(func() (string, error) {
 	}
 	builtDir.Store(&dir)
 	bin := filepath.Join(dir, "flint")
-	cmd := exec.Command(goTool, "build", "-trimpath", "-o", bin, "./cmd/flint")
+	// The shipped build tags (the Makefile's TAGS): HTTP/1.1 only.
+	cmd := exec.Command(goTool, "build", "-tags", "nethttpomithttp2", "-trimpath", "-o", bin, "./cmd/flint")
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
