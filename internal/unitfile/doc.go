@@ -1,0 +1,16 @@
+// Package unitfile writes the systemd section of a config into a target
+// root the way the reference does (ignition.md §4.5): unit files and
+// drop-ins under /etc/systemd/system, enablement as lines of the preset
+// file /etc/systemd/system-preset/20-ignition.preset (never as symlinks:
+// systemd applies presets on the first boot, so the image's own presets and
+// the config's agree), disabling through `systemctl --root`, and masks as
+// symlinks to /dev/null.
+//
+// It also makes the mount and swap units a distribution wants for
+// filesystems it mounts itself (MountUnits), so that a translator (Butane's
+// with_mount_unit, kickstart) and the files stage produce the same units.
+//
+// The package never touches the file system itself: every write goes
+// through Root, the files stage's resolver that keeps paths inside the
+// target root, and every command through Runner.
+package unitfile
