@@ -1,0 +1,683 @@
+//go:build unix
+
+package rootfs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxSymlinks bounds the symlinks one resolution follows: Linux's own
+// limit (MAXSYMLINKS, path_resolution(7)).
+const MaxSymlinks = 40
+
+// Root is a directory treated as / for every path given to it. Paths are
+// absolute inside the root ("/etc/hosts"). A Root is safe for concurrent
+// use: it holds only the root's descriptor.
+type Root struct {
+	dir string
+	fd  int
+}
+
+// Open opens dir as a Root. Close releases it.
+func Open(dir string) (*Root, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening root %s: %w", dir, err)
+	}
+	return &Root{dir: path.Clean(dir), fd: fd}, nil
+}
+
+// Close releases the root's descriptor.
+func (r *Root) Close() error { return unix.Close(r.fd) }
+
+// Dir is the root's directory on the host.
+func (r *Root) Dir() string { return r.dir }
+
+// HostPath is where the real path real (as Resolve returns it) lies on the
+// host, for tools run outside (setfiles) and for messages.
+func (r *Root) HostPath(real string) string {
+	if real == "/" {
+		return r.dir
+	}
+	return strings.TrimSuffix(r.dir, "/") + real
+}
+
+// Info is what Lstat tells of a node.
+type Info struct {
+	Mode     fs.FileMode
+	UID, GID int
+	Dev, Ino uint64
+	Size     int64
+}
+
+// IsDir says the node is a directory.
+func (i Info) IsDir() bool { return i.Mode.IsDir() }
+
+// loc is a resolved path: its parent directory, open, and the last
+// component's name in it. base is "." for the root itself.
+type loc struct {
+	parent int
+	base   string
+	// real is the path inside the root with every symlink but the last
+	// component's resolved.
+	real string
+}
+
+func (l loc) close() { unix.Close(l.parent) }
+
+// frame is one open directory of a walk.
+type frame struct {
+	fd   int
+	name string
+}
+
+// walk resolves every component of p but the last, following symlinks as
+// if the root were /, and returns the last component's parent open. With
+// create, missing directories are made 0755.
+func (r *Root) walk(p string, create bool) (loc, error) {
+	return r.walkMode(p, create, false)
+}
+
+// walkMode is walk; with virtual, a missing directory ends the walk with
+// the rest of the path appended lexically (nothing below a missing
+// directory can be a symlink) and loc.parent -1.
+func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
+	if !path.IsAbs(p) {
+		return loc{}, fmt.Errorf("%s: %w", p, ErrNotRelative)
+	}
+	p = path.Clean(p)
+	if p == "/" {
+		fd, err := unix.Dup(r.fd)
+		if err != nil {
+			return loc{}, err
+		}
+		return loc{parent: fd, base: ".", real: "/"}, nil
+	}
+	queue := strings.Split(p[1:], "/")
+	stack := []frame{{fd: r.fd}}
+	closeAbove := func(n int) {
+		for len(stack) > n {
+			unix.Close(stack[len(stack)-1].fd)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	links := 0
+	for len(queue) > 1 {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				closeAbove(len(stack) - 1)
+			}
+			continue
+		}
+		top := stack[len(stack)-1].fd
+		fd, err := openDir(top, c)
+		if errors.Is(err, unix.ENOENT) && create {
+			if err = unix.Mkdirat(top, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+				fd, err = openDir(top, c)
+				if err == nil {
+					err = unix.Fchmod(fd, 0o755)
+				}
+			}
+		}
+		if err == nil {
+			stack = append(stack, frame{fd: fd, name: c})
+			continue
+		}
+		if virtual && errors.Is(err, unix.ENOENT) {
+			real := path.Join(realOf(stack, c), strings.Join(queue, "/"))
+			if !strings.HasPrefix(real, "/") {
+				real = "/"
+			}
+			closeAbove(1)
+			return loc{parent: -1, real: real}, nil
+		}
+		if !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
+			closeAbove(1)
+			return loc{}, fmt.Errorf("%s: %w", realOf(stack, c), err)
+		}
+		target, lerr := readlinkat(top, c)
+		if lerr != nil {
+			// Not a symlink: a file where a directory must be.
+			closeAbove(1)
+			return loc{}, fmt.Errorf("%s: %w", realOf(stack, c), ErrNotDir)
+		}
+		if links++; links > MaxSymlinks {
+			closeAbove(1)
+			return loc{}, fmt.Errorf("%s: %w", p, ErrTooManyLinks)
+		}
+		if strings.HasPrefix(target, "/") {
+			closeAbove(1)
+		}
+		queue = append(strings.Split(target, "/"), queue...)
+	}
+	last := queue[0]
+	top := stack[len(stack)-1]
+	real := realOf(stack, "")
+	if last == ".." || last == "." {
+		// Only reachable through symlink targets ending in "." or "..",
+		// which the queue never leaves last; kept for safety.
+		closeAbove(1)
+		return loc{}, fmt.Errorf("%s: %w", p, ErrNotDir)
+	}
+	fd := top.fd
+	if len(stack) == 1 {
+		var err error
+		if fd, err = unix.Dup(r.fd); err != nil {
+			return loc{}, err
+		}
+	} else {
+		stack = stack[:len(stack)-1]
+		closeAbove(1)
+	}
+	return loc{parent: fd, base: last, real: path.Join(real, last)}, nil
+}
+
+// realOf is the real path of the walk so far, with name appended.
+func realOf(stack []frame, name string) string {
+	parts := make([]string, 0, len(stack))
+	for _, f := range stack[1:] {
+		parts = append(parts, f.name)
+	}
+	if name != "" {
+		parts = append(parts, name)
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+func openDir(dirfd int, name string) (int, error) {
+	return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+func readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
+func (r *Root) pathError(op, p string, err error) error {
+	return &fs.PathError{Op: op, Path: p, Err: err}
+}
+
+// Resolve returns the real path of p inside the root: every symlink of
+// its parent components resolved as if the root were /, the last
+// component not followed. Missing components are kept as given, so two
+// entries of a config that would land on the same node resolve to the
+// same string before either exists.
+func (r *Root) Resolve(p string) (string, error) {
+	l, err := r.walkMode(p, false, true)
+	if err != nil {
+		return "", err
+	}
+	if l.parent >= 0 {
+		l.close()
+	}
+	return l.real, nil
+}
+
+// Lstat describes the node at p without following its last component.
+func (r *Root) Lstat(p string) (Info, error) {
+	l, err := r.walk(p, false)
+	if err != nil {
+		return Info{}, r.pathError("lstat", p, err)
+	}
+	defer l.close()
+	var st unix.Stat_t
+	if err := unix.Fstatat(l.parent, l.base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return Info{}, r.pathError("lstat", p, err)
+	}
+	return infoOf(&st), nil
+}
+
+func infoOf(st *unix.Stat_t) Info {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size)}
+}
+
+// ModeFromUnix turns the config's numeric mode (07777, ignition.md §1.2)
+// into a FileMode, setuid, setgid and sticky included.
+func ModeFromUnix(m int) fs.FileMode {
+	fm := fs.FileMode(m & 0o777)
+	if m&0o4000 != 0 {
+		fm |= fs.ModeSetuid
+	}
+	if m&0o2000 != 0 {
+		fm |= fs.ModeSetgid
+	}
+	if m&0o1000 != 0 {
+		fm |= fs.ModeSticky
+	}
+	return fm
+}
+
+// unixMode is the inverse of ModeFromUnix.
+func unixMode(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= unix.S_ISVTX
+	}
+	return u
+}
+
+// MkdirAll makes the directory p and its missing parents (parents 0755,
+// p itself mode) and says whether p was created. An existing directory is
+// kept as it is; an existing node of another kind is ErrNotDir.
+func (r *Root) MkdirAll(p string, mode fs.FileMode) (created bool, err error) {
+	l, err := r.walk(p, true)
+	if err != nil {
+		return false, r.pathError("mkdir", p, err)
+	}
+	defer l.close()
+	if l.base == "." {
+		return false, nil
+	}
+	err = unix.Mkdirat(l.parent, l.base, 0o700)
+	if errors.Is(err, unix.EEXIST) {
+		var st unix.Stat_t
+		if err := unix.Fstatat(l.parent, l.base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return false, r.pathError("mkdir", p, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return false, r.pathError("mkdir", p, ErrNotDir)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, r.pathError("mkdir", p, err)
+	}
+	fd, err := openDir(l.parent, l.base)
+	if err != nil {
+		return true, r.pathError("mkdir", p, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+		return true, r.pathError("chmod", p, err)
+	}
+	return true, nil
+}
+
+// Temp is a temporary file beside its target, written first and renamed
+// over the target by Commit: a reader of the target sees the old file or
+// the whole new one, never a part.
+type Temp struct {
+	*os.File
+	parent int
+	tmp    string
+	base   string
+	// Real is the target's real path inside the root.
+	Real string
+	done bool
+}
+
+// CreateTemp creates a temporary file (mode 0600, owned by flint's user)
+// in the directory of p, making missing parent directories 0755.
+func (r *Root) CreateTemp(p string) (*Temp, error) {
+	l, err := r.walk(p, true)
+	if err != nil {
+		return nil, r.pathError("create", p, err)
+	}
+	if l.base == "." {
+		l.close()
+		return nil, r.pathError("create", p, unix.EISDIR)
+	}
+	var rnd [6]byte
+	for range 100 {
+		rand.Read(rnd[:])
+		name := "." + l.base + ".flint-" + hex.EncodeToString(rnd[:])
+		if len(name) > 255 {
+			name = ".flint-" + hex.EncodeToString(rnd[:])
+		}
+		fd, err := unix.Openat(l.parent, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			l.close()
+			return nil, r.pathError("create", p, err)
+		}
+		return &Temp{File: os.NewFile(uintptr(fd), r.HostPath(path.Join(path.Dir(l.real), name))),
+			parent: l.parent, tmp: name, base: l.base, Real: l.real}, nil
+	}
+	l.close()
+	return nil, r.pathError("create", p, unix.EEXIST)
+}
+
+// Commit gives the temporary file its mode and owner (uid or gid -1:
+// unchanged) and renames it over the target.
+func (t *Temp) Commit(mode fs.FileMode, uid, gid int) error {
+	if t.done {
+		return fmt.Errorf("%s: already committed or aborted", t.Real)
+	}
+	err := t.commit(mode, uid, gid)
+	if err != nil {
+		t.Abort()
+		return err
+	}
+	t.done = true
+	t.File.Close()
+	unix.Close(t.parent)
+	return nil
+}
+
+func (t *Temp) commit(mode fs.FileMode, uid, gid int) error {
+	fd := int(t.File.Fd())
+	// chown before chmod: chown clears setuid and setgid.
+	if uid >= 0 || gid >= 0 {
+		if err := unix.Fchown(fd, uid, gid); err != nil {
+			return &fs.PathError{Op: "chown", Path: t.Real, Err: err}
+		}
+	}
+	if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+		return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
+	}
+	if err := unix.Renameat(t.parent, t.tmp, t.parent, t.base); err != nil {
+		return &fs.PathError{Op: "rename", Path: t.Real, Err: err}
+	}
+	return nil
+}
+
+// Abort removes the temporary file; the target is untouched. It is a
+// no-op after Commit, so callers can defer it.
+func (t *Temp) Abort() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.File.Close()
+	unix.Unlinkat(t.parent, t.tmp, 0)
+	unix.Close(t.parent)
+}
+
+// WriteFile replaces p atomically with data and mode, creating missing
+// parent directories 0755. A symlink at p is replaced, never followed.
+func (r *Root) WriteFile(p string, data []byte, mode os.FileMode) error {
+	t, err := r.CreateTemp(p)
+	if err != nil {
+		return err
+	}
+	defer t.Abort()
+	if _, err := t.Write(data); err != nil {
+		return err
+	}
+	return t.Commit(mode, -1, -1)
+}
+
+// AppendFile appends data to p, creating it with mode (and missing parent
+// directories 0755) when absent. A symlink at p is refused (ELOOP).
+func (r *Root) AppendFile(p string, data []byte, mode os.FileMode) error {
+	f, err := r.OpenAppend(p, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// OpenAppend opens p for appending, creating it with mode when absent.
+func (r *Root) OpenAppend(p string, mode os.FileMode) (*os.File, error) {
+	l, err := r.walk(p, true)
+	if err != nil {
+		return nil, r.pathError("open", p, err)
+	}
+	defer l.close()
+	fd, err := unix.Openat(l.parent, l.base, unix.O_WRONLY|unix.O_APPEND|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		fd, err = unix.Openat(l.parent, l.base, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			err = unix.Fchmod(fd, unixMode(mode))
+		}
+	}
+	if err != nil {
+		if fd > 0 {
+			unix.Close(fd)
+		}
+		return nil, r.pathError("open", p, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, r.pathError("open", p, fmt.Errorf("not a regular file"))
+	}
+	return os.NewFile(uintptr(fd), r.HostPath(l.real)), nil
+}
+
+// ReadFile reads p, following symlinks (its last component's too) as if
+// the root were /.
+func (r *Root) ReadFile(p string) ([]byte, error) {
+	orig := p
+	for range MaxSymlinks + 1 {
+		l, err := r.walk(p, false)
+		if err != nil {
+			return nil, r.pathError("open", orig, err)
+		}
+		fd, err := unix.Openat(l.parent, l.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if errors.Is(err, unix.ELOOP) {
+			target, lerr := readlinkat(l.parent, l.base)
+			l.close()
+			if lerr != nil {
+				return nil, r.pathError("open", orig, err)
+			}
+			if !path.IsAbs(target) {
+				target = path.Join(path.Dir(l.real), target)
+			}
+			p = target
+			continue
+		}
+		l.close()
+		if err != nil {
+			return nil, r.pathError("open", orig, err)
+		}
+		f := os.NewFile(uintptr(fd), r.HostPath(l.real))
+		defer f.Close()
+		return io.ReadAll(f)
+	}
+	return nil, r.pathError("open", orig, ErrTooManyLinks)
+}
+
+// Remove removes the node at p (an empty directory included); a missing
+// one is no error. A symlink is removed, not followed.
+func (r *Root) Remove(p string) error {
+	l, err := r.walk(p, false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return r.pathError("remove", p, err)
+	}
+	defer l.close()
+	err = unix.Unlinkat(l.parent, l.base, 0)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
+		err = unix.Unlinkat(l.parent, l.base, unix.AT_REMOVEDIR)
+	}
+	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return r.pathError("remove", p, err)
+	}
+	return nil
+}
+
+// RemoveAll removes p and, if it is a directory, everything in it,
+// never following a symlink; a missing p is no error.
+func (r *Root) RemoveAll(p string) error {
+	l, err := r.walk(p, false)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return r.pathError("remove", p, err)
+	}
+	defer l.close()
+	if l.base == "." {
+		return r.pathError("remove", p, unix.EBUSY)
+	}
+	if err := removeAllAt(l.parent, l.base); err != nil {
+		return r.pathError("remove", p, err)
+	}
+	return nil
+}
+
+func removeAllAt(parent int, name string) error {
+	err := unix.Unlinkat(parent, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		return err
+	}
+	fd, err := openDir(parent, name)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	for _, n := range names {
+		if err := removeAllAt(fd, n); err != nil {
+			d.Close()
+			return err
+		}
+	}
+	d.Close()
+	err = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return err
+}
+
+// Symlink creates p as a symlink to target, written literally; missing
+// parent directories are made 0755.
+func (r *Root) Symlink(target, p string) error {
+	l, err := r.walk(p, true)
+	if err != nil {
+		return r.pathError("symlink", p, err)
+	}
+	defer l.close()
+	if err := unix.Symlinkat(target, l.parent, l.base); err != nil {
+		return r.pathError("symlink", p, err)
+	}
+	return nil
+}
+
+// Readlink returns the literal target of the symlink at p.
+func (r *Root) Readlink(p string) (string, error) {
+	l, err := r.walk(p, false)
+	if err != nil {
+		return "", r.pathError("readlink", p, err)
+	}
+	defer l.close()
+	t, err := readlinkat(l.parent, l.base)
+	if err != nil {
+		return "", r.pathError("readlink", p, err)
+	}
+	return t, nil
+}
+
+// Link creates p as a hard link to target (both inside the root; target's
+// last component not followed, so a link to a symlink links the symlink).
+func (r *Root) Link(target, p string) error {
+	t, err := r.walk(target, false)
+	if err != nil {
+		return r.pathError("link", target, err)
+	}
+	defer t.close()
+	l, err := r.walk(p, true)
+	if err != nil {
+		return r.pathError("link", p, err)
+	}
+	defer l.close()
+	if err := unix.Linkat(t.parent, t.base, l.parent, l.base, 0); err != nil {
+		return r.pathError("link", p, err)
+	}
+	return nil
+}
+
+// Lchown sets the owner of p (uid or gid -1: unchanged), not following a
+// symlink at p.
+func (r *Root) Lchown(p string, uid, gid int) error {
+	l, err := r.walk(p, false)
+	if err != nil {
+		return r.pathError("chown", p, err)
+	}
+	defer l.close()
+	if err := unix.Fchownat(l.parent, l.base, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return r.pathError("chown", p, err)
+	}
+	return nil
+}
+
+// Chmod sets the mode of p, setuid, setgid and sticky included. A symlink
+// at p is not followed: its mode means nothing, so it is an error.
+func (r *Root) Chmod(p string, mode fs.FileMode) error {
+	l, err := r.walk(p, false)
+	if err != nil {
+		return r.pathError("chmod", p, err)
+	}
+	defer l.close()
+	// O_NONBLOCK|O_NOCTTY: opening a FIFO or a tty must not block or
+	// take a terminal; O_NOFOLLOW: never chmod a symlink's target.
+	fd, err := unix.Openat(l.parent, l.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return r.pathError("chmod", p, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+		return r.pathError("chmod", p, err)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+//go:build unix
+
+package rootfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// attackRoot makes a sandbox with a root and an "outside" directory beside
+// it that nothing may ever touch, and symlinks in the root that point out
+// in every way a target's symlinks can.
+func attackRoot(t *testing.T) (root *Root, dir, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	dir = filepath.Join(base, "root")
+	outside = filepath.Join(base, "outside")
+	for _, d := range []string{dir, outside, filepath.Join(dir, "usr/lib"), filepath.Join(dir, "real")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"etc":        "/",                 // /sysroot/etc -> /
+		"up":         "../../../../..",    // a chain of .. far above the root
+		"chain1":     "chain2/../..",      // through .. via another link
+		"chain2":     "usr/lib/../../..",  // more ..
+		"abs-out":    outside,             // the host path of outside, absolute
+		"rel-out":    "../outside",        // relative, out of the root
+		"loop1":      "loop2",             // a loop
+		"loop2":      "loop1",             //
+		"real-link":  "/real",             // an absolute link that stays inside
+		"dangling":   "/does/not/exist",   // a broken link
+		"usr/lib/up": "../../../../../..", // deeper
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, dir, outside
+}
+
+// assertOutsideUntouched fails if anything was created in outside.
+func assertOutsideUntouched(t *testing.T, outside string) {
+	t.Helper()
+	entries, err := os.ReadDir(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("outside the root: %v was written", entries)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(outside), "x")); err == nil {
+		t.Fatalf("file written beside the root")
+	}
+}
+
+func TestResolveConfined(t *testing.T) {
+	r, _, _ := attackRoot(t)
+	tests := []struct {
+		in, want string
+	}{
+		{"/etc/passwd", "/passwd"},
+		{"/up/x", "/x"},
+		{"/chain1/x", "/x"},
+		{"/usr/lib/up/x", "/x"},
+		{"/rel-out/x", "/outside/x"},
+		{"/real-link/x", "/real/x"},
+		{"/real-link", "/real-link"}, // last component not followed
+		{"/dangling/a/b", "/does/not/exist/a/b"},
+		{"/new/dir/file", "/new/dir/file"},
+		{"/", "/"},
+		{"/a/../etc/x", "/x"},
+	}
+	for _, tt := range tests {
+		got, err := r.Resolve(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("Resolve(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
+		}
+	}
+	// abs-out is an absolute host path: re-rooted, it names a missing
+	// directory inside the root.
+	got, err := r.Resolve("/abs-out/x")
+	if err != nil || !strings.HasSuffix(got, "/outside/x") || got == "" {
+		t.Errorf("Resolve(/abs-out/x) = %q, %v", got, err)
+	}
+	if _, err := r.Resolve("/loop1/x"); !errors.Is(err, ErrTooManyLinks) {
+		t.Errorf("Resolve(/loop1/x) error = %v, want ErrTooManyLinks", err)
+	}
+	if _, err := r.Resolve("relative"); !errors.Is(err, ErrNotRelative) {
+		t.Errorf("Resolve(relative) error = %v, want ErrNotRelative", err)
+	}
+}
+
+func TestWritesStayInside(t *testing.T) {
+	ops := []struct {
+		name string
+		do   func(r *Root, p string) error
+	}{
+		{"WriteFile", func(r *Root, p string) error { return r.WriteFile(p, []byte("x"), 0o644) }},
+		{"AppendFile", func(r *Root, p string) error { return r.AppendFile(p, []byte("x"), 0o644) }},
+		{"Symlink", func(r *Root, p string) error { return r.Symlink("/target", p) }},
+		{"MkdirAll", func(r *Root, p string) error { _, err := r.MkdirAll(p, 0o755); return err }},
+		{"Link", func(r *Root, p string) error {
+			if err := r.WriteFile("/real/src", nil, 0o644); err != nil {
+				return err
+			}
+			return r.Link("/real/src", p)
+		}},
+	}
+	paths := []string{"/etc/x", "/up/x", "/chain1/x", "/usr/lib/up/x", "/rel-out/x", "/abs-out/x", "/dangling/x"}
+	for _, op := range ops {
+		for _, p := range paths {
+			t.Run(op.name+p, func(t *testing.T) {
+				r, dir, outside := attackRoot(t)
+				if err := op.do(r, p); err != nil {
+					t.Fatalf("%s(%s) = %v", op.name, p, err)
+				}
+				real, err := r.Resolve(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Lstat(filepath.Join(dir, real)); err != nil {
+					t.Errorf("%s(%s): nothing at %s inside the root: %v", op.name, p, real, err)
+				}
+				assertOutsideUntouched(t, outside)
+			})
+		}
+	}
+}
+
+func TestChmodChownNeverFollowLast(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, "to-victim")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Chmod("/to-victim", 0o777); err == nil {
+		t.Errorf("Chmod through a final symlink succeeded")
+	}
+	if err := r.Lchown("/to-victim", os.Getuid(), os.Getgid()); err != nil {
+		t.Errorf("Lchown(/to-victim) = %v", err)
+	}
+	st, _ := os.Stat(victim)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("victim mode = %v, want 0600", st.Mode())
+	}
+	if _, err := r.OpenAppend("/to-victim", 0o644); err == nil {
+		t.Errorf("OpenAppend through a final symlink succeeded")
+	}
+	// WriteFile replaces the symlink itself.
+	if err := r.WriteFile("/to-victim", []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); len(b) != 0 {
+		t.Errorf("victim written through a symlink: %q", b)
+	}
+	if fi, _ := os.Lstat(filepath.Join(dir, "to-victim")); !fi.Mode().IsRegular() {
+		t.Errorf("to-victim is %v, want a regular file", fi.Mode())
+	}
+}
+
+// TestLinkCreatedThenWrittenThrough is the config that creates a symlink
+// and then writes through it: the write follows it, re-rooted.
+func TestLinkCreatedThenWrittenThrough(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	if err := r.Symlink(outside, "/opt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Symlink("../../..", "/real/esc"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/opt/a/file", "/real/esc/b"} {
+		if err := r.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatalf("WriteFile(%s) = %v", p, err)
+		}
+	}
+	assertOutsideUntouched(t, outside)
+	if _, err := os.Stat(filepath.Join(dir, outside, "a/file")); err != nil {
+		t.Errorf("re-rooted write missing: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b")); err != nil {
+		t.Errorf("write through .. link missing: %v", err)
+	}
+}
+
+func TestTempCommitAndAbort(t *testing.T) {
+	r, dir, _ := attackRoot(t)
+	tmp, err := r.CreateTemp("/etc/deep/file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Write([]byte("partial"))
+	tmp.Abort()
+	entries, _ := os.ReadDir(filepath.Join(dir, "deep"))
+	if len(entries) != 0 {
+		t.Errorf("Abort left %v", entries)
+	}
+	tmp, err = r.CreateTemp("/etc/deep/file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Write([]byte("whole"))
+	if err := tmp.Commit(0o640|fs.ModeSetgid, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "deep/file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode() != 0o640|fs.ModeSetgid {
+		t.Errorf("mode = %v, want g+s 0640", fi.Mode())
+	}
+	if di, _ := os.Stat(filepath.Join(dir, "deep")); di.Mode().Perm() != 0o755 {
+		t.Errorf("parent mode = %v, want 0755", di.Mode())
+	}
+	if tmp.Real != "/deep/file" {
+		t.Errorf("Real = %q", tmp.Real)
+	}
+}
+
+func TestMkdirAllRemoveAllReadFile(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	if created, err := r.MkdirAll("/d/e", 0o1777|fs.ModeSticky); err != nil || !created {
+		t.Fatalf("MkdirAll = %v, %v", created, err)
+	}
+	if created, err := r.MkdirAll("/d/e", 0o755); err != nil || created {
+		t.Fatalf("MkdirAll again = %v, %v", created, err)
+	}
+	if err := r.WriteFile("/d/f", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.MkdirAll("/d/f", 0o755); !errors.Is(err, ErrNotDir) {
+		t.Errorf("MkdirAll over a file error = %v, want ErrNotDir", err)
+	}
+	// A link inside the tree to outside: RemoveAll removes the link.
+	os.WriteFile(filepath.Join(outside, "keep"), []byte("k"), 0o644)
+	os.Symlink(outside, filepath.Join(dir, "d/e/out"))
+	if err := r.RemoveAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "d")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("RemoveAll left /d: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "keep")); err != nil {
+		t.Errorf("RemoveAll followed a symlink out: %v", err)
+	}
+	os.Remove(filepath.Join(outside, "keep"))
+	if err := r.Remove("/nothing/here"); err != nil {
+		t.Errorf("Remove(missing) = %v", err)
+	}
+	// ReadFile follows the last component, re-rooted.
+	os.WriteFile(filepath.Join(dir, "real/passwd"), []byte("root:x:0:0::/root:/bin/sh\n"), 0o644)
+	os.Symlink("/real/passwd", filepath.Join(dir, "usr/lib/passwd"))
+	if b, err := r.ReadFile("/etc/usr/lib/passwd"); err != nil || !strings.HasPrefix(string(b), "root:") {
+		t.Errorf("ReadFile = %q, %v", b, err)
+	}
+	if _, err := r.ReadFile("/abs-out/keep"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile escaped: %v", err)
+	}
+}
