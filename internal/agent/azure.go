@@ -1,0 +1,281 @@
+package agent
+
+// Azure and Azure Stack learn that a VM booted from its guest agent's
+// health report to WireServer, the fabric's endpoint in every VM's
+// network; without one the VM stays "provisioning" and is eventually
+// culled (peers.md §1.3). The exchange is WALinuxAgent's, in protocol
+// version 2012-11-30:
+//
+//	GET  /?comp=versions            the protocol versions WireServer speaks
+//	GET  /machine/?comp=goalstate   incarnation, container id, role instance id
+//	POST /machine/?comp=health      a <Health> document: Ready, or NotReady
+//	                                with ProvisioningFailed and a description
+//
+// WireServer's address comes from DHCP option 245 (the Azure fabric
+// address) in the DHCP client's lease, else the well-known 168.63.129.16.
+// Azure (not Azure Stack) also has the instance metadata service (IMDS)
+// for the SSH keys, the hostname and the VM size.
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/internal/resource"
+)
+
+const (
+	wireServerVersion = "2012-11-30"
+	wireServerDefault = "168.63.129.16"
+	// wireServerAttempts bounds how often the whole exchange is made
+	// again when WireServer refuses the report (the goal state changed
+	// in between); each request has the fetcher's retries besides.
+	wireServerAttempts = 3
+)
+
+// wireServerHeader goes with every WireServer request.
+func wireServerHeader() http.Header {
+	return http.Header{"X-Ms-Agent-Name": {"flint"}, "X-Ms-Version": {wireServerVersion}}
+}
+
+// dhcpLeaseGlobs are the lease files searched for option 245:
+// systemd-networkd's (OPTION_245=A83F8110), NetworkManager's internal
+// client's (the same format) and dhclient's (option unknown-245
+// a8:3f:81:10;). The peer asks NetworkManager over D-Bus instead; flint
+// reads the files so it needs no D-Bus client.
+var dhcpLeaseGlobs = []string{
+	"/run/systemd/netif/leases/*",
+	"/var/lib/NetworkManager/*.lease",
+	"/var/lib/dhclient/*.lease*",
+	"/var/lib/dhcp/*.lease*",
+}
+
+// wireServer returns WireServer's base URL.
+func (a *Agent) wireServer() string {
+	if u := a.d.Endpoints["wireserver"]; u != "" {
+		return strings.TrimSuffix(u, "/")
+	}
+	ip := fabricAddress(a.path)
+	if ip == "" {
+		a.log.Info("no DHCP option 245 in the leases: using the default WireServer address", "address", wireServerDefault)
+		ip = wireServerDefault
+	}
+	return "http://" + ip
+}
+
+// fabricAddress returns the address in the first DHCP lease holding
+// option 245, "" when none does. path maps an absolute path under the
+// agent's root.
+func fabricAddress(path func(string) string) string {
+	for _, g := range dhcpLeaseGlobs {
+		files, _ := filepath.Glob(path(g))
+		for _, f := range files {
+			if ip := leaseOption245(f); ip != "" {
+				return ip
+			}
+		}
+	}
+	return ""
+}
+
+// leaseOption245 reads option 245 from one lease file in either format.
+func leaseOption245(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		var raw []byte
+		if v, ok := strings.CutPrefix(line, "OPTION_245="); ok {
+			raw, err = hex.DecodeString(v)
+		} else if v, ok := strings.CutPrefix(line, "option unknown-245 "); ok {
+			raw, err = colonHex(strings.TrimSuffix(v, ";"))
+		} else {
+			continue
+		}
+		if err == nil && len(raw) == 4 {
+			return net.IP(raw).String()
+		}
+	}
+	return ""
+}
+
+// colonHex decodes dhclient's a8:3f:81:10 (leading zeros may be left out).
+func colonHex(s string) ([]byte, error) {
+	var out []byte
+	for _, p := range strings.Split(s, ":") {
+		b, err := strconv.ParseUint(p, 16, 8)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, byte(b))
+	}
+	return out, nil
+}
+
+// goalState is the part of WireServer's goal state the health report
+// names.
+type goalState struct {
+	Incarnation string `xml:"Incarnation"`
+	ContainerID string `xml:"Container>ContainerId"`
+	InstanceID  string `xml:"Container>RoleInstanceList>RoleInstance>InstanceId"`
+}
+
+// healthReport is the <Health> document of POST /machine/?comp=health.
+type healthReport struct {
+	XMLName     xml.Name `xml:"Health"`
+	XSI         string   `xml:"xmlns:xsi,attr"`
+	XSD         string   `xml:"xmlns:xsd,attr"`
+	Incarnation string   `xml:"GoalStateIncarnation"`
+	ContainerID string   `xml:"Container>ContainerId"`
+	InstanceID  string   `xml:"Container>RoleInstanceList>Role>InstanceId"`
+	State       string   `xml:"Container>RoleInstanceList>Role>Health>State"`
+	Details     *details `xml:"Container>RoleInstanceList>Role>Health>Details,omitempty"`
+}
+
+type details struct {
+	SubStatus   string `xml:"SubStatus"`
+	Description string `xml:"Description"`
+}
+
+// azureCheckIn reports Ready.
+func azureCheckIn(ctx context.Context, a *Agent) error {
+	return a.reportHealth(ctx, "Ready", nil)
+}
+
+// azureReportFailure reports NotReady with ProvisioningFailed, the
+// substatus cloud-init and azure-init use, so the portal shows reason.
+func azureReportFailure(ctx context.Context, a *Agent, reason string) error {
+	return a.reportHealth(ctx, "NotReady", &details{SubStatus: "ProvisioningFailed", Description: reason})
+}
+
+// reportHealth makes the whole WireServer exchange, again when WireServer
+// refuses the report with a 4xx (a goal state that changed meanwhile).
+func (a *Agent) reportHealth(ctx context.Context, state string, d *details) error {
+	base := a.wireServer()
+	var err error
+	for attempt := 1; attempt <= wireServerAttempts; attempt++ {
+		err = a.healthExchange(ctx, base, state, d)
+		var se *resource.StatusError
+		if err == nil || !errors.As(err, &se) || ctx.Err() != nil {
+			return err
+		}
+		a.log.Warn("WireServer refused the health report: starting over", "attempt", attempt, "error", err)
+	}
+	return fmt.Errorf("after %d attempts: %w", wireServerAttempts, err)
+}
+
+func (a *Agent) healthExchange(ctx context.Context, base, state string, d *details) error {
+	body, err := a.get(ctx, resource.Request{URL: base + "/?comp=versions", Header: wireServerHeader()})
+	if err != nil {
+		return err
+	}
+	var v struct {
+		Versions []string `xml:"Preferred>Version"`
+		Others   []string `xml:"Supported>Version"`
+	}
+	if err := xml.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("%s: WireServer versions: %w: %w", a.platform.id, ErrProtocol, err)
+	}
+	if !slices.Contains(v.Versions, wireServerVersion) && !slices.Contains(v.Others, wireServerVersion) {
+		return fmt.Errorf("%s: WireServer does not support protocol %s (it offers %s): %w", a.platform.id,
+			wireServerVersion, strings.Join(append(v.Versions, v.Others...), ", "), ErrProtocol)
+	}
+
+	body, err = a.get(ctx, resource.Request{URL: base + "/machine/?comp=goalstate", Header: wireServerHeader()})
+	if err != nil {
+		return err
+	}
+	var gs goalState
+	if err := xml.Unmarshal(body, &gs); err != nil {
+		return fmt.Errorf("%s: WireServer goal state: %w: %w", a.platform.id, ErrProtocol, err)
+	}
+	if gs.Incarnation == "" || gs.ContainerID == "" || gs.InstanceID == "" {
+		return fmt.Errorf("%s: WireServer goal state lacks incarnation, container id or instance id: %w", a.platform.id, ErrProtocol)
+	}
+
+	doc, err := xml.Marshal(healthReport{
+		XSI:         "http://www.w3.org/2001/XMLSchema-instance",
+		XSD:         "http://www.w3.org/2001/XMLSchema",
+		Incarnation: gs.Incarnation,
+		ContainerID: gs.ContainerID,
+		InstanceID:  gs.InstanceID,
+		State:       state,
+		Details:     d,
+	})
+	if err != nil {
+		return err
+	}
+	h := wireServerHeader()
+	h.Set("Content-Type", "text/xml;charset=utf-8")
+	_, err = a.get(ctx, resource.Request{
+		URL:    base + "/machine/?comp=health",
+		Method: http.MethodPost,
+		Header: h,
+		Body:   append([]byte(xml.Header), doc...),
+	})
+	return err
+}
+
+// azureIMDSRetry are the statuses IMDS answers while coming up or
+// throttling, retried like a 5xx (as the config provider does).
+var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
+
+// azureMetadata reads the instance document from IMDS.
+func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	var doc struct {
+		Compute struct {
+			Location  string `json:"location"`
+			VMSize    string `json:"vmSize"`
+			OSProfile struct {
+				ComputerName string `json:"computerName"`
+			} `json:"osProfile"`
+			PublicKeys []struct {
+				KeyData string `json:"keyData"`
+			} `json:"publicKeys"`
+		} `json:"compute"`
+		Network struct {
+			Interface []struct {
+				IPv4 struct {
+					IPAddress []struct {
+						Private string `json:"privateIpAddress"`
+						Public  string `json:"publicIpAddress"`
+					} `json:"ipAddress"`
+				} `json:"ipv4"`
+			} `json:"interface"`
+		} `json:"network"`
+	}
+	err := a.getJSON(ctx, resource.Request{
+		URL:         a.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
+		Header:      http.Header{"Metadata": {"true"}},
+		RetryStatus: azureIMDSRetry,
+	}, &doc)
+	if err != nil {
+		return metadata{}, err
+	}
+	c := doc.Compute
+	m := metadata{hostname: c.OSProfile.ComputerName}
+	for _, k := range c.PublicKeys {
+		m.keys = append(m.keys, k.KeyData)
+	}
+	if ifs := doc.Network.Interface; len(ifs) > 0 && len(ifs[0].IPv4.IPAddress) > 0 {
+		m.add("AZURE_IPV4_DYNAMIC", ifs[0].IPv4.IPAddress[0].Private)
+		m.add("AZURE_IPV4_PUBLIC", ifs[0].IPv4.IPAddress[0].Public)
+	}
+	m.add("AZURE_VMSIZE", c.VMSize)
+	m.add("AZURE_LOCATION", c.Location)
+	return m, nil
+}

@@ -1,0 +1,257 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flintboot/flint/internal/resource"
+)
+
+const (
+	versionsXML = `<?xml version="1.0" encoding="utf-8"?>
+<Versions>
+  <Preferred><Version>2015-04-05</Version></Preferred>
+  <Supported><Version>2015-04-05</Version><Version>2012-11-30</Version></Supported>
+</Versions>`
+	goalStateXML = `<?xml version="1.0" encoding="utf-8"?>
+<GoalState xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <Version>2012-11-30</Version>
+  <Incarnation>7</Incarnation>
+  <Machine><ExpectedState>Started</ExpectedState></Machine>
+  <Container>
+    <ContainerId>c6d5526c-5ac2-4200-b6e2-56f2b70c5ab2</ContainerId>
+    <RoleInstanceList>
+      <RoleInstance>
+        <InstanceId>f5f5ed9b9a2a45c1a4e0d5cf6e1e0a11.vm0</InstanceId>
+        <State>Started</State>
+        <Configuration><SharedConfig>http://168.63.129.16/machine/x?comp=config&amp;type=sharedConfig</SharedConfig></Configuration>
+      </RoleInstance>
+    </RoleInstanceList>
+  </Container>
+</GoalState>`
+	readyXML = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<Health xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">` +
+		`<GoalStateIncarnation>7</GoalStateIncarnation><Container><ContainerId>c6d5526c-5ac2-4200-b6e2-56f2b70c5ab2</ContainerId>` +
+		`<RoleInstanceList><Role><InstanceId>f5f5ed9b9a2a45c1a4e0d5cf6e1e0a11.vm0</InstanceId><Health><State>Ready</State></Health></Role>` +
+		`</RoleInstanceList></Container></Health>`
+	notReadyXML = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+		`<Health xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">` +
+		`<GoalStateIncarnation>7</GoalStateIncarnation><Container><ContainerId>c6d5526c-5ac2-4200-b6e2-56f2b70c5ab2</ContainerId>` +
+		`<RoleInstanceList><Role><InstanceId>f5f5ed9b9a2a45c1a4e0d5cf6e1e0a11.vm0</InstanceId><Health><State>NotReady</State>` +
+		`<Details><SubStatus>ProvisioningFailed</SubStatus><Description>stage files: fetching https://example.com/app.conf: HTTP status 403 Forbidden</Description></Details>` +
+		`</Health></Role></RoleInstanceList></Container></Health>`
+)
+
+// wireServer returns a fake WireServer whose health endpoint is health.
+func wireServer(t *testing.T, health http.HandlerFunc) *fakeService {
+	return newFakeService(t, map[string]http.HandlerFunc{
+		"GET /?comp=versions":           answer(200, versionsXML),
+		"GET /machine/?comp=goalstate":  answer(200, goalStateXML),
+		"POST /machine/?comp=health":    health,
+		"GET /machine/?comp=unexpected": answer(500, ""),
+	})
+}
+
+// checkWireServerRequests checks the exchange: paths in order, the
+// protocol headers on each, and the health document.
+func checkWireServerRequests(t *testing.T, reqs []request, wantHealth string) {
+	t.Helper()
+	want := []string{"GET /?comp=versions", "GET /machine/?comp=goalstate", "POST /machine/?comp=health"}
+	if len(reqs) != len(want) {
+		t.Fatalf("WireServer got %d requests, want %d: %+v", len(reqs), len(want), reqs)
+	}
+	for i, r := range reqs {
+		if got := r.method + " " + r.uri; got != want[i] {
+			t.Errorf("request %d = %s, want %s", i, got, want[i])
+		}
+		if v := r.header.Get("x-ms-version"); v != "2012-11-30" {
+			t.Errorf("%s: x-ms-version = %q, want 2012-11-30", want[i], v)
+		}
+		if v := r.header.Get("x-ms-agent-name"); v != "flint" {
+			t.Errorf("%s: x-ms-agent-name = %q, want flint", want[i], v)
+		}
+	}
+	health := reqs[2]
+	if ct := health.header.Get("Content-Type"); ct != "text/xml;charset=utf-8" {
+		t.Errorf("health Content-Type = %q", ct)
+	}
+	if health.body != wantHealth {
+		t.Errorf("health document =\n%s\nwant\n%s", health.body, wantHealth)
+	}
+}
+
+func TestAzureCheckIn(t *testing.T) {
+	for _, id := range []string{"azure", "azurestack"} {
+		t.Run(id, func(t *testing.T) {
+			ws := wireServer(t, answer(200, ""))
+			a := newTestAgent(t, id, ws.srv.URL, t.TempDir())
+			if err := a.CheckIn(context.Background()); err != nil {
+				t.Fatalf("CheckIn() = %v", err)
+			}
+			checkWireServerRequests(t, ws.requests(), readyXML)
+		})
+	}
+}
+
+func TestAzureReportFailure(t *testing.T) {
+	ws := wireServer(t, answer(200, ""))
+	a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
+	reason := "stage files:\n  fetching https://user:secret@example.com/app.conf?sig=SECRET: HTTP status 403 Forbidden"
+	if err := a.ReportFailure(context.Background(), reason); err != nil {
+		t.Fatalf("ReportFailure() = %v", err)
+	}
+	reqs := ws.requests()
+	checkWireServerRequests(t, reqs, notReadyXML)
+	for _, r := range reqs {
+		if strings.Contains(r.body, "secret") || strings.Contains(r.body, "SECRET") {
+			t.Errorf("the report carries a secret: %s", r.body)
+		}
+	}
+}
+
+// A WireServer still coming up answers 503 for a while: each request is
+// retried with the fetcher's backoff.
+func TestAzureCheckInRetriesTransientFailures(t *testing.T) {
+	ws := newFakeService(t, map[string]http.HandlerFunc{
+		"GET /?comp=versions":          failing(2, 503, answer(200, versionsXML)),
+		"GET /machine/?comp=goalstate": failing(1, 500, answer(200, goalStateXML)),
+		"POST /machine/?comp=health":   failing(2, 503, answer(200, "")),
+	})
+	a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
+	if err := a.CheckIn(context.Background()); err != nil {
+		t.Fatalf("CheckIn() = %v", err)
+	}
+	for route, want := range map[string]int{"GET /?comp=versions": 3, "GET /machine/?comp=goalstate": 2, "POST /machine/?comp=health": 3} {
+		if n := ws.count(route); n != want {
+			t.Errorf("%s requested %d times, want %d", route, n, want)
+		}
+	}
+}
+
+// A WireServer that never accepts the report: bounded retries, then an
+// error naming the endpoint and the last status.
+func TestAzureCheckInGivesUp(t *testing.T) {
+	ws := wireServer(t, answer(503, ""))
+	a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
+	a.d.Getter = testFetcher(t, 200*time.Millisecond)
+	start := time.Now()
+	err := a.CheckIn(context.Background())
+	if !errors.Is(err, resource.ErrTimeout) {
+		t.Fatalf("CheckIn() = %v, want ErrTimeout", err)
+	}
+	for _, want := range []string{"boot check-in", "/machine/", "503"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckIn() = %q, want it to mention %q", err, want)
+		}
+	}
+	if n := ws.count("POST /machine/?comp=health"); n < 2 {
+		t.Errorf("health posted %d times, want retries", n)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("CheckIn took %v: retries are not bounded", d)
+	}
+}
+
+// A report refused with a 4xx (the goal state changed meanwhile) starts
+// the whole exchange over, a bounded number of times.
+func TestAzureHealthRefusedStartsOver(t *testing.T) {
+	ws := wireServer(t, failing(1, http.StatusGone, answer(200, "")))
+	a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
+	if err := a.CheckIn(context.Background()); err != nil {
+		t.Fatalf("CheckIn() = %v", err)
+	}
+	if n := ws.count("GET /machine/?comp=goalstate"); n != 2 {
+		t.Errorf("goal state read %d times, want 2", n)
+	}
+
+	ws = wireServer(t, answer(http.StatusBadRequest, ""))
+	a = newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
+	err := a.CheckIn(context.Background())
+	var se *resource.StatusError
+	if !errors.As(err, &se) || se.Status != 400 {
+		t.Fatalf("CheckIn() = %v, want the 400", err)
+	}
+	if n := ws.count("POST /machine/?comp=health"); n != wireServerAttempts {
+		t.Errorf("health posted %d times, want %d", n, wireServerAttempts)
+	}
+}
+
+func TestAzureProtocolErrors(t *testing.T) {
+	for name, routes := range map[string]map[string]http.HandlerFunc{
+		"old protocol only": {
+			"GET /?comp=versions": answer(200, `<Versions><Preferred><Version>2010-01-01</Version></Preferred></Versions>`),
+		},
+		"goal state without container": {
+			"GET /?comp=versions":          answer(200, versionsXML),
+			"GET /machine/?comp=goalstate": answer(200, `<GoalState><Incarnation>1</Incarnation></GoalState>`),
+		},
+		"versions not XML": {
+			"GET /?comp=versions": answer(200, `{"json": true}`),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := newFakeService(t, routes)
+			a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
+			if err := a.CheckIn(context.Background()); !errors.Is(err, ErrProtocol) {
+				t.Fatalf("CheckIn() = %v, want ErrProtocol", err)
+			}
+			if n := ws.count("POST /machine/?comp=health"); n != 0 {
+				t.Errorf("health posted %d times after a protocol error", n)
+			}
+		})
+	}
+}
+
+func TestWireServerAddress(t *testing.T) {
+	for name, tc := range map[string]struct {
+		files map[string]string
+		want  string
+	}{
+		"networkd lease": {
+			files: map[string]string{"run/systemd/netif/leases/2": "# This is private data.\nADDRESS=10.0.0.4\nOPTION_245=A83F8110\n"},
+			want:  "http://168.63.129.16",
+		},
+		"networkd lease, other fabric": {
+			files: map[string]string{
+				"run/systemd/netif/leases/1": "ADDRESS=192.168.1.2\n",
+				"run/systemd/netif/leases/3": "OPTION_245=0A000001\n",
+			},
+			want: "http://10.0.0.1",
+		},
+		"dhclient lease": {
+			files: map[string]string{"var/lib/dhclient/dhclient--eth0.lease": "lease {\n  interface \"eth0\";\n  option unknown-245 a:d:e:f;\n}\n"},
+			want:  "http://10.13.14.15",
+		},
+		"malformed option": {
+			files: map[string]string{"run/systemd/netif/leases/2": "OPTION_245=A83F81\n"},
+			want:  "http://168.63.129.16",
+		},
+		"no lease": {want: "http://168.63.129.16"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			for p, content := range tc.files {
+				p = filepath.Join(root, p)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := New(Deps{Root: root}, "azure")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := a.wireServer(); got != tc.want {
+				t.Errorf("wireServer() = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

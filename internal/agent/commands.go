@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/providers"
+)
+
+// MESSAGE_IDs of the journal entries distro tooling and operators hook
+// (journalctl MESSAGE_ID=…). They never change.
+const (
+	MsgKeysWritten    = "1dd72625bfd4e2cd3ec75b4ace54d6dc"
+	MsgKeysRemoved    = "f3ba3770b7a56db5aababa5349ad0a8e"
+	MsgCheckedIn      = "348e4e6afa5481c7311bd0e690bf19cc"
+	MsgCheckInFailed  = "31f4547b7bb2259f50bc83e07c2dd348"
+	MsgFailureReport  = "36d97b7f749832c1ab26486e1147b3c0"
+	MsgHostnameSet    = "db746081b821bb429b2d564f4a717071"
+	MsgConfigDeleted  = "a0caa66222ca10f0356ce2b8aa9b65b7"
+	messageIDKey      = "MESSAGE_ID"
+	maxHostnameLength = 64 // the kernel's __NEW_UTS_LEN
+	maxReasonLength   = 200
+)
+
+// knownPlatform reports whether id is an ignition.platform.id.
+func knownPlatform(id string) bool {
+	_, ok := providers.Lookup(id)
+	return ok
+}
+
+// CheckIn reports a good boot to the platform.
+func (a *Agent) CheckIn(ctx context.Context) error {
+	if a.platform.checkIn == nil {
+		return fmt.Errorf("%s: boot check-in: %w", a.platform.id, ErrUnsupported)
+	}
+	op := oplog.Begin(a.log, "check-in", "reporting a good boot to "+a.platform.id)
+	if err := a.platform.checkIn(ctx, a); err != nil {
+		a.log.Error("check-in failed", messageIDKey, MsgCheckInFailed, "error", err)
+		return op.Fail(fmt.Errorf("boot check-in: %w", err))
+	}
+	op.Finish(messageIDKey, MsgCheckedIn)
+	return nil
+}
+
+// ReportFailure tells the platform that provisioning failed, with reason
+// (redacted and shortened: it is shown in the cloud console).
+func (a *Agent) ReportFailure(ctx context.Context, reason string) error {
+	if a.platform.reportFailure == nil {
+		return fmt.Errorf("%s: failure report: %w", a.platform.id, ErrUnsupported)
+	}
+	reason = RedactReason(reason)
+	op := oplog.Begin(a.log, "report-failure", "reporting the failed provisioning to "+a.platform.id)
+	if err := a.platform.reportFailure(ctx, a, reason); err != nil {
+		return op.Fail(fmt.Errorf("failure report: %w", err))
+	}
+	op.Finish(messageIDKey, MsgFailureReport, "reason", reason)
+	return nil
+}
+
+// RedactReason makes a failure reason fit for a cloud console: URLs lose
+// credentials, query and fragment (config.DescribeURL), control
+// characters and runs of blanks become one space, and the text is cut to
+// 200 characters. An empty reason gets a pointer to the journal.
+func RedactReason(reason string) string {
+	words := strings.FieldsFunc(reason, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+	for i, w := range words {
+		if j := strings.Index(w, "://"); j > 0 {
+			start := strings.LastIndexFunc(w[:j], func(r rune) bool {
+				return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')
+			}) + 1
+			u := strings.TrimRight(w[start:], ".,:;)]'\"")
+			words[i] = w[:start] + config.DescribeURL(u) + w[start+len(u):]
+		}
+	}
+	r := []rune(strings.Join(words, " "))
+	if len(r) == 0 {
+		return "flint provisioning failed: see journalctl -t flint on the machine"
+	}
+	if len(r) > maxReasonLength {
+		r = append(r[:maxReasonLength-1], '…')
+	}
+	return string(r)
+}
+
+// fetchMetadata reads the platform's metadata, or ErrUnsupported.
+func (a *Agent) fetchMetadata(ctx context.Context, what string) (metadata, error) {
+	if a.platform.metadata == nil {
+		return metadata{}, fmt.Errorf("%s: %s: %w", a.platform.id, what, ErrUnsupported)
+	}
+	return a.platform.metadata(ctx, a)
+}
+
+// Hostname writes the platform's hostname to <target>/etc/hostname (the
+// initramfs passes /sysroot), cut to the kernel's 64 characters. It runs
+// before the files stage, so a hostname in the config still wins.
+func (a *Agent) Hostname(ctx context.Context, target string) error {
+	if !a.platform.hostname {
+		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.id, ErrUnsupported)
+	}
+	op := oplog.Begin(a.log, "hostname", "setting the hostname from metadata")
+	m, err := a.fetchMetadata(ctx, "hostname")
+	if err != nil {
+		return op.Fail(err)
+	}
+	name := strings.TrimSpace(m.hostname)
+	if name == "" {
+		return op.Fail(fmt.Errorf("%s: the metadata service gives no hostname", a.platform.id))
+	}
+	if len(name) > maxHostnameLength {
+		name = name[:maxHostnameLength]
+	}
+	path := filepath.Join(target, "etc/hostname")
+	if err := writeFileAtomic(path, []byte(name+"\n"), 0o644); err != nil {
+		return op.Fail(err)
+	}
+	op.Finish(messageIDKey, MsgHostnameSet, "hostname", name, "path", path)
+	return nil
+}
+
+// DefaultAttributesPath is where Attributes writes by default.
+const DefaultAttributesPath = "/run/metadata/flint"
+
+// Attributes writes the platform's attributes to path as KEY=VALUE lines,
+// each twice: as FLINT_<PLATFORM>_<NAME> and under the peer's name
+// AFTERBURN_<PLATFORM>_<NAME>, so units written for the peer keep working
+// with EnvironmentFile=/run/metadata/flint.
+func (a *Agent) Attributes(ctx context.Context, path string) error {
+	op := oplog.Begin(a.log, "attributes", "writing metadata attributes to "+path)
+	m, err := a.fetchMetadata(ctx, "attributes")
+	if err != nil {
+		return op.Fail(err)
+	}
+	var b strings.Builder
+	for _, prefix := range []string{"FLINT_", "AFTERBURN_"} {
+		for _, at := range m.attrs {
+			fmt.Fprintf(&b, "%s%s=%s\n", prefix, at.name, envValue(at.value))
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return op.Fail(err)
+	}
+	if err := writeFileAtomic(path, []byte(b.String()), 0o644); err != nil {
+		return op.Fail(err)
+	}
+	op.Finish("attributes", len(m.attrs))
+	return nil
+}
+
+// envValue keeps a value on one line: systemd's EnvironmentFile= reads
+// one assignment per line.
+func envValue(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, strings.TrimSpace(v))
+}
+
+// SSHKeys writes the platform's SSH keys for user to
+// ~user/.ssh/authorized_keys.d/flint, or removes that file when the
+// platform has none.
+func (a *Agent) SSHKeys(ctx context.Context, user string) error {
+	op := oplog.Begin(a.log, "ssh-keys", "installing SSH keys from metadata for "+user)
+	m, err := a.fetchMetadata(ctx, "SSH keys")
+	if err != nil {
+		return op.Fail(err)
+	}
+	keys := slices.Compact(slices.DeleteFunc(m.keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
+	written, err := writeAuthorizedKeys(a.path("/etc/passwd"), a.d.Root, user, keys)
+	if err != nil {
+		return op.Fail(err)
+	}
+	if written {
+		op.Finish(messageIDKey, MsgKeysWritten, "user", user, "keys", len(keys))
+	} else {
+		op.Finish(messageIDKey, MsgKeysRemoved, "user", user, "keys", 0)
+	}
+	return nil
+}
+
+// configDeleter is a config provider that can remove the config from the
+// hypervisor (vmware, virtualbox).
+type configDeleter interface {
+	DeleteConfig(ctx context.Context) error
+}
+
+// DeleteConfig removes the config from the hypervisor on platforms where
+// unprivileged guest code could read it later (ignition-rmcfg). deleted
+// is false when the platform keeps no config there.
+func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
+	newProvider := a.d.NewProvider
+	if newProvider == nil {
+		newProvider = func(id string, env providers.Env) (providers.Provider, bool) {
+			p, ok := providers.Lookup(id)
+			if !ok {
+				return nil, false
+			}
+			return p.New(env), true
+		}
+	}
+	p, ok := newProvider(a.platform.id, providers.Env{Root: a.d.Root, Logger: a.log})
+	if !ok {
+		return false, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
+	}
+	d, ok := p.(configDeleter)
+	if !ok {
+		return false, nil
+	}
+	op := oplog.Begin(a.log, "delete-config", "deleting the config from the hypervisor")
+	if err := d.DeleteConfig(ctx); err != nil {
+		return false, op.Fail(fmt.Errorf("%s: deleting the config: %w", a.platform.id, err))
+	}
+	op.Finish(messageIDKey, MsgConfigDeleted)
+	return true, nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it
+// and renames it into place, so readers see the old file or the new one.
+func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	err = errors.Join(err, f.Chmod(mode), f.Sync(), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

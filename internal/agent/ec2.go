@@ -1,0 +1,149 @@
+package agent
+
+// AWS, OpenStack's metadata service and Alibaba Cloud serve the EC2
+// metadata layout: one value per path under meta-data/, and the SSH keys
+// as public-keys/ listing indexes ("0=name" or "0/") whose
+// public-keys/<i>/openssh-key is the key.
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/flintboot/flint/internal/resource"
+)
+
+// field is one metadata value read into an attribute.
+type field struct{ attr, path string }
+
+// readFields adds each field's value under base as an attribute; absent
+// values (404) are left out.
+func (a *Agent) readFields(ctx context.Context, m *metadata, base string, h http.Header, fields []field) error {
+	for _, f := range fields {
+		v, err := a.getText(ctx, base+"/"+f.path, h)
+		if err != nil {
+			return err
+		}
+		m.add(f.attr, v)
+	}
+	return nil
+}
+
+// ec2Keys reads the keys under base/public-keys/.
+func (a *Agent) ec2Keys(ctx context.Context, base string, h http.Header) ([]string, error) {
+	list, err := a.getText(ctx, base+"/public-keys/", h)
+	if err != nil || list == "" {
+		return nil, err
+	}
+	var keys []string
+	for _, line := range strings.Split(list, "\n") {
+		i, _, _ := strings.Cut(strings.TrimSpace(line), "=")
+		i = strings.TrimSuffix(i, "/")
+		if i == "" {
+			continue
+		}
+		k, err := a.getText(ctx, base+"/public-keys/"+i+"/openssh-key", h)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, strings.Split(k, "\n")...)
+	}
+	return keys, nil
+}
+
+// ec2Metadata reads hostname, keys and fields from an EC2-style service.
+func (a *Agent) ec2Metadata(ctx context.Context, base string, h http.Header, hostnamePath string, fields []field) (metadata, error) {
+	var m metadata
+	var err error
+	if m.hostname, err = a.getText(ctx, base+"/"+hostnamePath, h); err != nil {
+		return m, err
+	}
+	if m.keys, err = a.ec2Keys(ctx, base, h); err != nil {
+		return m, err
+	}
+	return m, a.readFields(ctx, &m, base, h, fields)
+}
+
+// awsMetadata uses IMDSv2: a session token from PUT /latest/api/token goes
+// with every request. Instances that still allow IMDSv1 work without one,
+// so a failed token request is logged and the requests go without.
+func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	root := a.endpoint("aws", "http://169.254.169.254")
+	h := http.Header{}
+	token, err := a.get(ctx, resource.Request{
+		URL:    root + "/latest/api/token",
+		Method: http.MethodPut,
+		Header: http.Header{"X-Aws-Ec2-Metadata-Token-Ttl-Seconds": {"21600"}},
+	})
+	if err != nil {
+		a.log.Warn("no IMDSv2 session token: trying IMDSv1", "error", err)
+	} else {
+		h.Set("X-Aws-Ec2-Metadata-Token", strings.TrimSpace(string(token)))
+	}
+	return a.ec2Metadata(ctx, root+"/2021-01-03/meta-data", h, "hostname", []field{
+		{"AWS_HOSTNAME", "hostname"},
+		{"AWS_PUBLIC_HOSTNAME", "public-hostname"},
+		{"AWS_IPV4_LOCAL", "local-ipv4"},
+		{"AWS_IPV4_PUBLIC", "public-ipv4"},
+		{"AWS_IPV6", "ipv6"},
+		{"AWS_AVAILABILITY_ZONE", "placement/availability-zone"},
+		{"AWS_AVAILABILITY_ZONE_ID", "placement/availability-zone-id"},
+		{"AWS_REGION", "placement/region"},
+		{"AWS_INSTANCE_ID", "instance-id"},
+		{"AWS_INSTANCE_TYPE", "instance-type"},
+	})
+}
+
+// openStackMetadata reads the metadata service; the config drive the
+// config provider also reads is not used here yet.
+func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	return a.ec2Metadata(ctx, a.endpoint("openstack", "http://169.254.169.254")+"/latest/meta-data", nil, "hostname", []field{
+		{"OPENSTACK_HOSTNAME", "hostname"},
+		{"OPENSTACK_INSTANCE_ID", "instance-id"},
+		{"OPENSTACK_INSTANCE_TYPE", "instance-type"},
+		{"OPENSTACK_IPV4_LOCAL", "local-ipv4"},
+		{"OPENSTACK_IPV4_PUBLIC", "public-ipv4"},
+	})
+}
+
+func aliyunMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	return a.ec2Metadata(ctx, a.endpoint("aliyun", "http://100.100.100.200")+"/latest/meta-data", nil, "hostname", []field{
+		{"ALIYUN_HOSTNAME", "hostname"},
+		{"ALIYUN_EIPV4", "eipv4"},
+		{"ALIYUN_IMAGE_ID", "image-id"},
+		{"ALIYUN_INSTANCE_ID", "instance-id"},
+		{"ALIYUN_INSTANCE_TYPE", "instance/instance-type"},
+		{"ALIYUN_IPV4_PRIVATE", "private-ipv4"},
+		{"ALIYUN_IPV4_PUBLIC", "public-ipv4"},
+		{"ALIYUN_REGION_ID", "region-id"},
+		{"ALIYUN_VPC_ID", "vpc-id"},
+		{"ALIYUN_ZONE_ID", "zone-id"},
+	})
+}
+
+// exoscaleMetadata reads Exoscale's CloudStack-style service, whose
+// public-keys is the keys themselves, one a line.
+func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	base := a.endpoint("exoscale", "http://169.254.169.254") + "/1.0/meta-data"
+	var m metadata
+	var err error
+	if m.hostname, err = a.getText(ctx, base+"/local-hostname", nil); err != nil {
+		return m, err
+	}
+	keys, err := a.getText(ctx, base+"/public-keys", nil)
+	if err != nil {
+		return m, err
+	}
+	m.keys = strings.Split(keys, "\n")
+	return m, a.readFields(ctx, &m, base, nil, []field{
+		{"EXOSCALE_AVAILABILITY_ZONE", "availability-zone"},
+		{"EXOSCALE_CLOUD_IDENTIFIER", "cloud-identifier"},
+		{"EXOSCALE_INSTANCE_ID", "instance-id"},
+		{"EXOSCALE_LOCAL_HOSTNAME", "local-hostname"},
+		{"EXOSCALE_LOCAL_IPV4", "local-ipv4"},
+		{"EXOSCALE_PUBLIC_HOSTNAME", "public-hostname"},
+		{"EXOSCALE_PUBLIC_IPV4", "public-ipv4"},
+		{"EXOSCALE_SERVICE_OFFERING", "service-offering"},
+		{"EXOSCALE_VM_ID", "vm-id"},
+	})
+}

@@ -1,0 +1,117 @@
+package agent
+
+// Equinix Metal (platform id packet) serves a JSON instance document at
+// /metadata. It holds phone_home_url, which the first boot POSTs to (an
+// empty JSON request) to mark provisioning done, and the events endpoint
+// beside it (<phone_home_url without /phone-home>/events) shows a
+// {"state","message"} event on the instance's timeline in the console,
+// where the reference posts its stage results (ignition.md §6.1, packet).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/internal/resource"
+)
+
+type packetDoc struct {
+	Hostname     string   `json:"hostname"`
+	Plan         string   `json:"plan"`
+	Facility     string   `json:"facility"`
+	Metro        string   `json:"metro"`
+	SSHKeys      []string `json:"ssh_keys"`
+	PhoneHomeURL string   `json:"phone_home_url"`
+	Network      struct {
+		Addresses []struct {
+			Address string `json:"address"`
+			Gateway string `json:"gateway"`
+			Public  bool   `json:"public"`
+			Family  int    `json:"address_family"`
+		} `json:"addresses"`
+	} `json:"network"`
+}
+
+func (a *Agent) packetDoc(ctx context.Context) (packetDoc, error) {
+	var doc packetDoc
+	err := a.getJSON(ctx, resource.Request{
+		URL:    a.endpoint("packet", "https://metadata.packet.net") + "/metadata",
+		Header: http.Header{"Accept": {"*/*"}},
+	}, &doc)
+	return doc, err
+}
+
+func packetMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	doc, err := a.packetDoc(ctx)
+	if err != nil {
+		return metadata{}, err
+	}
+	m := metadata{hostname: doc.Hostname, keys: doc.SSHKeys}
+	m.add("PACKET_HOSTNAME", doc.Hostname)
+	m.add("PACKET_PLAN", doc.Plan)
+	m.add("PACKET_FACILITY", doc.Facility)
+	m.add("PACKET_METRO", doc.Metro)
+	count := map[string]int{}
+	for _, ad := range doc.Network.Addresses {
+		kind := "IPV4_PRIVATE"
+		switch {
+		case ad.Family == 6 && ad.Public:
+			kind = "IPV6_PUBLIC"
+		case ad.Family == 6:
+			kind = "IPV6_PRIVATE"
+		case ad.Public:
+			kind = "IPV4_PUBLIC"
+		}
+		n := strconv.Itoa(count[kind])
+		count[kind]++
+		m.add("PACKET_"+kind+"_"+n, ad.Address)
+		m.add("PACKET_"+kind+"_GATEWAY_"+n, ad.Gateway)
+	}
+	return m, nil
+}
+
+// packetPhoneHome returns the instance's phone-home URL.
+func (a *Agent) packetPhoneHome(ctx context.Context) (string, error) {
+	doc, err := a.packetDoc(ctx)
+	if err != nil {
+		return "", err
+	}
+	if doc.PhoneHomeURL == "" {
+		return "", fmt.Errorf("packet: the metadata has no phone_home_url: %w", ErrProtocol)
+	}
+	return doc.PhoneHomeURL, nil
+}
+
+func packetCheckIn(ctx context.Context, a *Agent) error {
+	u, err := a.packetPhoneHome(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = a.get(ctx, resource.Request{
+		URL:    u,
+		Method: http.MethodPost,
+		Header: http.Header{"Content-Type": {"application/json"}},
+	})
+	return err
+}
+
+func packetReportFailure(ctx context.Context, a *Agent, reason string) error {
+	u, err := a.packetPhoneHome(ctx)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(map[string]string{"state": "failed", "message": "flint: provisioning failed: " + reason})
+	if err != nil {
+		return err
+	}
+	_, err = a.get(ctx, resource.Request{
+		URL:    strings.TrimSuffix(strings.TrimSuffix(u, "/"), "/phone-home") + "/events",
+		Method: http.MethodPost,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   body,
+	})
+	return err
+}

@@ -1,0 +1,72 @@
+package agent
+
+import "context"
+
+// metadata is what a platform's metadata service says about the instance.
+type metadata struct {
+	hostname string
+	// keys are SSH public keys, one authorized_keys line each.
+	keys []string
+	// attrs are the instance's attributes in the order they are written;
+	// names are the peer's without its prefix (AWS_INSTANCE_ID).
+	attrs []attribute
+}
+
+// attribute is one KEY=VALUE line of the attributes file.
+type attribute struct{ name, value string }
+
+// add appends the attribute when the service gave a value.
+func (m *metadata) add(name, value string) {
+	if value != "" {
+		m.attrs = append(m.attrs, attribute{name, value})
+	}
+}
+
+// platform is one row of the table: what the agent does on a platform.
+// A nil function means the platform does not offer it.
+type platform struct {
+	id string
+	// hostname: the platform's DHCP gives no hostname, so `flint agent
+	// hostname` sets it from metadata (the peer's list, peers.md §1.5).
+	hostname bool
+	// metadata reads hostname, SSH keys and attributes.
+	metadata func(ctx context.Context, a *Agent) (metadata, error)
+	// checkIn reports a good boot.
+	checkIn func(ctx context.Context, a *Agent) error
+	// reportFailure reports a failed provisioning with a short, redacted
+	// reason the operator sees in the cloud console.
+	reportFailure func(ctx context.Context, a *Agent, reason string) error
+}
+
+// platforms is every platform the agent does something on; the others
+// (qemu, metal, file, …) need nothing from it. Config deletion is not
+// listed: it follows from the config provider (DeleteConfig).
+var platforms = []platform{
+	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
+	{id: "aws", metadata: awsMetadata},
+	{id: "azure", hostname: true, metadata: azureMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
+	{id: "azurestack", checkIn: azureCheckIn, reportFailure: azureReportFailure},
+	{id: "digitalocean", hostname: true, metadata: digitalOceanMetadata},
+	{id: "exoscale", hostname: true, metadata: exoscaleMetadata},
+	{id: "gcp", metadata: gcpMetadata},
+	{id: "hetzner", hostname: true, metadata: hetznerMetadata},
+	{id: "openstack", metadata: openStackMetadata},
+	{id: "packet", metadata: packetMetadata, checkIn: packetCheckIn, reportFailure: packetReportFailure},
+	{id: "scaleway", hostname: true, metadata: scalewayMetadata, checkIn: scalewayCheckIn},
+	{id: "upcloud", hostname: true, metadata: upCloudMetadata},
+	{id: "vultr", hostname: true, metadata: vultrMetadata},
+}
+
+// lookup returns the row of id. A known platform without a row (qemu)
+// gets an empty one: nothing to do there but delete the config.
+func lookup(id string) (platform, bool) {
+	for _, p := range platforms {
+		if p.id == id {
+			return p, true
+		}
+	}
+	if knownPlatform(id) {
+		return platform{id: id}, true
+	}
+	return platform{}, false
+}
