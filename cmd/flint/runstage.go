@@ -14,6 +14,7 @@ import (
 	"github.com/flintboot/flint/internal/engine"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/stages/disks"
 )
 
 // setupError is a stage that could not start (state file, fetcher): exit
@@ -36,6 +37,7 @@ flags:
   -state-file FILE          state kept between stages (default /run/ignition/state)
   -neednet FILE             flag written when the network is needed (default /run/ignition/neednet)
   -fetch-timeout DURATION   time allowed to fetch the config from its source (default 2m)
+  -device-timeout DURATION  time the disks stage waits for each device the config names (default 90s)
   -log-to-stdout            log to standard output instead of the journal
 `
 
@@ -54,6 +56,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	state := fs.String("state-file", engine.DefaultStateFile, "")
 	neednet := fs.String("neednet", engine.DefaultNeedNet, "")
 	fetchTimeout := fs.Duration("fetch-timeout", engine.DefaultFetchTimeout, "")
+	deviceTimeout := fs.Duration("device-timeout", disks.DefaultDeviceTimeout, "")
 	toStdout := fs.Bool("log-to-stdout", false, "")
 	usage := func(format string, a ...any) error {
 		return usageError{"run: " + fmt.Sprintf(format, a...) + "\n\n" + runUsageText()}
@@ -76,6 +79,8 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		return usage("-platform is required")
 	case *fetchTimeout < 0:
 		return usage("-fetch-timeout must not be negative")
+	case *deviceTimeout <= 0:
+		return usage("-device-timeout must be positive")
 	}
 	p, ok := providers.Lookup(*platform)
 	if !ok {
@@ -95,16 +100,17 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 
 	err := engine.Run(ctx, engine.Options{
-		Stage:        *stage,
-		Platform:     p,
-		Root:         *root,
-		ConfigCache:  *cache,
-		StateFile:    *state,
-		NeedNet:      *neednet,
-		FetchTimeout: *fetchTimeout,
-		Logger:       logger,
-		Version:      version,
-		Getenv:       os.Getenv,
+		Stage:         *stage,
+		Platform:      p,
+		Root:          *root,
+		ConfigCache:   *cache,
+		StateFile:     *state,
+		NeedNet:       *neednet,
+		FetchTimeout:  *fetchTimeout,
+		DeviceTimeout: *deviceTimeout,
+		Logger:        logger,
+		Version:       version,
+		Getenv:        os.Getenv,
 	})
 	switch {
 	case err == nil:

@@ -80,6 +80,9 @@ type Options struct {
 	// retries included (0: no bound); the config's own timeouts apply
 	// after that.
 	FetchTimeout time.Duration
+	// DeviceTimeout bounds the disks stage's wait for each device the
+	// config names (0: disks.DefaultDeviceTimeout).
+	DeviceTimeout time.Duration
 	// Logger receives every line; nil discards them.
 	Logger *slog.Logger
 	// Version is flint's, for the first log line and the User-Agent.
@@ -148,13 +151,26 @@ func stageList() []stage {
 			acquire: fromCache,
 			run: func(ctx context.Context, r *stageRun) error {
 				kernel := blockdev.Kernel{}
+				udev := blockdev.UdevRunning()
+				runner := sys.Runner{Logger: r.log.With(oplog.OpKey, "command")}
+				if !udev {
+					runner.Env = append(os.Environ(), disks.NoUdevEnv()...)
+				}
 				return disks.Run(ctx, disks.Deps{
-					Config:  r.config,
-					Logger:  r.log,
-					Runner:  sys.Runner{Logger: r.log.With(oplog.OpKey, "command")},
-					Devices: kernel,
-					Users:   kernel,
-					Udev:    blockdev.UdevRunning(),
+					Config:        r.config,
+					Logger:        r.log,
+					Runner:        runner,
+					Devices:       kernel,
+					Users:         kernel,
+					Udev:          udev,
+					DeviceTimeout: r.o.DeviceTimeout,
+					Fetcher:       r.fetcher,
+					KeepKey: func(name, dataURL string) {
+						if r.state.LuksPersistKeyFiles == nil {
+							r.state.LuksPersistKeyFiles = map[string]string{}
+						}
+						r.state.LuksPersistKeyFiles[name] = dataURL
+					},
 				})
 			},
 		},

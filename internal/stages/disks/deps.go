@@ -3,6 +3,7 @@ package disks
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -20,7 +21,9 @@ type Deps struct {
 	// Config is the full config the engine rendered.
 	Config config.Config
 	Logger *slog.Logger
-	// Runner runs sfdisk, sgdisk, partx, blkid, wipefs and mkfs.
+	// Runner runs sfdisk, sgdisk, partx, blkid, wipefs, mkfs, mdadm,
+	// cryptsetup and clevis. Without udev its environment must have
+	// NoUdevEnv.
 	Runner  Runner
 	Devices Devices
 	Users   Users
@@ -31,14 +34,42 @@ type Deps struct {
 	// DeviceTimeout bounds the wait for devices; 0 means
 	// DefaultDeviceTimeout.
 	DeviceTimeout time.Duration
+	// Fetcher fetches LUKS key files and tang advertisements: the
+	// engine's, with its retries, hashes and decompression.
+	Fetcher Fetcher
+	// KeepKey receives the key of each LUKS volume the files stage must
+	// keep (/etc/luks/<name>), as a data URL: the engine puts it in the
+	// state. A generated key that clevis replaces is not kept.
+	KeepKey func(name, dataURL string)
+	// Swaps lists the active swap devices' nodes; nil reads /proc/swaps.
+	Swaps func() ([]string, error)
+	// TempDir is where the stage's key directory goes ("" means
+	// os.TempDir(), a tmpfs in the initramfs); it is removed at the end.
+	TempDir string
+	// Random is the source of generated LUKS keys; nil means
+	// crypto/rand.
+	Random io.Reader
+	// DevDir is where the stage makes the links udev would, when udev
+	// does not run ("" means /dev).
+	DevDir string
 	// SerialMkfs runs one mkfs at a time instead of GOMAXPROCS (for the
 	// benchmark, and for a machine whose disks dislike parallel writes).
 	SerialMkfs bool
 }
 
+// Fetcher fetches a resource as the files stage does; the engine's
+// fetcher is one.
+type Fetcher interface {
+	Fetch(ctx context.Context, res config.Resource, w io.Writer) error
+}
+
 type stage struct {
 	Deps
 	log *slog.Logger
+	// swaps are the "major:minor" of the active swap areas.
+	swaps map[string]bool
+	// keyDir holds the LUKS key files while the stage runs.
+	keyDir string
 }
 
 // op starts an operation on the stage's logger.

@@ -39,3 +39,12 @@ var ErrKernelView = errors.New("the kernel's view of the partitions differs from
 // ErrFilesystemMismatch means a device holds a filesystem the config does
 // not describe and wipeFilesystem is false: the stage will not destroy it.
 var ErrFilesystemMismatch = errors.New("is not of the correct type, label, or UUID")
+
+// ErrLuksMismatch means a device holds something the config's LUKS volume
+// cannot reuse (another signature, LUKS1, a LUKS2 header that does not
+// match, a key that does not open it) and wipeVolume is false.
+var ErrLuksMismatch = errors.New("cannot reuse the device for the LUKS volume")
+
+// ErrInUse means a device the config would change is in use: mounted, an
+// active swap area, a RAID member or under an open LUKS volume.
+var ErrInUse = errors.New("device is in use")

@@ -191,6 +191,9 @@ func (s *stage) inUse(d blockdev.Device, mounts map[string][]string) string {
 	if mp := mounts[d.MajorMinor]; len(mp) > 0 {
 		why = append(why, "mounted at "+strings.Join(mp, ", "))
 	}
+	if s.swaps[d.MajorMinor] {
+		why = append(why, "an active swap area")
+	}
 	for _, h := range d.Holders {
 		why = append(why, "held by "+s.Users.DescribeHolder(h))
 	}

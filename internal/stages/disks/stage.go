@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/flintboot/flint/config"
@@ -23,13 +24,16 @@ type diskRun struct {
 	failed bool
 }
 
-// Run applies the config's storage section: it waits for every disk,
-// reads and plans each one, and only when every plan exists without a
-// conflict writes the partition tables (the disks at the same time); then
-// it probes every filesystem's device, decides (reuse rule) for all of
-// them, and only when none is a conflict creates the new ones, in
-// parallel. RAID arrays and LUKS volumes are refused (ErrNotSupported)
-// before anything is read.
+// Run applies the config's storage section. It plans everything first:
+// it waits for every disk, reads and plans each one, and decides every
+// RAID member, LUKS volume and filesystem whose device exists and that the
+// partition plans leave alone (the reuse rules, the in-use checks, a LUKS
+// key that must open the volume it reuses). Only when no conflict is left
+// does it write: the partition tables (the disks at the same time), then
+// the arrays, then the LUKS volumes (deciding the ones on devices that
+// exist only now), then the filesystems, in parallel, after deciding the
+// ones not decided yet. IBM CEX keys are refused (ErrNotSupported) before
+// anything is read.
 func Run(ctx context.Context, d Deps) error {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -41,26 +45,50 @@ func Run(ctx context.Context, d Deps) error {
 	st := d.Config.Storage
 
 	var refuse []error
-	if len(st.Raid) > 0 {
-		refuse = append(refuse, fmt.Errorf("storage.raid is %w", ErrNotSupported))
-	}
-	if len(st.Luks) > 0 {
-		refuse = append(refuse, fmt.Errorf("storage.luks is %w", ErrNotSupported))
+	for _, l := range st.Luks {
+		if isTrue(l.Cex.Enabled) {
+			refuse = append(refuse, fmt.Errorf("luks %s: IBM CEX keys are %w", l.Name, ErrNotSupported))
+		}
 	}
 	if err := errors.Join(refuse...); err != nil {
 		return err
 	}
 	fss := blockFilesystems(st.Filesystems)
-	if len(st.Disks) == 0 && len(fss) == 0 {
-		s.log.Info("the config names no disks and no filesystems: nothing to do")
+	if len(st.Disks) == 0 && len(fss) == 0 && len(st.Raid) == 0 && len(st.Luks) == 0 {
+		s.log.Info("the config names no disks, arrays, LUKS volumes or filesystems: nothing to do")
 		return nil
 	}
+	var err error
+	if s.swaps, err = s.activeSwaps(); err != nil {
+		return err
+	}
+	vols := make([]*luksRun, len(st.Luks))
+	for i, l := range st.Luks {
+		vols[i] = &luksRun{cfg: l}
+	}
+	if len(vols) > 0 {
+		dir, err := os.MkdirTemp(d.TempDir, "flint-luks-")
+		if err != nil {
+			return fmt.Errorf("creating the directory for LUKS keys: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		s.keyDir = dir
+		if err := s.prepareKeys(ctx, vols); err != nil {
+			return fmt.Errorf("nothing was written: %w", err)
+		}
+	}
 
-	disks, err := s.planDisks(ctx, st.Disks, fss)
+	disks, err := s.planDisks(ctx, st.Disks, fss, st.Raid, vols)
 	if err != nil {
 		return err
 	}
 	if err := s.applyPlans(ctx, disks); err != nil {
+		return err
+	}
+	if err := s.createArrays(ctx, st.Raid); err != nil {
+		return err
+	}
+	if err := s.createVolumes(ctx, vols); err != nil {
 		return err
 	}
 
@@ -76,6 +104,39 @@ func Run(ctx context.Context, d Deps) error {
 		return err
 	}
 	return s.createFilesystems(ctx, jobs)
+}
+
+// createVolumes waits for the LUKS volumes' devices, decides the volumes
+// not decided before partitioning (every one, before writing any), then
+// creates or opens each.
+func (s *stage) createVolumes(ctx context.Context, vols []*luksRun) error {
+	if len(vols) == 0 {
+		return nil
+	}
+	var paths []string
+	for _, v := range vols {
+		paths = append(paths, deref(v.cfg.Device))
+	}
+	nodes, err := s.waitForDevices(ctx, "LUKS devices", paths)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, v := range vols {
+		v.node = nodes[deref(v.cfg.Device)]
+		if !v.decided {
+			errs = append(errs, s.decideLuks(ctx, v))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, v := range vols {
+		if err := s.applyLuks(ctx, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyPlans applies every disk's plan, the disks at the same time: each
@@ -98,10 +159,7 @@ func (s *stage) applyPlans(ctx context.Context, disks []diskRun) error {
 // planDisks waits for, reads and plans every disk, then checks the
 // filesystems the plans would affect. It returns every conflict at once,
 // and writes nothing.
-func (s *stage) planDisks(ctx context.Context, cfgs []config.Disk, fss []config.Filesystem) ([]diskRun, error) {
-	if len(cfgs) == 0 {
-		return nil, nil
-	}
+func (s *stage) planDisks(ctx context.Context, cfgs []config.Disk, fss []config.Filesystem, arrays []config.Raid, vols []*luksRun) ([]diskRun, error) {
 	var paths []string
 	for _, c := range cfgs {
 		paths = append(paths, c.Device)
@@ -145,6 +203,8 @@ func (s *stage) planDisks(ctx context.Context, cfgs []config.Disk, fss []config.
 		}
 		disks = append(disks, dk)
 	}
+	errs = append(errs, s.checkArraysBefore(disks, arrays)...)
+	errs = append(errs, s.checkVolumesBefore(ctx, disks, vols)...)
 	errs = append(errs, s.checkFilesystemsBefore(ctx, disks, fss)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("nothing was written: %w", err)
@@ -170,30 +230,9 @@ func (s *stage) checkFilesystemsBefore(ctx context.Context, disks []diskRun, fss
 		if err != nil {
 			continue
 		}
-		affected := false
-		for _, dk := range disks {
-			if dev.MajorMinor == dk.dev.MajorMinor {
-				affected = dk.failed || dk.plan.Changes()
-				break
-			}
-			for _, kp := range dk.parts {
-				if kp.MajorMinor != dev.MajorMinor {
-					continue
-				}
-				pp, ok := planned(dk.plan, kp.Partition)
-				switch {
-				case dk.failed && (!ok || pp.Action != Keep):
-					// The incomplete plan of a disk with conflicts
-					// still keeps what it lists as kept.
-					affected = true
-				case !ok || pp.Action == Delete:
-					errs = append(errs, fmt.Errorf("filesystem on %s: %w: the plan deletes partition %d of %s, which it is on",
-						f.Device, ErrConflict, kp.Partition, dk.cfg.Device))
-					affected = true
-				case pp.Action != Keep:
-					affected = true
-				}
-			}
+		affected, err := affectedByPlans(dev, disks, "filesystem on "+f.Device)
+		if err != nil {
+			errs = append(errs, err)
 		}
 		if affected {
 			continue
@@ -204,6 +243,100 @@ func (s *stage) checkFilesystemsBefore(ctx context.Context, disks []diskRun, fss
 			continue
 		}
 		if _, err := reuse(f, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// affectedByPlans says whether the partition plans change the device, so
+// that what is on it can only be decided after partitioning; a plan that
+// deletes the partition the device is is a conflict (what names the
+// object on it).
+func affectedByPlans(dev blockdev.Device, disks []diskRun, what string) (bool, error) {
+	affected := false
+	var err error
+	for _, dk := range disks {
+		if dev.MajorMinor == dk.dev.MajorMinor {
+			return dk.failed || dk.plan.Changes(), nil
+		}
+		for _, kp := range dk.parts {
+			if kp.MajorMinor != dev.MajorMinor {
+				continue
+			}
+			pp, ok := planned(dk.plan, kp.Partition)
+			switch {
+			case dk.failed && (!ok || pp.Action != Keep):
+				// The incomplete plan of a disk with conflicts
+				// still keeps what it lists as kept.
+				affected = true
+			case !ok || pp.Action == Delete:
+				err = fmt.Errorf("%s: %w: the plan deletes partition %d of %s, which it is on",
+					what, ErrConflict, kp.Partition, dk.cfg.Device)
+				affected = true
+			case pp.Action != Keep:
+				affected = true
+			}
+		}
+	}
+	return affected, err
+}
+
+// checkArraysBefore catches, before any write, the RAID members that
+// exist and are in use or on a partition a plan deletes. Members that do
+// not exist yet are checked when the array is created.
+func (s *stage) checkArraysBefore(disks []diskRun, arrays []config.Raid) []error {
+	var errs []error
+	for _, r := range arrays {
+		for _, m := range r.Devices {
+			node, err := s.Devices.Resolve(m)
+			if err != nil {
+				continue
+			}
+			dev, err := s.Devices.Device(node)
+			if err != nil {
+				continue
+			}
+			if _, err := affectedByPlans(dev, disks, fmt.Sprintf("raid %s: member %s", r.Name, m)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			why, err := s.deviceInUse(node)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+			case why != "":
+				errs = append(errs, fmt.Errorf("raid %s: member %s: %w (%s): refusing to make it a RAID member", r.Name, m, ErrInUse, why))
+			}
+		}
+	}
+	return errs
+}
+
+// checkVolumesBefore decides, before any write, every LUKS volume whose
+// device exists and is left alone by the partition plans (the others are
+// decided after partitioning).
+func (s *stage) checkVolumesBefore(ctx context.Context, disks []diskRun, vols []*luksRun) []error {
+	var errs []error
+	for _, v := range vols {
+		node, err := s.Devices.Resolve(deref(v.cfg.Device))
+		if err != nil {
+			continue
+		}
+		dev, err := s.Devices.Device(node)
+		if err != nil {
+			continue
+		}
+		affected, err := affectedByPlans(dev, disks, "luks "+v.cfg.Name+" on "+deref(v.cfg.Device))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if affected {
+			continue
+		}
+		v.node = node
+		if err := s.decideLuks(ctx, v); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -477,15 +477,14 @@ func TestRunRefusesTheSameDiskTwice(t *testing.T) {
 	}
 }
 
-func TestRunRefusesRAIDAndLUKS(t *testing.T) {
+func TestRunRefusesCEX(t *testing.T) {
 	f := newFakeOS()
-	err, _ := runStage(t, f, `{"ignition":{"version":"3.4.0"},"storage":{
-		"raid":[{"name":"md0","level":"raid1","devices":["/dev/vda","/dev/vdb"]}],
-		"luks":[{"name":"root","device":"/dev/md/md0"}]}}`)
+	err, _ := runStage(t, f, `{"ignition":{"version":"3.5.0"},"storage":{
+		"luks":[{"name":"root","device":"/dev/vda","cex":{"enabled":true}}]}}`)
 	if !errors.Is(err, ErrNotSupported) {
 		t.Fatalf("Run() = %v, want ErrNotSupported", err)
 	}
-	if got, want := err.Error(), "storage.raid is not supported yet\nstorage.luks is not supported yet"; got != want {
+	if got, want := err.Error(), "luks root: IBM CEX keys are not supported yet"; got != want {
 		t.Errorf("Run() = %q, want %q", got, want)
 	}
 	if c := f.argvs(); len(c) != 0 {
