@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,8 @@ import (
 	"github.com/flintboot/flint/internal/stages/disks"
 	"github.com/flintboot/flint/internal/stages/fetch"
 	"github.com/flintboot/flint/internal/stages/fetchoffline"
+	"github.com/flintboot/flint/internal/stages/mount"
+	"github.com/flintboot/flint/internal/stages/umount"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -171,6 +174,36 @@ func stageList() []stage {
 						}
 						r.state.LuksPersistKeyFiles[name] = dataURL
 					},
+				})
+			},
+		},
+		{
+			name:    "mount",
+			acquire: fromCache,
+			run: func(ctx context.Context, r *stageRun) error {
+				created, err := mount.Run(ctx, mount.Deps{
+					Filesystems: r.config.Storage.Filesystems,
+					Root:        r.o.Root,
+					Logger:      r.log,
+					Runner:      sys.Runner{Logger: r.log.With(oplog.OpKey, "command")},
+				})
+				for _, dir := range created {
+					if !slices.Contains(r.state.NotatedDirectories, dir) {
+						r.state.NotatedDirectories = append(r.state.NotatedDirectories, dir)
+					}
+				}
+				return err
+			},
+		},
+		{
+			name:    "umount",
+			acquire: fromCache,
+			run: func(ctx context.Context, r *stageRun) error {
+				return umount.Run(ctx, umount.Deps{
+					Filesystems: r.config.Storage.Filesystems,
+					Root:        r.o.Root,
+					Logger:      r.log,
+					Unmounter:   sys.Mounter{},
 				})
 			},
 		},
