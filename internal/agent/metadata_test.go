@@ -1,0 +1,259 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// metadataCase is one platform's metadata service as the real one
+// answers, and what the agent must make of it.
+type metadataCase struct {
+	routes map[string]http.HandlerFunc
+	// header must be on every request.
+	header       http.Header
+	wantHostname string
+	wantKeys     []string
+	wantAttrs    []string // NAME=value
+}
+
+// need answers body only to requests carrying header h (name: value), as
+// services that check them do; others get status.
+func need(name, value string, status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(name) != value {
+			w.WriteHeader(status)
+			return
+		}
+		w.Write([]byte(body))
+	}
+}
+
+var metadataCases = map[string]metadataCase{
+	"aws": {
+		routes: map[string]http.HandlerFunc{
+			"PUT /latest/api/token":                                    need("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600", 400, "TOKEN"),
+			"GET /2021-01-03/meta-data/hostname":                       answer(200, "ip-10-0-0-5.ec2.internal"),
+			"GET /2021-01-03/meta-data/public-keys/":                   answer(200, "0=main\n1=backup"),
+			"GET /2021-01-03/meta-data/public-keys/0/openssh-key":      answer(200, "ssh-ed25519 AAAA main\n"),
+			"GET /2021-01-03/meta-data/public-keys/1/openssh-key":      answer(200, "ssh-rsa BBBB backup"),
+			"GET /2021-01-03/meta-data/local-ipv4":                     answer(200, "10.0.0.5"),
+			"GET /2021-01-03/meta-data/placement/availability-zone":    answer(200, "us-east-1a"),
+			"GET /2021-01-03/meta-data/placement/availability-zone-id": answer(200, "use1-az6"),
+			"GET /2021-01-03/meta-data/placement/region":               answer(200, "us-east-1"),
+			"GET /2021-01-03/meta-data/instance-id":                    answer(200, "i-0abc"),
+			"GET /2021-01-03/meta-data/instance-type":                  answer(200, "t3.micro"),
+		},
+		wantHostname: "ip-10-0-0-5.ec2.internal",
+		wantKeys:     []string{"ssh-ed25519 AAAA main", "ssh-rsa BBBB backup"},
+		wantAttrs: []string{"AWS_HOSTNAME=ip-10-0-0-5.ec2.internal", "AWS_IPV4_LOCAL=10.0.0.5",
+			"AWS_AVAILABILITY_ZONE=us-east-1a", "AWS_AVAILABILITY_ZONE_ID=use1-az6", "AWS_REGION=us-east-1",
+			"AWS_INSTANCE_ID=i-0abc", "AWS_INSTANCE_TYPE=t3.micro"},
+	},
+	"azure": {
+		routes: map[string]http.HandlerFunc{
+			"GET /metadata/instance?api-version=2021-02-01": failing(1, 410, answer(200, `{"compute":{"location":"westeurope","vmSize":"Standard_B1s",
+				"osProfile":{"adminUsername":"core","computerName":"vm-1"},
+				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"}]},
+				"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.1.0.4","publicIpAddress":"20.1.2.3"}]}}]}}`)),
+		},
+		header:       http.Header{"Metadata": {"true"}},
+		wantHostname: "vm-1",
+		wantKeys:     []string{"ssh-rsa AAAA azure"},
+		wantAttrs:    []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+	},
+	"gcp": {
+		routes: map[string]http.HandlerFunc{
+			"GET /computeMetadata/v1/instance/hostname":                                          answer(200, "vm.c.proj.internal"),
+			"GET /computeMetadata/v1/instance/attributes/ssh-keys":                               answer(200, "alice:ssh-ed25519 AAAA alice\nbob:ssh-rsa BBBB bob"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":                                answer(200, "carol:ssh-rsa CCCC carol\n"),
+			"GET /computeMetadata/v1/instance/network-interfaces/0/ip":                           answer(200, "10.128.0.2"),
+			"GET /computeMetadata/v1/instance/network-interfaces/0/access-configs/0/external-ip": answer(200, "34.1.2.3"),
+			"GET /computeMetadata/v1/instance/machine-type":                                      answer(200, "projects/1/machineTypes/e2-small"),
+			"GET /computeMetadata/v1/instance/zone":                                              answer(200, "projects/1/zones/europe-west1-b"),
+		},
+		header:       http.Header{"Metadata-Flavor": {"Google"}},
+		wantHostname: "vm.c.proj.internal",
+		wantKeys:     []string{"ssh-ed25519 AAAA alice", "ssh-rsa BBBB bob", "ssh-rsa CCCC carol"},
+		wantAttrs: []string{"GCP_HOSTNAME=vm.c.proj.internal", "GCP_IP_EXTERNAL_0=34.1.2.3", "GCP_IP_LOCAL_0=10.128.0.2",
+			"GCP_MACHINE_TYPE=projects/1/machineTypes/e2-small", "GCP_ZONE=projects/1/zones/europe-west1-b"},
+	},
+	"gcp blocking project keys": {
+		routes: map[string]http.HandlerFunc{
+			"GET /computeMetadata/v1/instance/hostname":                          answer(200, "vm"),
+			"GET /computeMetadata/v1/instance/attributes/block-project-ssh-keys": answer(200, "TRUE"),
+			"GET /computeMetadata/v1/instance/attributes/sshKeys":                answer(200, "alice:ssh-ed25519 AAAA alice"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":                answer(200, "carol:ssh-rsa CCCC carol\n"),
+		},
+		header:       http.Header{"Metadata-Flavor": {"Google"}},
+		wantHostname: "vm",
+		wantKeys:     []string{"ssh-ed25519 AAAA alice"},
+		wantAttrs:    []string{"GCP_HOSTNAME=vm"},
+	},
+	"digitalocean": {
+		routes: map[string]http.HandlerFunc{
+			"GET /metadata/v1.json": answer(200, `{"droplet_id":1,"hostname":"drop","region":"ams3","public_keys":["ssh-ed25519 AAAA do"],
+				"interfaces":{"public":[{"ipv4":{"ip_address":"1.2.3.4"},"anchor_ipv4":{"ip_address":"10.18.0.5"},"ipv6":{"ip_address":"2a03::1"}}],
+				"private":[{"ipv4":{"ip_address":"10.110.0.2"}}]}}`),
+		},
+		wantHostname: "drop",
+		wantKeys:     []string{"ssh-ed25519 AAAA do"},
+		wantAttrs: []string{"DIGITALOCEAN_HOSTNAME=drop", "DIGITALOCEAN_IPV4_ANCHOR_0=10.18.0.5", "DIGITALOCEAN_IPV4_PUBLIC_0=1.2.3.4",
+			"DIGITALOCEAN_IPV6_PUBLIC_0=2a03::1", "DIGITALOCEAN_IPV4_PRIVATE_0=10.110.0.2", "DIGITALOCEAN_REGION=ams3"},
+	},
+	"packet": {
+		header:       http.Header{"Accept": {"*/*"}},
+		wantHostname: "worker-1",
+		wantKeys:     []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one", "ssh-rsa AAAAB3NzaC1yc2E two"},
+		wantAttrs: []string{"PACKET_HOSTNAME=worker-1", "PACKET_PLAN=c3.small.x86", "PACKET_FACILITY=am6", "PACKET_METRO=am",
+			"PACKET_IPV4_PUBLIC_0=147.75.1.2", "PACKET_IPV4_PUBLIC_GATEWAY_0=147.75.1.1",
+			"PACKET_IPV6_PUBLIC_0=2604:1380::2", "PACKET_IPV6_PUBLIC_GATEWAY_0=2604:1380::1",
+			"PACKET_IPV4_PRIVATE_0=10.70.1.2", "PACKET_IPV4_PRIVATE_GATEWAY_0=10.70.1.1"},
+	},
+	"scaleway": {
+		routes: map[string]http.HandlerFunc{
+			"GET /conf?format=json": answer(200, `{"id":"9f1b","hostname":"scw-1","commercial_type":"DEV1-S","private_ip":"10.1.1.1",
+				"public_ip":{"address":"51.1.2.3"},"ipv6":null,"location":{"zone_id":"fr-par-1"},
+				"ssh_public_keys":[{"key":"ssh-ed25519 AAAA scw","fingerprint":"256 MD5:aa"}]}`),
+		},
+		wantHostname: "scw-1",
+		wantKeys:     []string{"ssh-ed25519 AAAA scw"},
+		wantAttrs: []string{"SCALEWAY_HOSTNAME=scw-1", "SCALEWAY_INSTANCE_ID=9f1b", "SCALEWAY_INSTANCE_TYPE=DEV1-S",
+			"SCALEWAY_IPV4_PRIVATE=10.1.1.1", "SCALEWAY_IPV4_PUBLIC=51.1.2.3", "SCALEWAY_ZONE_ID=fr-par-1"},
+	},
+	"hetzner": {
+		routes: map[string]http.HandlerFunc{
+			"GET /hetzner/v1/metadata/hostname":          answer(200, "hz-1"),
+			"GET /hetzner/v1/metadata/public-keys":       answer(200, `["ssh-ed25519 AAAA hz"]`),
+			"GET /hetzner/v1/metadata/instance-id":       answer(200, "4242"),
+			"GET /hetzner/v1/metadata/public-ipv4":       answer(200, "5.6.7.8"),
+			"GET /hetzner/v1/metadata/region":            answer(200, "eu-central"),
+			"GET /hetzner/v1/metadata/availability-zone": answer(200, "fsn1-dc14"),
+		},
+		wantHostname: "hz-1",
+		wantKeys:     []string{"ssh-ed25519 AAAA hz"},
+		wantAttrs: []string{"HETZNER_AVAILABILITY_ZONE=fsn1-dc14", "HETZNER_HOSTNAME=hz-1", "HETZNER_INSTANCE_ID=4242",
+			"HETZNER_PUBLIC_IPV4=5.6.7.8", "HETZNER_REGION=eu-central"},
+	},
+	"openstack": {
+		routes: map[string]http.HandlerFunc{
+			"GET /latest/meta-data/hostname":                  answer(200, "os-1.novalocal"),
+			"GET /latest/meta-data/public-keys/":              answer(200, "0=mykey"),
+			"GET /latest/meta-data/public-keys/0/openssh-key": answer(200, "ssh-rsa AAAA os"),
+			"GET /latest/meta-data/instance-id":               answer(200, "i-0001"),
+			"GET /latest/meta-data/instance-type":             answer(200, "m1.small"),
+			"GET /latest/meta-data/local-ipv4":                answer(200, "192.168.0.5"),
+		},
+		wantHostname: "os-1.novalocal",
+		wantKeys:     []string{"ssh-rsa AAAA os"},
+		wantAttrs: []string{"OPENSTACK_HOSTNAME=os-1.novalocal", "OPENSTACK_INSTANCE_ID=i-0001",
+			"OPENSTACK_INSTANCE_TYPE=m1.small", "OPENSTACK_IPV4_LOCAL=192.168.0.5"},
+	},
+	"aliyun": {
+		routes: map[string]http.HandlerFunc{
+			"GET /latest/meta-data/hostname":                  answer(200, "ali-1"),
+			"GET /latest/meta-data/public-keys/":              answer(200, "0/\n"),
+			"GET /latest/meta-data/public-keys/0/openssh-key": answer(200, "ssh-rsa AAAA ali"),
+			"GET /latest/meta-data/instance-id":               answer(200, "i-bp1"),
+			"GET /latest/meta-data/instance/instance-type":    answer(200, "ecs.t5"),
+			"GET /latest/meta-data/region-id":                 answer(200, "cn-hangzhou"),
+		},
+		wantHostname: "ali-1",
+		wantKeys:     []string{"ssh-rsa AAAA ali"},
+		wantAttrs:    []string{"ALIYUN_HOSTNAME=ali-1", "ALIYUN_INSTANCE_ID=i-bp1", "ALIYUN_INSTANCE_TYPE=ecs.t5", "ALIYUN_REGION_ID=cn-hangzhou"},
+	},
+	"exoscale": {
+		routes: map[string]http.HandlerFunc{
+			"GET /1.0/meta-data/local-hostname":    answer(200, "exo-1"),
+			"GET /1.0/meta-data/public-keys":       answer(200, "ssh-ed25519 AAAA exo\nssh-rsa BBBB exo2\n"),
+			"GET /1.0/meta-data/instance-id":       answer(200, "b2c3"),
+			"GET /1.0/meta-data/availability-zone": answer(200, "ch-gva-2"),
+			"GET /1.0/meta-data/service-offering":  answer(200, "Micro"),
+		},
+		wantHostname: "exo-1",
+		wantKeys:     []string{"ssh-ed25519 AAAA exo", "ssh-rsa BBBB exo2"},
+		wantAttrs: []string{"EXOSCALE_AVAILABILITY_ZONE=ch-gva-2", "EXOSCALE_INSTANCE_ID=b2c3",
+			"EXOSCALE_LOCAL_HOSTNAME=exo-1", "EXOSCALE_SERVICE_OFFERING=Micro"},
+	},
+	"vultr": {
+		routes: map[string]http.HandlerFunc{
+			"GET /v1/hostname":          answer(200, "vultr-1"),
+			"GET /v1/public-keys":       answer(200, "ssh-ed25519 AAAA v\n"),
+			"GET /v1/instanceid":        answer(200, "123"),
+			"GET /v1/instance-v2-id":    answer(200, "a-b-c"),
+			"GET /v1/region/regioncode": answer(200, "AMS"),
+		},
+		wantHostname: "vultr-1",
+		wantKeys:     []string{"ssh-ed25519 AAAA v"},
+		wantAttrs:    []string{"VULTR_HOSTNAME=vultr-1", "VULTR_INSTANCE_ID=123", "VULTR_INSTANCE_V2_ID=a-b-c", "VULTR_REGION_CODE=AMS"},
+	},
+	"upcloud": {
+		routes: map[string]http.HandlerFunc{
+			"GET /metadata/v1.json": answer(200, `{"hostname":"up-1","instance_id":"00ab","region":"fi-hel1","public_keys":["ssh-rsa AAAA up"],
+				"network":{"interfaces":[{"type":"public","ip_addresses":[{"address":"94.1.2.3","family":"IPv4"},{"address":"2a04::1","family":"IPv6"}]},
+				{"type":"utility","ip_addresses":[{"address":"10.3.0.2","family":"IPv4"}]}]}}`),
+		},
+		wantHostname: "up-1",
+		wantKeys:     []string{"ssh-rsa AAAA up"},
+		wantAttrs: []string{"UPCLOUD_HOSTNAME=up-1", "UPCLOUD_INSTANCE_ID=00ab", "UPCLOUD_REGION=fi-hel1",
+			"UPCLOUD_IPV4_PUBLIC_0=94.1.2.3", "UPCLOUD_IPV6_PUBLIC_0=2a04::1", "UPCLOUD_IPV4_UTILITY_0=10.3.0.2"},
+	},
+}
+
+func TestMetadata(t *testing.T) {
+	for name, tc := range metadataCases {
+		t.Run(name, func(t *testing.T) {
+			id, _, _ := strings.Cut(name, " ")
+			var f *fakeService
+			if id == "packet" {
+				f = packetService(t, nil, nil)
+			} else {
+				f = newFakeService(t, tc.routes)
+			}
+			a := newTestAgent(t, id, f.srv.URL, t.TempDir())
+			m, err := a.fetchMetadata(context.Background(), "test")
+			if err != nil {
+				t.Fatalf("metadata: %v", err)
+			}
+			if m.hostname != tc.wantHostname {
+				t.Errorf("hostname = %q, want %q", m.hostname, tc.wantHostname)
+			}
+			keys := slices.DeleteFunc(m.keys, func(k string) bool { return k == "" })
+			if !slices.Equal(keys, tc.wantKeys) {
+				t.Errorf("keys = %q, want %q", keys, tc.wantKeys)
+			}
+			var attrs []string
+			for _, at := range m.attrs {
+				attrs = append(attrs, at.name+"="+at.value)
+			}
+			if !slices.Equal(attrs, tc.wantAttrs) {
+				t.Errorf("attributes =\n%q\nwant\n%q", attrs, tc.wantAttrs)
+			}
+			for _, r := range f.requests() {
+				for k := range tc.header {
+					if r.header.Get(k) != tc.header.Get(k) {
+						t.Errorf("%s %s: %s = %q, want %q", r.method, r.uri, k, r.header.Get(k), tc.header.Get(k))
+					}
+				}
+				if id == "aws" && r.method == "GET" && r.header.Get("X-Aws-Ec2-Metadata-Token") != "TOKEN" {
+					t.Errorf("%s: no IMDSv2 token", r.uri)
+				}
+			}
+		})
+	}
+}
+
+// Every platform whose metadata the agent reads is tested above, and
+// every row names a platform the config providers know.
+func TestPlatformTable(t *testing.T) {
+	for _, p := range platforms {
+		if !knownPlatform(p.id) {
+			t.Errorf("platform %s is not an ignition.platform.id flint knows", p.id)
+		}
+		if _, ok := metadataCases[p.id]; p.metadata != nil && !ok {
+			t.Errorf("platform %s reads metadata but has no case in metadataCases", p.id)
+		}
+	}
+}
