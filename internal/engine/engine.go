@@ -29,6 +29,7 @@ import (
 	"github.com/flintboot/flint/internal/stages/disks"
 	"github.com/flintboot/flint/internal/stages/fetch"
 	"github.com/flintboot/flint/internal/stages/fetchoffline"
+	"github.com/flintboot/flint/internal/stages/files"
 	"github.com/flintboot/flint/internal/stages/mount"
 	"github.com/flintboot/flint/internal/stages/umount"
 	"github.com/flintboot/flint/internal/sys"
@@ -191,6 +192,33 @@ func stageList() []stage {
 					if !slices.Contains(r.state.NotatedDirectories, dir) {
 						r.state.NotatedDirectories = append(r.state.NotatedDirectories, dir)
 					}
+				}
+				return err
+			},
+		},
+		{
+			name:    "files",
+			acquire: fromCache,
+			run: func(ctx context.Context, r *stageRun) error {
+				userConfig := false
+				for _, c := range r.state.FetchedConfigs {
+					userConfig = userConfig || c.Kind == "user"
+				}
+				err := files.Run(ctx, files.Deps{
+					Config: r.config,
+					Logger: r.log,
+					Root:   r.o.Root,
+					// No logger: useradd's argv holds password
+					// hashes; the stage logs argv redacted.
+					Runner:             sys.Runner{},
+					Fetcher:            r.fetcher,
+					LuksKeys:           r.state.LuksPersistKeyFiles,
+					NotatedDirectories: r.state.NotatedDirectories,
+					UserConfigProvided: userConfig,
+				})
+				if err == nil {
+					// Written to /etc/luks: the keys leave the state.
+					r.state.LuksPersistKeyFiles = nil
 				}
 				return err
 			},

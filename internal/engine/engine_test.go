@@ -182,7 +182,7 @@ func TestUnknownStage(t *testing.T) {
 }
 
 func TestStages(t *testing.T) {
-	if got := strings.Join(Stages(), " "); got != "fetch-offline fetch disks mount umount" {
+	if got := strings.Join(Stages(), " "); got != "fetch-offline fetch disks mount files umount" {
 		t.Errorf("Stages() = %q, want the stages in boot order", got)
 	}
 }

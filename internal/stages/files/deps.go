@@ -1,0 +1,128 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/passwd"
+	"github.com/flintboot/flint/internal/rootfs"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+// DefaultParallel is how many remote contents are fetched at once: enough
+// to hide a slow server's latency, few enough not to swamp it (and the
+// initramfs's memory with buffers).
+const DefaultParallel = 8
+
+// SSHKeysMessageID is the journal MESSAGE_ID of the entry saying a user's
+// SSH keys were written: the reference's, which distros' console helpers
+// look up with IGNITION_USER_NAME and IGNITION_PATH (ignition.md §4.4).
+const SSHKeysMessageID = "225067b87bbd4a0cb6ab151f82fa364b"
+
+// ResultPath is where the result file goes, inside the root (ignition.md
+// §7): distro tools read it to tell a provisioned machine.
+const ResultPath = "/etc/.ignition-result.json"
+
+// Fetcher fetches a resource's contents, decompressed and verified, into
+// w (*resource.Fetcher).
+type Fetcher interface {
+	Fetch(ctx context.Context, res config.Resource, w io.Writer) error
+}
+
+// Runner runs a command and returns its standard output (sys.Runner). It
+// must not log argv itself: the stage logs them with password hashes
+// redacted.
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// Deps is what the stage needs.
+type Deps struct {
+	// Config is the full config the engine rendered.
+	Config config.Config
+	Logger *slog.Logger
+	// Root is the target root directory (/sysroot in the initramfs).
+	Root    string
+	Fetcher Fetcher
+	// Runner runs the shadow tools, cryptsetup, systemctl, setfiles and
+	// is-live-image.
+	Runner Runner
+	// LuksKeys maps a LUKS volume's name to its key as a data URL, as the
+	// disks stage left them in the state; the stage writes them to
+	// /etc/luks/<name>.
+	LuksKeys map[string]string
+	// NotatedDirectories are the mountpoints the mount stage created,
+	// relative to the root: those under a user's home are given to the
+	// user.
+	NotatedDirectories []string
+	// UserConfigProvided says a user config (not only base configs) was
+	// found, for the result file.
+	UserConfigProvided bool
+	// BootID reads the current boot's id; nil reads
+	// /proc/sys/kernel/random/boot_id.
+	BootID func() (string, error)
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Parallel bounds concurrent remote fetches; 0 means DefaultParallel.
+	Parallel int
+}
+
+type stage struct {
+	Deps
+	log  *slog.Logger
+	root *rootfs.Root
+	db   *passwd.DB
+	// uid and gid own what the stage creates unless the config says
+	// otherwise: root in the initramfs.
+	uid, gid int
+	// relabel lists the real paths (inside the root) to relabel.
+	relabel []string
+	// selinux says relabelling is wanted: the target has SELinux enabled.
+	selinux     bool
+	selinuxType string
+}
+
+// op starts an operation on the stage's logger.
+func (s *stage) op(name, what string) *oplog.Op {
+	return oplog.Begin(s.log, name, what)
+}
+
+// command runs argv as an operation, logging it with password hashes
+// redacted; its error carries the redacted argv, exit status and standard
+// error.
+func (s *stage) command(ctx context.Context, opName, what string, argv []string) ([]byte, error) {
+	shown := sys.QuoteArgv(passwd.Redact(argv))
+	op := s.op(opName, what+": "+shown)
+	out, err := s.Runner.Run(ctx, argv[0], argv[1:]...)
+	if err != nil {
+		// The runner's error quotes the argv; replace it with the
+		// redacted one so no hash reaches the log.
+		var ce *sys.CommandError
+		if errors.As(err, &ce) {
+			red := *ce
+			red.Argv = passwd.Redact(ce.Argv)
+			err = &red
+		} else if strings.Contains(err.Error(), "--password") {
+			err = fmt.Errorf("%s failed", shown)
+		}
+		return out, op.Fail(fmt.Errorf("%s: %w", what, err))
+	}
+	op.Finish()
+	return out, nil
+}
+
+func bootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}

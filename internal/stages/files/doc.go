@@ -1,0 +1,21 @@
+// Package files is the files stage: it writes into the target root what
+// the config asks for, in the reference's order (ignition.md §3.2):
+//
+//  1. groups, then users, with the target's shadow tools (--root), and
+//     each user's SSH keys to ~/.ssh/authorized_keys.d/ignition;
+//  2. directories, files and symbolic links, shallowest first, then hard
+//     links (ignition.md §4.3), each through the rootfs resolver so that
+//     nothing lands outside the root whatever the target's symlinks say;
+//     remote contents are fetched concurrently into temporary files beside
+//     their targets, verified, and renamed into place in the config's
+//     order;
+//  3. systemd units, drop-ins, presets and masks (package unitfile);
+//  4. /etc/crypttab and the LUKS key files the disks stage left in the
+//     state;
+//  5. the result file /etc/.ignition-result.json;
+//  6. one SELinux relabel of everything written, when the target has
+//     SELinux enabled.
+//
+// Every side effect is an operation in the log; file contents, keys and
+// password hashes never are.
+package files

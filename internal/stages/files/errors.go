@@ -1,0 +1,20 @@
+package files
+
+import "errors"
+
+// ErrExists means a node exists where the config puts one, and the config
+// does not allow overwriting it (overwrite false), or it is of another
+// kind.
+var ErrExists = errors.New("exists and overwrite is false")
+
+// ErrSamePath means two entries of the config resolve to the same real
+// path once symlinks are followed.
+var ErrSamePath = errors.New("resolves to the same path as another entry")
+
+// ErrLinkMismatch means an existing link differs from the one the config
+// asks for (another target, or a hard link to another inode).
+var ErrLinkMismatch = errors.New("existing link does not match")
+
+// ErrUnsafeHome means a user's ~/.ssh path goes through a symlink, which
+// would let the user's home redirect a write done as root.
+var ErrUnsafeHome = errors.New("path under the home directory is a symlink")

@@ -1,0 +1,108 @@
+package files
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+)
+
+// Where the files stage keeps what unlocks LUKS volumes at boot
+// (ignition.md §5.4): systemd-cryptsetup-generator reads /etc/crypttab.
+const (
+	crypttabPath = "/etc/crypttab"
+	luksKeyDir   = "/etc/luks"
+)
+
+// crypttab adds an /etc/crypttab line for every LUKS volume of the config
+// and writes the keys the disks stage kept to /etc/luks/<name>:
+//
+//	<name> UUID=<uuid> <keyfile|none> luks[,_netdev],x-initrd.attach
+//
+// _netdev when unlocking needs the network (tang, or a custom pin that
+// says so); x-initrd.attach so the volume stays open across soft reboots.
+func (s *stage) crypttab(ctx context.Context) error {
+	if len(s.Config.Storage.Luks) == 0 {
+		return nil
+	}
+	var lines bytes.Buffer
+	for _, l := range s.Config.Storage.Luks {
+		uuid, err := s.luksUUID(ctx, l)
+		if err != nil {
+			return err
+		}
+		keyFile := "none"
+		if key, ok := s.LuksKeys[l.Name]; ok {
+			keyFile = path.Join(luksKeyDir, l.Name)
+			if err := s.writeLuksKey(ctx, l.Name, keyFile, key); err != nil {
+				return err
+			}
+		}
+		opts := "luks"
+		if len(l.Clevis.Tang) > 0 || (l.Clevis.Custom.NeedsNetwork != nil && *l.Clevis.Custom.NeedsNetwork) {
+			opts += ",_netdev"
+		}
+		opts += ",x-initrd.attach"
+		fmt.Fprintf(&lines, "%s UUID=%s %s %s\n", l.Name, uuid, keyFile, opts)
+	}
+	op := s.op("files", "adding "+fmt.Sprint(len(s.Config.Storage.Luks))+" entries to "+crypttabPath)
+	if err := s.root.AppendFile(crypttabPath, lines.Bytes(), 0o600); err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", crypttabPath, err))
+	}
+	if s.selinux {
+		s.relabel = append(s.relabel, crypttabPath)
+	}
+	op.Finish()
+	return nil
+}
+
+// luksUUID is the volume's UUID: the config's, else the one on the device.
+func (s *stage) luksUUID(ctx context.Context, l config.Luks) (string, error) {
+	if l.UUID != nil && *l.UUID != "" {
+		return *l.UUID, nil
+	}
+	if l.Device == nil {
+		return "", fmt.Errorf("luks %s: no device", l.Name)
+	}
+	out, err := s.command(ctx, "files", "reading the UUID of LUKS volume "+l.Name, []string{"cryptsetup", "luksUUID", *l.Device})
+	if err != nil {
+		return "", err
+	}
+	uuid := strings.TrimSpace(string(out))
+	if uuid == "" {
+		return "", fmt.Errorf("luks %s: cryptsetup luksUUID %s printed no UUID", l.Name, *l.Device)
+	}
+	return uuid, nil
+}
+
+// writeLuksKey writes a key (a data URL in the state) to keyFile, 0600 in
+// a directory created 0700.
+func (s *stage) writeLuksKey(ctx context.Context, name, keyFile, dataURL string) error {
+	op := s.op("files", "writing the key of LUKS volume "+name+" to "+keyFile)
+	created, err := s.root.MkdirAll(luksKeyDir, 0o700)
+	if err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", luksKeyDir, err))
+	}
+	if created && s.selinux {
+		s.relabel = append(s.relabel, luksKeyDir)
+	}
+	tmp, err := s.root.CreateTemp(keyFile)
+	if err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", keyFile, err))
+	}
+	defer tmp.Abort()
+	if err := s.Fetcher.Fetch(ctx, config.Resource{Source: &dataURL}, tmp); err != nil {
+		return op.Fail(fmt.Errorf("%s: decoding the key: %w", keyFile, err))
+	}
+	if err := tmp.Commit(0o600, -1, -1); err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", keyFile, err))
+	}
+	if s.selinux {
+		s.relabel = append(s.relabel, keyFile)
+	}
+	op.Finish()
+	return nil
+}

@@ -1,0 +1,574 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/rootfs"
+)
+
+// Defaults for new nodes without a mode (ignition.md §1.2).
+const (
+	defaultFileMode fs.FileMode = 0o644
+	defaultDirMode  fs.FileMode = 0o755
+)
+
+type kind int
+
+const (
+	kindDir kind = iota
+	kindFile
+	kindSymlink
+	kindHardLink
+)
+
+// entry is one node of the config.
+type entry struct {
+	kind kind
+	file config.File
+	dir  config.Directory
+	link config.Link
+}
+
+func (e entry) node() config.Node {
+	switch e.kind {
+	case kindFile:
+		return e.file.Node
+	case kindDir:
+		return e.dir.Node
+	}
+	return e.link.Node
+}
+
+func (e entry) what() string {
+	switch e.kind {
+	case kindFile:
+		return "file " + e.file.Path
+	case kindDir:
+		return "directory " + e.dir.Path
+	case kindSymlink:
+		return "symlink " + e.link.Path
+	}
+	return "hard link " + e.link.Path
+}
+
+// ordered lists the config's nodes in the order they are made
+// (ignition.md §4.3): directories, files and symlinks by depth, shallowest
+// first, so parents exist before children and a symlink exists before
+// what is written through it; hard links last, since their targets may be
+// any of the others.
+func ordered(st config.Storage) []entry {
+	var list, hard []entry
+	for _, d := range st.Directories {
+		list = append(list, entry{kind: kindDir, dir: d})
+	}
+	for _, f := range st.Files {
+		list = append(list, entry{kind: kindFile, file: f})
+	}
+	for _, l := range st.Links {
+		if l.Hard != nil && *l.Hard {
+			hard = append(hard, entry{kind: kindHardLink, link: l})
+		} else {
+			list = append(list, entry{kind: kindSymlink, link: l})
+		}
+	}
+	depth := func(p string) int { return strings.Count(path.Clean(p), "/") }
+	sort.SliceStable(list, func(i, j int) bool { return depth(list[i].node().Path) < depth(list[j].node().Path) })
+	return append(list, hard...)
+}
+
+// nodes makes the config's directories, files and links.
+func (s *stage) nodes(ctx context.Context) error {
+	entries := ordered(s.Config.Storage)
+	if len(entries) == 0 {
+		return nil
+	}
+	q := &queue{s: s, sem: make(chan struct{}, s.Parallel)}
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		// Stop the fetches still running before removing their files.
+		cancel()
+		q.abort()
+	}()
+	seen := map[string]string{}
+	for _, e := range entries {
+		p := e.node().Path
+		if e.kind == kindHardLink {
+			// A hard link's target may be a file still being fetched.
+			if err := q.flush(); err != nil {
+				return err
+			}
+		}
+		real, err := s.root.Resolve(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.what(), err)
+		}
+		if other, dup := seen[real]; dup {
+			return fmt.Errorf("%s: %w %s (both are %s after following symlinks)", e.what(), ErrSamePath, other, real)
+		}
+		seen[real] = p
+		if q.under(real) {
+			// Something still being fetched lies at or under this
+			// path: let it land first, in the config's order.
+			if err := q.flush(); err != nil {
+				return err
+			}
+		}
+		if s.selinux {
+			s.scheduleRelabel(p)
+		}
+		switch e.kind {
+		case kindFile:
+			err = s.file(ctx, q, e.file)
+		case kindDir:
+			err = s.dir(e.dir)
+		default:
+			err = s.link(e)
+		}
+		if err != nil {
+			return err
+		}
+		if err := q.commitReady(); err != nil {
+			return err
+		}
+	}
+	return q.flush()
+}
+
+// scheduleRelabel records the first missing component of p, which is
+// what its creation adds (setfiles recurses from there).
+func (s *stage) scheduleRelabel(p string) {
+	p = path.Clean(p)
+	prefix := ""
+	for _, c := range strings.Split(p[1:], "/") {
+		prefix += "/" + c
+		if _, err := s.root.Lstat(prefix); errors.Is(err, fs.ErrNotExist) {
+			if real, err := s.root.Resolve(prefix); err == nil {
+				s.relabel = append(s.relabel, real)
+			}
+			return
+		}
+	}
+}
+
+// lstat describes p; ok is false when it does not exist.
+func (s *stage) lstat(p string) (rootfs.Info, bool, error) {
+	info, err := s.root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, false, nil
+	}
+	if err != nil {
+		return info, false, err
+	}
+	return info, true, nil
+}
+
+// owner is who owns a node: the config's user and group (by id, or by
+// name in the target's databases), else the existing node's, else flint's
+// own (root in the initramfs; the reference's 0:0).
+func (s *stage) owner(n config.Node, existing *rootfs.Info) (uid, gid int, err error) {
+	uid, gid = s.uid, s.gid
+	if existing != nil {
+		uid, gid = existing.UID, existing.GID
+	}
+	switch {
+	case n.User.ID != nil:
+		uid = *n.User.ID
+	case n.User.Name != nil && *n.User.Name != "":
+		u, err := s.db.User(*n.User.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		uid = u.UID
+	}
+	switch {
+	case n.Group.ID != nil:
+		gid = *n.Group.ID
+	case n.Group.Name != nil && *n.Group.Name != "":
+		g, err := s.db.Group(*n.Group.Name)
+		if err != nil {
+			return 0, 0, err
+		}
+		gid = g.GID
+	}
+	return uid, gid, nil
+}
+
+// chown sets p's owner when it differs from what it has.
+func (s *stage) chown(p string, uid, gid int) error {
+	info, err := s.root.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if info.UID == uid && info.GID == gid {
+		return nil
+	}
+	return s.root.Lchown(p, uid, gid)
+}
+
+// fileJob is a file being written: its temporary file, filled (perhaps
+// concurrently), then committed in the config's order.
+type fileJob struct {
+	f        config.File
+	real     string
+	mode     fs.FileMode
+	uid, gid int
+	tmp      *rootfs.Temp
+	// replace says the target exists as something the rename cannot
+	// replace (a directory) and overwrite allows removing it.
+	replace bool
+	done    chan struct{}
+	err     error
+	op      interface {
+		Finish(...any)
+		Fail(error) error
+	}
+}
+
+func isRemote(r config.Resource) bool {
+	return r.Source != nil && *r.Source != "" && !strings.HasPrefix(strings.ToLower(*r.Source), "data:")
+}
+
+// file makes one file (ignition.md §4.3): contents into a temporary file
+// beside the target, verified, then renamed with the final mode and owner.
+func (s *stage) file(ctx context.Context, q *queue, f config.File) error {
+	what := "file " + f.Path
+	overwrite := f.Overwrite != nil && *f.Overwrite
+	hasSource := f.Contents.Source != nil
+	info, exists, err := s.lstat(f.Path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	var existing *rootfs.Info
+	if exists && !overwrite {
+		if !info.Mode.IsRegular() {
+			return fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode))
+		}
+		if hasSource {
+			return fmt.Errorf("%s: %w and contents are given", what, ErrExists)
+		}
+		existing = &info
+	}
+	mode := defaultFileMode
+	switch {
+	case f.Mode != nil:
+		mode = rootfs.ModeFromUnix(*f.Mode)
+	case existing != nil:
+		mode = existing.Mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	}
+	uid, gid, err := s.owner(f.Node, existing)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if existing != nil && len(f.Append) == 0 {
+		// Nothing to write: only the mode and owner the config gives.
+		op := s.op("files", what+": keeping its contents, setting mode and owner")
+		if f.Mode != nil {
+			if err := s.root.Chmod(f.Path, mode); err != nil {
+				return op.Fail(fmt.Errorf("%s: %w", what, err))
+			}
+		}
+		if err := s.chown(f.Path, uid, gid); err != nil {
+			return op.Fail(fmt.Errorf("%s: %w", what, err))
+		}
+		op.Finish()
+		return nil
+	}
+	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
+	j.op = s.op("files", "writing "+what)
+	if j.tmp, err = s.root.CreateTemp(f.Path); err != nil {
+		close(j.done)
+		return j.op.Fail(fmt.Errorf("%s: %w", what, err))
+	}
+	j.real = j.tmp.Real
+	if existing != nil {
+		// Appending to an existing file: the temporary file starts as
+		// a copy, so a failed fragment leaves the file as it was.
+		if err := s.copyExisting(f.Path, j.tmp); err != nil {
+			j.tmp.Abort()
+			close(j.done)
+			return j.op.Fail(fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	remote := isRemote(f.Contents)
+	for _, a := range f.Append {
+		remote = remote || isRemote(a)
+	}
+	if !remote {
+		j.fill(ctx, s.Fetcher)
+		q.jobs = append(q.jobs, j)
+		return nil
+	}
+	select {
+	case q.sem <- struct{}{}:
+	case <-ctx.Done():
+		j.tmp.Abort()
+		close(j.done)
+		return ctx.Err()
+	}
+	q.jobs = append(q.jobs, j)
+	q.wg.Add(1)
+	go func() {
+		defer q.wg.Done()
+		defer func() { <-q.sem }()
+		j.fill(ctx, s.Fetcher)
+	}()
+	return nil
+}
+
+// fill fetches the contents and the fragments into the temporary file.
+func (j *fileJob) fill(ctx context.Context, f Fetcher) {
+	defer close(j.done)
+	if j.f.Contents.Source != nil {
+		if err := f.Fetch(ctx, j.f.Contents, j.tmp); err != nil {
+			j.err = fmt.Errorf("file %s: contents: %w", j.f.Path, err)
+			return
+		}
+	}
+	for i, a := range j.f.Append {
+		if err := f.Fetch(ctx, a, j.tmp); err != nil {
+			j.err = fmt.Errorf("file %s: append[%d]: %w", j.f.Path, i, err)
+			return
+		}
+	}
+}
+
+func (s *stage) copyExisting(p string, w io.Writer) error {
+	data, err := s.root.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// commit renames a filled file into place.
+func (s *stage) commit(j *fileJob) error {
+	if j.err != nil {
+		j.tmp.Abort()
+		return j.op.Fail(j.err)
+	}
+	if j.replace {
+		if err := s.root.RemoveAll(j.f.Path); err != nil {
+			j.tmp.Abort()
+			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
+		}
+	}
+	uid, gid := j.uid, j.gid
+	if uid == s.uid {
+		uid = -1
+	}
+	if gid == s.gid {
+		gid = -1
+	}
+	if err := j.tmp.Commit(j.mode, uid, gid); err != nil {
+		return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
+	}
+	j.op.Finish()
+	return nil
+}
+
+// queue holds the files being written, in the config's order: their
+// contents arrive concurrently, they are renamed into place in order.
+type queue struct {
+	s    *stage
+	sem  chan struct{}
+	wg   sync.WaitGroup
+	jobs []*fileJob
+}
+
+// under says some queued file lies at or under real.
+func (q *queue) under(real string) bool {
+	for _, j := range q.jobs {
+		if j.real == real || strings.HasPrefix(j.real, strings.TrimSuffix(real, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// commitReady commits the files at the head of the queue whose contents
+// have arrived.
+func (q *queue) commitReady() error {
+	for len(q.jobs) > 0 {
+		j := q.jobs[0]
+		select {
+		case <-j.done:
+		default:
+			return nil
+		}
+		q.jobs = q.jobs[1:]
+		if err := q.s.commit(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush waits for every queued file and commits them in order.
+func (q *queue) flush() error {
+	for len(q.jobs) > 0 {
+		j := q.jobs[0]
+		<-j.done
+		q.jobs = q.jobs[1:]
+		if err := q.s.commit(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abort waits for the fetches still running and removes every temporary
+// file left: after a failure nothing partial stays in the root.
+func (q *queue) abort() {
+	q.wg.Wait()
+	for _, j := range q.jobs {
+		<-j.done
+		j.tmp.Abort()
+	}
+	q.jobs = nil
+}
+
+// dir makes one directory: missing ones 0755 unless the config gives a
+// mode; an existing one only gets the mode and owner the config gives.
+func (s *stage) dir(d config.Directory) error {
+	what := "directory " + d.Path
+	op := s.op("files", "creating "+what)
+	info, exists, err := s.lstat(d.Path)
+	if err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", what, err))
+	}
+	if exists && d.Overwrite != nil && *d.Overwrite && !info.IsDir() {
+		if err := s.root.RemoveAll(d.Path); err != nil {
+			return op.Fail(fmt.Errorf("%s: %w", what, err))
+		}
+		exists = false
+	}
+	if exists && !info.IsDir() {
+		return op.Fail(fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode)))
+	}
+	mode := defaultDirMode
+	if d.Mode != nil {
+		mode = rootfs.ModeFromUnix(*d.Mode)
+	}
+	created, err := s.root.MkdirAll(d.Path, mode)
+	if err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", what, err))
+	}
+	if !created && d.Mode != nil {
+		if err := s.root.Chmod(d.Path, mode); err != nil {
+			return op.Fail(fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	var existing *rootfs.Info
+	if exists {
+		existing = &info
+	}
+	uid, gid, err := s.owner(d.Node, existing)
+	if err == nil {
+		err = s.chown(d.Path, uid, gid)
+	}
+	if err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", what, err))
+	}
+	op.Finish()
+	return nil
+}
+
+// link makes one symbolic or hard link. An existing link must match: a
+// symlink with the same target (then it is left as it is, owner included,
+// as the reference does), a hard link to the same inode.
+func (s *stage) link(e entry) error {
+	l := e.link
+	what := e.what()
+	target := ""
+	if l.Target != nil {
+		target = *l.Target
+	}
+	op := s.op("files", "creating "+what+" to "+target)
+	fail := func(err error) error { return op.Fail(fmt.Errorf("%s: %w", what, err)) }
+	info, exists, err := s.lstat(l.Path)
+	if err != nil {
+		return fail(err)
+	}
+	if exists && l.Overwrite != nil && *l.Overwrite {
+		if err := s.root.RemoveAll(l.Path); err != nil {
+			return fail(err)
+		}
+		exists = false
+	}
+	hard := e.kind == kindHardLink
+	if exists {
+		switch {
+		case hard:
+			t, err := s.root.Lstat(target)
+			if err != nil {
+				return fail(fmt.Errorf("target %s: %w", target, err))
+			}
+			if t.Dev != info.Dev || t.Ino != info.Ino {
+				return fail(fmt.Errorf("%w: %s is not a hard link to %s", ErrLinkMismatch, l.Path, target))
+			}
+		case info.Mode&fs.ModeSymlink != 0:
+			got, err := s.root.Readlink(l.Path)
+			if err != nil {
+				return fail(err)
+			}
+			if path.Clean(got) != path.Clean(target) {
+				return fail(fmt.Errorf("%w: it points to %s, not %s", ErrLinkMismatch, got, target))
+			}
+			op.Finish("state", "already there")
+			return nil
+		default:
+			return fail(fmt.Errorf("%w (it is %s)", ErrExists, describe(info.Mode)))
+		}
+	} else if hard {
+		if err := s.root.Link(target, l.Path); err != nil {
+			return fail(err)
+		}
+	} else if err := s.root.Symlink(target, l.Path); err != nil {
+		return fail(err)
+	}
+	// A hard link shares its target's inode: only an owner the config
+	// gives is applied, never a default that would take the target
+	// away from its owner.
+	if !hard || l.User != (config.NodeUser{}) || l.Group != (config.NodeGroup{}) {
+		var ex *rootfs.Info
+		if hard {
+			t, err := s.root.Lstat(l.Path)
+			if err != nil {
+				return fail(err)
+			}
+			ex = &t
+		}
+		uid, gid, err := s.owner(l.Node, ex)
+		if err == nil {
+			err = s.chown(l.Path, uid, gid)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	op.Finish()
+	return nil
+}
+
+// describe names a node's kind for messages.
+func describe(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "a special file"
+}

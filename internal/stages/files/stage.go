@@ -1,0 +1,81 @@
+package files
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/rootfs"
+	"github.com/flintboot/flint/internal/unitfile"
+)
+
+// The unit writer gets the stage's resolver: units land in the root like
+// every other file.
+var _ unitfile.Root = (*rootfs.Root)(nil)
+
+// Run runs the files stage (see the package doc for the order).
+func Run(ctx context.Context, d Deps) error {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Parallel <= 0 {
+		d.Parallel = DefaultParallel
+	}
+	// The shadow tools and setfiles take only absolute roots.
+	abs, err := filepath.Abs(d.Root)
+	if err != nil {
+		return fmt.Errorf("root %s: %w", d.Root, err)
+	}
+	d.Root = abs
+	root, err := rootfs.Open(d.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	s := &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}
+	if err := s.detectSELinux(); err != nil {
+		return err
+	}
+	if err := s.passwd(ctx); err != nil {
+		return err
+	}
+	if err := s.nodes(ctx); err != nil {
+		return err
+	}
+	if err := s.units(ctx); err != nil {
+		return err
+	}
+	if err := s.crypttab(ctx); err != nil {
+		return err
+	}
+	if err := s.writeResult(ctx); err != nil {
+		return err
+	}
+	if err := s.relabelAll(ctx); err != nil {
+		return err
+	}
+	if err := root.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", d.Root, err)
+	}
+	return nil
+}
+
+// units writes the config's systemd units through the resolver.
+func (s *stage) units(ctx context.Context) error {
+	if len(s.Config.Systemd.Units) == 0 {
+		return nil
+	}
+	written, err := unitfile.Apply(ctx, unitfile.Deps{
+		Root:   s.root,
+		Dir:    s.Root,
+		Logger: s.log.With(oplog.OpKey, "units"),
+		Runner: s.Runner,
+	}, s.Config.Systemd.Units)
+	if s.selinux {
+		s.relabel = append(s.relabel, written...)
+	}
+	return err
+}
