@@ -24,6 +24,7 @@ const usage = `usage: flint COMMAND [ARGS]
 commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
+  agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `
 
@@ -38,6 +39,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runValidate(rest, stdin, stdout, stderr)
 	case "run":
 		return runStage(ctx, rest, stdout)
+	case "agent":
+		return runAgent(ctx, rest, stdin, stdout)
 	case "version", "-version", "--version":
 		return runVersion(stdout)
 	case "help", "-h", "-help", "--help":

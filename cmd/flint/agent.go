@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flintboot/flint/internal/agent"
+	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/resource"
+)
+
+const agentUsage = `usage: flint agent COMMAND [flags] [ARGS]
+
+The minimal cloud agent, run by the units flint ships (docs/agent.md).
+
+commands:
+  check-in                  report a good boot (azure, azurestack, packet, scaleway)
+  report-failure            report a failed provisioning (azure, azurestack, packet)
+      -reason TEXT          why; redacted and cut to 200 characters
+      -reason-file FILE     read the reason from FILE ("-": standard input)
+  ssh-keys USER             write the platform's SSH keys to ~USER/.ssh/authorized_keys.d/flint
+  hostname                  write the platform's hostname where DHCP gives none
+      -target DIR           the root to write etc/hostname under (default /sysroot)
+  attributes                write metadata attributes as KEY=VALUE lines
+      -out FILE             (default /run/metadata/flint)
+  delete-config             delete the config from the hypervisor (vmware, virtualbox)
+
+flags for every command:
+  -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else
+                            ignition.platform.id on the kernel command line)
+  -root DIR                 the system's root, for /etc/passwd, /run and /proc (default /)
+  -timeout DURATION         time each metadata request may take, retries included (default 1m)
+  -endpoint NAME=URL        use URL for the metadata service NAME (a platform id, or
+                            wireserver); for testing, repeatable
+  -log-to-stdout            log to standard output instead of the journal
+`
+
+// endpointFlags collects -endpoint NAME=URL.
+type endpointFlags map[string]string
+
+func (e endpointFlags) String() string { return "" }
+
+func (e endpointFlags) Set(s string) error {
+	name, u, ok := strings.Cut(s, "=")
+	if !ok || name == "" || u == "" {
+		return fmt.Errorf("want NAME=URL, got %q", s)
+	}
+	e[name] = u
+	return nil
+}
+
+// runAgent parses `flint agent` and runs one agent command.
+func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	usage := func(format string, a ...any) error {
+		return usageError{"agent: " + fmt.Sprintf(format, a...) + "\n\n" + agentUsage}
+	}
+	if len(args) == 0 {
+		return usage("no command given")
+	}
+	cmd := args[0]
+	if cmd == "-h" || cmd == "-help" || cmd == "--help" || cmd == "help" {
+		fmt.Fprint(stdout, agentUsage)
+		return nil
+	}
+	fs := flag.NewFlagSet("agent "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	platform := fs.String("platform", "", "")
+	root := fs.String("root", "/", "")
+	timeout := fs.Duration("timeout", time.Minute, "")
+	toStdout := fs.Bool("log-to-stdout", false, "")
+	endpoints := endpointFlags{}
+	fs.Var(endpoints, "endpoint", "")
+	var reason, reasonFile, target, out *string
+	nargs := 0
+	switch cmd {
+	case "check-in", "delete-config", "attributes", "hostname":
+	case "report-failure":
+		reason = fs.String("reason", "", "")
+		reasonFile = fs.String("reason-file", "", "")
+	case "ssh-keys":
+		nargs = 1
+	default:
+		return usage("unknown command %q", cmd)
+	}
+	switch cmd {
+	case "hostname":
+		target = fs.String("target", "/sysroot", "")
+	case "attributes":
+		out = fs.String("out", agent.DefaultAttributesPath, "")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, agentUsage)
+			return nil
+		}
+		return usage("%s: %v", cmd, err)
+	}
+	switch {
+	case fs.NArg() != nargs && nargs == 1:
+		return usage("%s: want one USER", cmd)
+	case fs.NArg() != nargs:
+		return usage("%s: unexpected argument %q", cmd, fs.Arg(0))
+	case *timeout <= 0:
+		return usage("-timeout must be positive")
+	}
+
+	var handler slog.Handler
+	journal := !*toStdout && oplog.JournalAvailable()
+	if journal {
+		handler = oplog.NewJournalHandler(nil)
+	} else {
+		handler = oplog.NewTextHandler(stdout, slog.LevelInfo)
+	}
+	logger := slog.New(handler).With(oplog.StageKey, "agent")
+
+	if *root == "/" {
+		*root = ""
+	}
+	if *platform == "" {
+		id, err := agent.PlatformID(*root)
+		if err != nil {
+			return fmt.Errorf("agent %s: %w (pass -platform)", cmd, err)
+		}
+		*platform = id
+	}
+	fetcher := resource.New(resource.Options{Logger: logger, Version: version})
+	fetcher.SetTotalTimeout(*timeout)
+	a, err := agent.New(agent.Deps{Getter: fetcher, Logger: logger, Root: *root, Endpoints: endpoints}, *platform)
+	if err != nil {
+		return usage("%v", err)
+	}
+
+	switch cmd {
+	case "check-in":
+		return a.CheckIn(ctx)
+	case "report-failure":
+		text := *reason
+		if *reasonFile != "" {
+			data, err := readReason(*reasonFile, stdin)
+			if err != nil {
+				return err
+			}
+			text = string(data)
+		}
+		return a.ReportFailure(ctx, text)
+	case "ssh-keys":
+		return a.SSHKeys(ctx, fs.Arg(0))
+	case "hostname":
+		return a.Hostname(ctx, *target)
+	case "attributes":
+		return a.Attributes(ctx, *out)
+	default: // delete-config
+		deleted, err := a.DeleteConfig(ctx)
+		if err == nil && !deleted {
+			logger.Info("the platform keeps no config in the hypervisor: nothing to delete", "platform", *platform)
+		}
+		return err
+	}
+}
+
+// readReason reads a failure reason from path ("-": r), at most 64 KiB:
+// only the start of it is reported.
+func readReason(path string, r io.Reader) ([]byte, error) {
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading the reason: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("reading the reason from %s: %w", path, err)
+	}
+	return data, nil
+}
