@@ -39,6 +39,12 @@ type fakeOS struct {
 	// mkfsGate, when set, is called inside every mkfs run, to measure
 	// how many run at once.
 	mkfsGate func()
+	// virtual are the nodes of arrays and open LUKS volumes, by path;
+	// luks the LUKS headers, by node.
+	virtual map[string]bool
+	luks    map[string]*fakeLuks
+	// swaps are the active swap areas' paths, as /proc/swaps lists them.
+	swaps []string
 }
 
 type fakeDisk struct {
@@ -54,7 +60,7 @@ func newFakeOS() *fakeOS {
 	return &fakeOS{
 		disks: map[string]*fakeDisk{}, links: map[string]string{}, missing: map[string]int{},
 		sigs: map[string]Probed{}, mounts: map[string][]string{}, holders: map[string][]string{},
-		fail: map[string]error{},
+		fail: map[string]error{}, virtual: map[string]bool{}, luks: map[string]*fakeLuks{},
 	}
 }
 
@@ -112,6 +118,9 @@ func (f *fakeOS) Run(ctx context.Context, name string, args ...string) ([]byte, 
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	if out, err, ok := f.runStorage(argv); ok {
+		return out, err
 	}
 	if strings.HasPrefix(name, "mkfs") || name == "mkswap" {
 		return f.mkfs(argv)
@@ -316,6 +325,9 @@ func (f *fakeOS) Resolve(path string) (string, error) {
 	if l, ok := f.links[path]; ok {
 		node = l
 	}
+	if f.virtual[node] {
+		return node, nil
+	}
 	if _, _, ok := f.find(node); !ok {
 		return "", fmt.Errorf("lstat %s: %w", path, fs.ErrNotExist)
 	}
@@ -355,6 +367,9 @@ func (f *fakeOS) device(d *fakeDisk, n int) blockdev.Device {
 func (f *fakeOS) Device(node string) (blockdev.Device, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.virtual[node] {
+		return blockdev.Device{Path: node, Name: strings.TrimPrefix(node, "/dev/"), MajorMinor: "9:" + node, Holders: f.holders[node]}, nil
+	}
 	d, n, ok := f.find(node)
 	if !ok {
 		return blockdev.Device{}, fmt.Errorf("block device %s: %w", node, fs.ErrNotExist)
@@ -374,6 +389,9 @@ func (f *fakeOS) Partitions(disk blockdev.Device) ([]blockdev.Device, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	d := f.disks[disk.Path]
+	if d == nil {
+		return nil, nil
+	}
 	var out []blockdev.Device
 	for n := range d.kernel {
 		out = append(out, f.device(d, n))

@@ -47,6 +47,9 @@ func runStage(t *testing.T, f *fakeOS, cfg string, tweak ...func(*Deps)) (error,
 	d := Deps{
 		Config: c, Logger: slog.New(oplog.NewTextHandler(&buf, slog.LevelDebug)),
 		Runner: f, Devices: f, Users: f, DeviceTimeout: time.Second, SerialMkfs: true,
+		// Nothing of the host's: no swap, and links and keys in the
+		// test's own directories.
+		Swaps: func() ([]string, error) { return nil, nil }, DevDir: t.TempDir(), TempDir: t.TempDir(),
 	}
 	for _, fn := range tweak {
 		fn(&d)
