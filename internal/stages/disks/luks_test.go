@@ -14,7 +14,6 @@ import (
 	"github.com/flintboot/flint/config"
 )
 
-
 func TestLuksReuseRule(t *testing.T) {
 	key := config.Resource{Source: ptr("https://example.com/key")}
 	base := func(mod ...func(*config.Luks)) config.Luks {
