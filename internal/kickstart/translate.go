@@ -1,0 +1,334 @@
+package kickstart
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+	"github.com/vincent-petithory/dataurl"
+)
+
+// Options tune a translation.
+type Options struct {
+	// Version is the spec version of the output; the zero value means
+	// config.NewestStable.
+	Version config.Version
+	// ReadFile reads %include'd files; nil means os.ReadFile.
+	ReadFile func(path string) ([]byte, error)
+	// Rand supplies password salts; nil means crypto/rand.
+	Rand io.Reader
+}
+
+// Result is a translation: the config as JSON (it validates at the chosen
+// version) and the report of what was not translated exactly.
+type Result struct {
+	Config []byte
+	Report Report
+}
+
+// Translate translates the kickstart file named name (the name reports use;
+// %include is relative to its directory). The error wraps
+// ErrUntranslatable when the report has errors (the config is still
+// returned), or ErrOutputInvalid when the result failed validation.
+func Translate(name string, data []byte, o Options) (Result, error) {
+	t := &translator{v: o.Version, rnd: o.Rand, origins: map[string]pos{}, labels: map[string]bool{}, wiped: map[string]bool{}}
+	if t.v == (config.Version{}) {
+		t.v = config.NewestStable
+	}
+	read := o.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	r := reader{readFile: read, rep: &t.rep}
+	r.read(name, name, data)
+
+	// The disk-wide commands apply to every part and raid wherever they
+	// stand in the file, as in the installer.
+	for _, it := range r.items {
+		switch it.name {
+		case "clearpart", "ignoredisk", "zerombr":
+			t.command(it)
+		}
+	}
+	for _, it := range r.items {
+		switch it.name {
+		case "clearpart", "ignoredisk", "zerombr":
+		default:
+			t.command(it)
+		}
+	}
+	if t.err != nil {
+		return Result{}, t.err
+	}
+	t.finishDisks()
+	for _, m := range t.merges {
+		t.cfg = config.Merge(t.cfg, m)
+	}
+	t.cfg.Ignition.Version = t.v.String()
+	out, err := t.render()
+	res := Result{Config: out, Report: t.rep}
+	switch {
+	case err != nil:
+		return res, err
+	case t.rep.IsFatal():
+		return res, ErrUntranslatable
+	}
+	return res, nil
+}
+
+// translator holds a translation in progress.
+type translator struct {
+	v   config.Version
+	rnd io.Reader
+	cfg config.Config
+	rep Report
+	err error // a failure that stops the translation (no random salt)
+	// origins maps a JSON path of something emitted to its kickstart line.
+	origins map[string]pos
+	// ignAt is the last %ignition section, which the merged config's
+	// entries are blamed on.
+	ignAt  *pos
+	merges []config.Config
+
+	// Storage, finished by finishDisks.
+	disks      []string              // device paths, in order of first use
+	parts      map[string][]*partReq // by disk
+	members    map[string]string     // raid.NN → partition device
+	labels     map[string]bool       // partition labels used
+	wiped      map[string]bool       // disks clearpart wipes
+	wipeAll    bool                  // clearpart --all without --drives
+	removals   map[string][]int      // clearpart --list, by disk
+	onlyDisk   string                // the single disk of ignoredisk --only-use or clearpart --drives
+	postNumber int
+}
+
+// has reports whether the output version has the field at path (a JSON
+// path without indices); when not, it warns at `at` that what is dropped.
+func (t *translator) has(at pos, path, what string) bool {
+	since, ok := config.FieldSince(path)
+	if !ok || t.v.AtLeast(since) {
+		return true
+	}
+	t.rep.add(sevWarning, at, "%s needs spec %s (%s), newer than the output's %s: not translated; use -spec %s or newer",
+		what, since, path, t.v, since)
+	return false
+}
+
+// leftover reports the options no handler took, with what to do instead.
+func (t *translator) leftover(at pos, cmd string, o *opts, hint string) {
+	left := o.left()
+	if len(left) == 0 {
+		return
+	}
+	s := "s"
+	if len(left) == 1 {
+		s = ""
+	}
+	if hint == "" {
+		hint = "the config has no equivalent"
+	}
+	t.rep.add(sevWarning, at, "%s: option%s %s not translated: %s", cmd, s, strings.Join(left, ", "), hint)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// dataURL is a data URL holding s, percent-encoded so that the config stays
+// readable.
+func dataURL(s string) string { return "data:," + dataurl.EscapeString(s) }
+
+// file adds (or, for a path already written, replaces) a file; everything
+// written under /etc overrides the image's default, so it overwrites.
+func (t *translator) file(at pos, path string, mode int, contents string) {
+	f := config.File{Node: config.Node{Path: path, Overwrite: ptr(true)},
+		Contents: config.Resource{Source: ptr(dataURL(contents))}, Mode: ptr(mode)}
+	for i := range t.cfg.Storage.Files {
+		if t.cfg.Storage.Files[i].Path == path {
+			t.cfg.Storage.Files[i] = f
+			t.origins[fmt.Sprintf("$.storage.files.%d", i)] = at
+			return
+		}
+	}
+	t.origins[fmt.Sprintf("$.storage.files.%d", len(t.cfg.Storage.Files))] = at
+	t.cfg.Storage.Files = append(t.cfg.Storage.Files, f)
+}
+
+// unit adds a unit, or updates the one of the same name.
+func (t *translator) unit(at pos, u config.Unit) {
+	for i := range t.cfg.Systemd.Units {
+		if old := &t.cfg.Systemd.Units[i]; old.Name == u.Name {
+			if u.Contents != nil {
+				old.Contents = u.Contents
+			}
+			if u.Enabled != nil {
+				old.Enabled = u.Enabled
+			}
+			if u.Mask != nil {
+				old.Mask = u.Mask
+			}
+			return
+		}
+	}
+	t.origins[fmt.Sprintf("$.systemd.units.%d", len(t.cfg.Systemd.Units))] = at
+	t.cfg.Systemd.Units = append(t.cfg.Systemd.Units, u)
+}
+
+// render turns the config into JSON of the chosen version: it drops any
+// field the version lacks (config.FieldSince; a safety net, as every
+// handler checks what it emits), then validates with the config package,
+// dropping what fails (reported at the kickstart line it came from) until
+// the config validates.
+func (t *translator) render() ([]byte, error) {
+	raw, err := json.Marshal(t.cfg)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	t.dropNewer(tree, "")
+	for range 32 {
+		out, err := json.MarshalIndent(tree, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, '\n')
+		_, _, rep, perr := config.ParseDeclared(out)
+		var bad *config.Entry
+		for i, e := range rep.Entries {
+			if e.Severity == sevError {
+				bad = &rep.Entries[i]
+				break
+			}
+		}
+		if perr == nil {
+			for _, e := range rep.Entries {
+				t.rep.add(e.Severity, t.originOf(e.Path), "the translated config at %s: %s", e.Path, e.Message)
+			}
+			return out, nil
+		}
+		if bad == nil || bad.Path == "" {
+			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+		}
+		t.rep.add(sevError, t.originOf(bad.Path), "the config rejects what this line translates to (%s: %s): left out", bad.Path, bad.Message)
+		if !t.remove(&tree, bad.Path) {
+			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+		}
+	}
+	return nil, fmt.Errorf("%w: too many problems", ErrOutputInvalid)
+}
+
+// dropNewer deletes every key the output version does not have.
+func (t *translator) dropNewer(node any, path string) {
+	switch n := node.(type) {
+	case map[string]any:
+		for k, v := range n {
+			p := strings.TrimPrefix(path+"."+k, ".")
+			if since, ok := config.FieldSince(p); ok && !t.v.AtLeast(since) {
+				delete(n, k)
+				at := pos{}
+				if t.ignAt != nil {
+					at = *t.ignAt
+				}
+				t.rep.add(sevWarning, at, "%s needs spec %s, newer than the output's %s: left out", p, since, t.v)
+				continue
+			}
+			t.dropNewer(v, p)
+		}
+	case []any:
+		for _, v := range n {
+			t.dropNewer(v, path)
+		}
+	}
+}
+
+// originOf finds the kickstart line of the nearest emitted ancestor of a
+// JSON path; what the %ignition sections added is blamed on them.
+func (t *translator) originOf(path string) pos {
+	for p := path; p != ""; {
+		if at, ok := t.origins[p]; ok {
+			return at
+		}
+		i := strings.LastIndexByte(p, '.')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	if t.ignAt != nil {
+		return *t.ignAt
+	}
+	return pos{}
+}
+
+// remove deletes the innermost list element on path (the object that holds
+// the rejected value) or, outside lists, the value itself, and renumbers
+// the origins after it. It reports whether anything was removed.
+func (t *translator) remove(tree *any, path string) bool {
+	parts := strings.Split(strings.TrimPrefix(path, "$."), ".")
+	cut := -1
+	node := *tree
+	var parents []any
+	for i, p := range parts {
+		parents = append(parents, node)
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[p]
+		case []any:
+			k, err := strconv.Atoi(p)
+			if err != nil || k < 0 || k >= len(n) {
+				return false
+			}
+			cut = i
+			node = n[k]
+		default:
+			return false
+		}
+	}
+	if cut < 0 {
+		cut = len(parts) - 1
+	}
+	switch parent := parents[cut].(type) {
+	case map[string]any:
+		delete(parent, parts[cut])
+	case []any:
+		k, _ := strconv.Atoi(parts[cut])
+		list := slices.Delete(parent, k, k+1)
+		// Store the shorter list in its own parent.
+		holder := parents[cut-1].(map[string]any)
+		holder[parts[cut-1]] = list
+		prefix := "$." + strings.Join(parts[:cut], ".") + "."
+		moved := map[string]pos{}
+		for key, at := range t.origins {
+			rest, ok := strings.CutPrefix(key, prefix)
+			if !ok {
+				continue
+			}
+			num, tail, _ := strings.Cut(rest, ".")
+			j, err := strconv.Atoi(num)
+			if err != nil || j < k {
+				continue
+			}
+			delete(t.origins, key)
+			if j > k {
+				nk := prefix + strconv.Itoa(j-1)
+				if tail != "" {
+					nk += "." + tail
+				}
+				moved[nk] = at
+			}
+		}
+		for k, v := range moved {
+			t.origins[k] = v
+		}
+	}
+	return true
+}
