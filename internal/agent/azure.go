@@ -134,21 +134,28 @@ type goalState struct {
 	InstanceID  string `xml:"Container>RoleInstanceList>RoleInstance>InstanceId"`
 }
 
-// healthReport is the <Health> document of POST /machine/?comp=health.
-type healthReport struct {
-	XMLName     xml.Name `xml:"Health"`
-	XSI         string   `xml:"xmlns:xsi,attr"`
-	XSD         string   `xml:"xmlns:xsd,attr"`
-	Incarnation string   `xml:"GoalStateIncarnation"`
-	ContainerID string   `xml:"Container>ContainerId"`
-	InstanceID  string   `xml:"Container>RoleInstanceList>Role>InstanceId"`
-	State       string   `xml:"Container>RoleInstanceList>Role>Health>State"`
-	Details     *details `xml:"Container>RoleInstanceList>Role>Health>Details,omitempty"`
-}
+// details says why a VM is NotReady.
+type details struct{ subStatus, description string }
 
-type details struct {
-	SubStatus   string `xml:"SubStatus"`
-	Description string `xml:"Description"`
+// healthDocument is the <Health> document of POST /machine/?comp=health,
+// written by hand: encoding/xml's marshaller would cost the binary 50 KB
+// for one fixed document.
+func healthDocument(gs goalState, state string, d *details) []byte {
+	var b strings.Builder
+	esc := func(s string) string {
+		var e strings.Builder
+		xml.EscapeText(&e, []byte(s))
+		return e.String()
+	}
+	b.WriteString(xml.Header)
+	b.WriteString(`<Health xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">`)
+	fmt.Fprintf(&b, "<GoalStateIncarnation>%s</GoalStateIncarnation><Container><ContainerId>%s</ContainerId>", esc(gs.Incarnation), esc(gs.ContainerID))
+	fmt.Fprintf(&b, "<RoleInstanceList><Role><InstanceId>%s</InstanceId><Health><State>%s</State>", esc(gs.InstanceID), esc(state))
+	if d != nil {
+		fmt.Fprintf(&b, "<Details><SubStatus>%s</SubStatus><Description>%s</Description></Details>", esc(d.subStatus), esc(d.description))
+	}
+	b.WriteString("</Health></Role></RoleInstanceList></Container></Health>")
+	return []byte(b.String())
 }
 
 // azureCheckIn reports Ready.
@@ -159,7 +166,7 @@ func azureCheckIn(ctx context.Context, a *Agent) error {
 // azureReportFailure reports NotReady with ProvisioningFailed, the
 // substatus cloud-init and azure-init use, so the portal shows reason.
 func azureReportFailure(ctx context.Context, a *Agent, reason string) error {
-	return a.reportHealth(ctx, "NotReady", &details{SubStatus: "ProvisioningFailed", Description: reason})
+	return a.reportHealth(ctx, "NotReady", &details{subStatus: "ProvisioningFailed", description: reason})
 }
 
 // reportHealth makes the whole WireServer exchange, again when WireServer
@@ -207,25 +214,13 @@ func (a *Agent) healthExchange(ctx context.Context, base, state string, d *detai
 		return fmt.Errorf("%s: WireServer goal state lacks incarnation, container id or instance id: %w", a.platform.id, ErrProtocol)
 	}
 
-	doc, err := xml.Marshal(healthReport{
-		XSI:         "http://www.w3.org/2001/XMLSchema-instance",
-		XSD:         "http://www.w3.org/2001/XMLSchema",
-		Incarnation: gs.Incarnation,
-		ContainerID: gs.ContainerID,
-		InstanceID:  gs.InstanceID,
-		State:       state,
-		Details:     d,
-	})
-	if err != nil {
-		return err
-	}
 	h := wireServerHeader()
 	h.Set("Content-Type", "text/xml;charset=utf-8")
 	_, err = a.get(ctx, resource.Request{
 		URL:    base + "/machine/?comp=health",
 		Method: http.MethodPost,
 		Header: h,
-		Body:   append([]byte(xml.Header), doc...),
+		Body:   healthDocument(gs, state, d),
 	})
 	return err
 }

@@ -255,3 +255,14 @@ func TestWireServerAddress(t *testing.T) {
 		})
 	}
 }
+
+// The description is text in the document, whatever the reason holds.
+func TestHealthDocumentEscapes(t *testing.T) {
+	doc := string(healthDocument(goalState{"1", "c&1", "i<1"}, "NotReady", &details{"ProvisioningFailed", `mode "0644" < 0o777 & </Description>`}))
+	for _, want := range []string{"<ContainerId>c&amp;1</ContainerId>", "<InstanceId>i&lt;1</InstanceId>",
+		"<Description>mode &#34;0644&#34; &lt; 0o777 &amp; &lt;/Description&gt;</Description>"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("health document lacks %s:\n%s", want, doc)
+		}
+	}
+}
