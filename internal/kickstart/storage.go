@@ -464,8 +464,8 @@ func (t *translator) luks(f *fsReq, dev string) string {
 			"the volume to a TPM2 or tang server in a %%ignition section (storage.luks clevis); the filesystem is made UNENCRYPTED")
 		return dev
 	}
-	if !t.has(at, "storage.luks", "--encrypted") {
-		t.rep.add(sevError, at, "--encrypted: LUKS needs spec 3.2.0 or newer; the filesystem is made UNENCRYPTED: use -spec 3.2.0 or newer")
+	if since, ok := config.FieldSince("storage.luks"); ok && !t.v.AtLeast(since) {
+		t.rep.add(sevError, at, "--encrypted: LUKS needs spec %s or newer, the output is %s: the filesystem is made UNENCRYPTED; use -spec %s or newer", since, t.v, since)
 		return dev
 	}
 	name := "luks-" + strings.NewReplacer("/dev/disk/by-partlabel/", "", "/dev/md/", "md-", "/dev/", "", "/", "-").Replace(dev)

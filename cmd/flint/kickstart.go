@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/kickstart"
+)
+
+const kickstartUsage = "usage: flint kickstart [-o FILE] [-spec 3.x.0] FILE (- for stdin)"
+
+// runKickstart translates a kickstart file into a config. The config goes
+// to -o (mode 0600: it can hold password hashes and LUKS passphrases) or to
+// stdout; the report goes to stderr, one entry a line as flint validate
+// prints it. Errors in the report (commands not translated) exit 1, but the
+// config is still written, so it can be reviewed.
+func runKickstart(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("kickstart", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("o", "", "write the config to FILE")
+	spec := fs.String("spec", config.NewestStable.String(), "spec version of the config")
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("kickstart: %v\n\n%s", err, kickstartUsage)}
+	}
+	if fs.NArg() != 1 {
+		return usageError{"kickstart: give one kickstart file (- for stdin)\n\n" + kickstartUsage}
+	}
+	v, err := config.ParseVersion(*spec)
+	if err != nil {
+		return usageError{fmt.Sprintf("kickstart: -spec: %v", err)}
+	}
+	name := fs.Arg(0)
+	raw, err := readInput(name, stdin)
+	if err != nil {
+		return err
+	}
+	if name == "-" {
+		name = "<stdin>" // %include is then relative to the working directory
+	}
+	res, err := kickstart.Translate(name, raw, kickstart.Options{Version: v})
+	fmt.Fprint(stderr, res.Report.String())
+	if err != nil && !errors.Is(err, kickstart.ErrUntranslatable) {
+		return fmt.Errorf("kickstart %s: %w", name, err)
+	}
+	if *out == "" {
+		if _, werr := stdout.Write(res.Config); werr != nil {
+			return werr
+		}
+	} else if werr := os.WriteFile(*out, res.Config, 0o600); werr != nil {
+		return fmt.Errorf("kickstart: %w", werr)
+	}
+	if err != nil {
+		return errFailed
+	}
+	return nil
+}
