@@ -94,7 +94,10 @@ func (r *fakeRunner) Run(ctx context.Context, name string, args ...string) ([]by
 	if r.fail[name] {
 		return nil, &sys.CommandError{Argv: argv, ExitCode: 1, Stderr: name + " failed"}
 	}
-	last := args[len(args)-1:]
+	last := []string{""}
+	if len(args) > 0 {
+		last = args[len(args)-1:]
+	}
 	switch name {
 	case "groupadd":
 		gid := flagValue(args, "--gid", "3000")
@@ -250,7 +253,11 @@ func (tg *target) run(cfgJSON string, mod ...func(*Deps)) error {
 func parse(t *testing.T, body string) config.Config {
 	t.Helper()
 	if !strings.Contains(body, `"ignition"`) {
-		body = `{"ignition":{"version":"3.6.0"},` + strings.TrimPrefix(body, "{")
+		rest := strings.TrimSpace(strings.TrimPrefix(body, "{"))
+		if rest != "}" {
+			rest = "," + rest
+		}
+		body = `{"ignition":{"version":"3.6.0"}` + rest
 	}
 	cfg, rep, err := config.Parse([]byte(body))
 	if err != nil {

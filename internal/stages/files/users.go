@@ -89,6 +89,13 @@ func (s *stage) passwd(ctx context.Context) error {
 		if !shouldExist(u.ShouldExist) {
 			continue
 		}
+		if s.selinux {
+			// useradd made the home (perhaps): label it and what the
+			// skeleton put in it.
+			if pu, err := s.db.User(u.Name); err == nil {
+				s.relabel = append(s.relabel, path.Clean("/"+pu.Home))
+			}
+		}
 		if err := s.sshKeys(u); err != nil {
 			return err
 		}
