@@ -25,9 +25,11 @@ func TestPasswd(t *testing.T) {
 			config: `{"passwd":{"groups":[{"name":"wheel","gid":10}]}}`,
 			want:   []string{"groupmod --root ROOT --gid 10 wheel"}},
 		{name: "existing user is modified",
-			prepare: func(tg *target) { tg.write("etc/passwd", "root:x:0:0::/root:/bin/sh\ncore:x:1000:1000::/home/core:/bin/sh\n") },
-			config:  `{"passwd":{"users":[{"name":"core","shell":"/bin/zsh","noCreateHome":true}]}}`,
-			want:    []string{"usermod --root ROOT --shell /bin/zsh core"}},
+			prepare: func(tg *target) {
+				tg.write("etc/passwd", "root:x:0:0::/root:/bin/sh\ncore:x:1000:1000::/home/core:/bin/sh\n")
+			},
+			config: `{"passwd":{"users":[{"name":"core","shell":"/bin/zsh","noCreateHome":true}]}}`,
+			want:   []string{"usermod --root ROOT --shell /bin/zsh core"}},
 		{name: "user from /usr/lib/passwd is modified, not added",
 			config: `{"passwd":{"users":[{"name":"sys","gecos":"System"}]}}`,
 			want:   []string{"usermod --root ROOT --comment System sys"}},
