@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/flintboot/flint/internal/stages/fetch"
 	"github.com/flintboot/flint/internal/stages/fetchoffline"
 	"github.com/flintboot/flint/internal/stages/files"
+	"github.com/flintboot/flint/internal/stages/kargs"
 	"github.com/flintboot/flint/internal/stages/mount"
 	"github.com/flintboot/flint/internal/stages/umount"
 	"github.com/flintboot/flint/internal/sys"
@@ -148,6 +150,23 @@ func stageList() []stage {
 			acquire: fetchOnline,
 			run: func(ctx context.Context, r *stageRun) error {
 				return fetch.Run(ctx, fetch.Deps{Logger: r.log, ConfigCache: r.o.ConfigCache})
+			},
+		},
+		{
+			name:    "kargs",
+			acquire: fromCache,
+			run: func(ctx context.Context, r *stageRun) error {
+				runner := sys.Runner{Logger: r.log.With(oplog.OpKey, "command")}
+				_, err := kargs.Run(ctx, kargs.Deps{
+					Args:       r.config.KernelArguments,
+					Logger:     r.log,
+					Runner:     runner,
+					Helper:     kargsHelper(r.o.Getenv),
+					BootDevice: r.o.Getenv(EnvKargsBootDevice),
+					RebootFlag: filepath.Join(filepath.Dir(r.o.StateFile), KargsRebootFlag),
+					Reboot:     initramfsReboot(r.log, runner),
+				})
+				return err
 			},
 		},
 		{

@@ -173,7 +173,7 @@ func filePaths(cfg config.Config) []string {
 func TestUnknownStage(t *testing.T) {
 	h := newHarness(t, "no-such-stage", serve(`{}`))
 	err := h.run("no-such-stage")
-	if !errors.Is(err, ErrUnknownStage) || !strings.Contains(err.Error(), "fetch-offline, fetch, disks") {
+	if !errors.Is(err, ErrUnknownStage) || !strings.Contains(err.Error(), "fetch-offline, fetch, kargs, disks") {
 		t.Fatalf("Run(no-such-stage) = %v, want ErrUnknownStage listing the stages", err)
 	}
 	if !strings.HasPrefix(err.Error(), "stage no-such-stage: ") {
@@ -182,7 +182,7 @@ func TestUnknownStage(t *testing.T) {
 }
 
 func TestStages(t *testing.T) {
-	if got := strings.Join(Stages(), " "); got != "fetch-offline fetch disks mount files umount" {
+	if got := strings.Join(Stages(), " "); got != "fetch-offline fetch kargs disks mount files umount" {
 		t.Errorf("Stages() = %q, want the stages in boot order", got)
 	}
 }

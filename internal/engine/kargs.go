@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"os"
+)
+
+// The kargs stage's knobs for distributors (docs/kargs.md).
+const (
+	// EnvKargsHelper names the program that applies kernel arguments
+	// instead of flint's BLS editor; it gets the reference's argv
+	// (--should-exist A … --should-not-exist B …) and must reboot by
+	// itself when it changed anything.
+	EnvKargsHelper = "FLINT_KARGS_HELPER"
+	// DefaultKargsHelper is used when it exists and EnvKargsHelper is not
+	// set, so a distro needs no unit change to ship a helper.
+	DefaultKargsHelper = "/usr/sbin/flint-kargs-helper"
+	// EnvKargsBootDevice names the boot filesystem's device when it is
+	// not labelled "boot" (a /dev/disk/by-partlabel or by-uuid path).
+	EnvKargsBootDevice = "FLINT_KARGS_BOOT_DEVICE"
+	// KargsRebootFlag is the file, beside the state file
+	// (/run/ignition/kargs-reboot), that says the kargs stage changed the
+	// boot entries and a reboot is due.
+	KargsRebootFlag = "kargs-reboot"
+	// initrdRelease marks the initramfs (os-release(5)); systemd's own
+	// units use the same condition.
+	initrdRelease = "/etc/initrd-release"
+)
+
+// kargsHelper returns the distro's kargs helper: $FLINT_KARGS_HELPER, or
+// DefaultKargsHelper when it exists, or "" for the built-in editor.
+func kargsHelper(getenv func(string) string) string {
+	if h := getenv(EnvKargsHelper); h != "" {
+		return h
+	}
+	if fi, err := os.Stat(DefaultKargsHelper); err == nil && fi.Mode().IsRegular() {
+		return DefaultKargsHelper
+	}
+	return ""
+}
+
+// initramfsReboot returns what the kargs stage calls after a change: in
+// the initramfs, `systemctl reboot` (the job replaces the queued stage
+// units, so the disks stage does not start); anywhere else (a test, a
+// chroot) nil, so that the stage only writes its flag.
+func initramfsReboot(log *slog.Logger, r interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}) func(context.Context) error {
+	if _, err := os.Stat(initrdRelease); err != nil {
+		log.Debug("not in the initramfs: the kargs stage will not reboot", "marker", initrdRelease)
+		return nil
+	}
+	return func(ctx context.Context) error {
+		_, err := r.Run(ctx, "systemctl", "reboot")
+		return err
+	}
+}
