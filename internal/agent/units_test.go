@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flintboot/flint/internal/providers"
+)
+
+// unitPlatforms returns the platforms a unit is conditioned on.
+func unitPlatforms(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, line := range strings.Split(string(data), "\n") {
+		v, ok := strings.CutPrefix(line, "ConditionKernelCommandLine=")
+		if !ok {
+			continue
+		}
+		if id, ok := strings.CutPrefix(strings.TrimPrefix(v, "|"), providers.ArgPlatformID+"="); ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// tablePlatforms returns the platforms whose row has has.
+func tablePlatforms(has func(platform) bool) []string {
+	var ids []string
+	for _, p := range platforms {
+		if has(p) {
+			ids = append(ids, p.id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// The units run where the table says the agent does something, and
+// nowhere else: a unit conditioned on a platform the code does not serve
+// would fail every boot there.
+func TestUnitsMatchTable(t *testing.T) {
+	withMetadata := tablePlatforms(func(p platform) bool { return p.metadata != nil })
+	var deleters []string
+	for _, id := range providers.IDs() {
+		p, _ := providers.Lookup(id)
+		if _, ok := p.New(providers.Env{}).(configDeleter); ok {
+			deleters = append(deleters, id)
+		}
+	}
+	for unit, want := range map[string][]string{
+		"dracut/systemd/flint-checkin.service":           tablePlatforms(func(p platform) bool { return p.checkIn != nil && p.id != "packet" }),
+		"dracut/systemd/flint-firstboot-checkin.service": {"packet"},
+		"dracut/systemd/flint-sshkeys@.service":          withMetadata,
+		"dracut/systemd/flint-attributes.service":        withMetadata,
+		"dracut/systemd/flint-delete-config.service":     deleters,
+		"dracut/30flint/flint-hostname.service":          tablePlatforms(func(p platform) bool { return p.hostname }),
+		"dracut/30flint/flint-report-failure.service":    tablePlatforms(func(p platform) bool { return p.reportFailure != nil }),
+	} {
+		if got := unitPlatforms(t, unit); !slices.Equal(got, want) {
+			t.Errorf("%s runs on %v, the agent serves %v", unit, got, want)
+		}
+	}
+}
