@@ -240,12 +240,18 @@ func (t *translator) rootpw(at pos, o *opts) {
 		t.rep.add(sevError, at, "rootpw without a password or --lock: not translated")
 		return
 	}
-	pw := ""
-	if len(o.pos) > 0 {
-		pw = o.pos[0]
-	}
 	i := t.userIndex(at, "root")
-	t.cfg.Passwd.Users[i].PasswordHash = t.password(at, pw, crypted, lock)
+	u := &t.cfg.Passwd.Users[i]
+	if len(o.pos) == 0 {
+		// --lock alone locks the password set so far, as passwd -l does.
+		h := "!"
+		if u.PasswordHash != nil {
+			h = "!" + strings.TrimPrefix(*u.PasswordHash, "!")
+		}
+		u.PasswordHash = &h
+	} else {
+		u.PasswordHash = t.password(at, o.pos[0], crypted, lock)
+	}
 	t.leftover(at, "rootpw", o, "")
 }
 

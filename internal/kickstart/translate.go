@@ -305,6 +305,9 @@ func (t *translator) remove(tree *any, path string) bool {
 		// Store the shorter list in its own parent.
 		holder := parents[cut-1].(map[string]any)
 		holder[parts[cut-1]] = list
+		if len(list) == 0 {
+			delete(holder, parts[cut-1])
+		}
 		prefix := "$." + strings.Join(parts[:cut], ".") + "."
 		moved := map[string]pos{}
 		for key, at := range t.origins {
