@@ -176,8 +176,10 @@ func (a *Agent) reportHealth(ctx context.Context, state string, d *details) erro
 	var err error
 	for attempt := 1; attempt <= wireServerAttempts; attempt++ {
 		err = a.healthExchange(ctx, base, state, d)
+		// Only a refusal starts over: 5xx and network errors were retried
+		// already, until the fetcher's timeout.
 		var se *resource.StatusError
-		if err == nil || !errors.As(err, &se) || ctx.Err() != nil {
+		if err == nil || !errors.As(err, &se) || se.Status >= 500 || errors.Is(err, resource.ErrTimeout) || ctx.Err() != nil {
 			return err
 		}
 		a.log.Warn("WireServer refused the health report: starting over", "attempt", attempt, "error", err)

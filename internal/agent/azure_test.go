@@ -153,6 +153,9 @@ func TestAzureCheckInGivesUp(t *testing.T) {
 	if n := ws.count("POST /machine/?comp=health"); n < 2 {
 		t.Errorf("health posted %d times, want retries", n)
 	}
+	if n := ws.count("GET /?comp=versions"); n != 1 {
+		t.Errorf("versions read %d times: a timeout must not start the exchange over", n)
+	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("CheckIn took %v: retries are not bounded", d)
 	}
