@@ -32,14 +32,28 @@ var commandFlags = map[string][]string{
 
 // installerOnly are commands about the installation itself: nothing to do
 // on an image's first boot. The value says what takes their place.
-var installerOnly = map[string]string{
-	"url":     "the image replaces the installation source: choose the image when writing it to disk (coreos-installer --image-url, bootc install)",
-	"install": "", "cdrom": "", "harddrive": "", "nfs": "", "liveimg": "", "ostreesetup": "", "ostreecontainer": "", "bootc": "",
-	"reboot": "the installer's last step; a provisioned machine boots on", "poweroff": "", "shutdown": "", "halt": "",
-	"text": "the installer's user interface", "graphical": "", "cmdline": "", "vnc": "", "rdp": "", "skipx": "", "xconfig": "",
-	"interactive": "", "autostep": "", "mediacheck": "", "logging": "the installer's own logging; flint logs to the journal",
-	"updates": "", "driverdisk": "drivers belong in the image", "sshpw": "the installer's ssh access", "eula": "", "firstboot": "initial-setup is an installer companion; configure the system in the config instead",
-	"rescue": "", "upgrade": "", "module": "modules are chosen when the image is built",
+func installerOnly(cmd string) (hint string, ok bool) {
+	switch cmd {
+	case "url", "install", "cdrom", "harddrive", "nfs", "liveimg", "ostreesetup", "ostreecontainer", "bootc", "updates", "rescue", "upgrade":
+		return "the image replaces the installation source: choose the image when writing it to disk (coreos-installer --image-url, bootc install)", true
+	case "reboot", "poweroff", "shutdown", "halt":
+		return "the installer's last step; a provisioned machine boots on", true
+	case "text", "graphical", "cmdline", "vnc", "rdp", "skipx", "xconfig", "interactive", "autostep", "mediacheck":
+		return "the installer's user interface", true
+	case "logging":
+		return "the installer's own logging; flint logs to the journal", true
+	case "driverdisk":
+		return "drivers belong in the image", true
+	case "sshpw":
+		return "the installer's ssh access", true
+	case "eula":
+		return "accepting the EULA is the installer's question", true
+	case "firstboot":
+		return "initial-setup is an installer companion; configure the system in the config instead", true
+	case "module":
+		return "modules are chosen when the image is built", true
+	}
+	return "", false
 }
 
 // untranslatable are commands whose effect the config cannot have; the
@@ -72,10 +86,7 @@ func (t *translator) command(it item) {
 		return
 	}
 	at := it.at
-	if hint, ok := installerOnly[it.name]; ok {
-		if hint == "" {
-			hint = "it configures the installer"
-		}
+	if hint, ok := installerOnly(it.name); ok {
 		t.rep.add(sevWarning, at, "%s is installer-only and not translated: %s", it.name, hint)
 		return
 	}
