@@ -1,13 +1,14 @@
 package agent
 
 // The platforms whose metadata service speaks its own dialect: GCP,
-// DigitalOcean, Hetzner, Vultr and UpCloud.
+// DigitalOcean, Hetzner, Vultr, UpCloud, Akamai and Oracle Cloud.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,6 +172,117 @@ func upCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
 			m.add("UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), ad.Address)
 			count[kind]++
 		}
+	}
+	return m, nil
+}
+
+// akamaiMetadata asks the Metadata service for a token (PUT /v1/token),
+// then for the instance, its network and its SSH keys as JSON, with the
+// token. The keys are listed per user; like GCP's, all of them go to the
+// user the unit names.
+func akamaiMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	base := a.endpoint("akamai", "http://169.254.169.254") + "/v1"
+	token, err := a.get(ctx, resource.Request{
+		URL:    base + "/token",
+		Method: http.MethodPut,
+		Header: http.Header{"Accept": {"text/plain"}, "Metadata-Token-Expiry-Seconds": {"300"}},
+	})
+	if err != nil {
+		return metadata{}, err
+	}
+	h := http.Header{"Accept": {"application/json"}, "Metadata-Token": {strings.TrimSpace(string(token))}}
+	var inst struct {
+		ID       json.Number `json:"id"`
+		HostUUID string      `json:"host_uuid"`
+		Label    string      `json:"label"`
+		Region   string      `json:"region"`
+		Type     string      `json:"type"`
+	}
+	var network struct {
+		IPv4 struct {
+			Public  []string `json:"public"`
+			Private []string `json:"private"`
+		} `json:"ipv4"`
+		IPv6 struct {
+			SLAAC     string `json:"slaac"`
+			LinkLocal string `json:"link_local"`
+		} `json:"ipv6"`
+	}
+	var keys struct {
+		Users map[string][]string `json:"users"`
+	}
+	for path, v := range map[string]any{"/instance": &inst, "/network": &network, "/ssh-keys": &keys} {
+		if err := a.getJSON(ctx, resource.Request{URL: base + path, Header: h}, v); err != nil {
+			return metadata{}, err
+		}
+	}
+	m := metadata{hostname: inst.Label}
+	users := make([]string, 0, len(keys.Users))
+	for u := range keys.Users {
+		users = append(users, u)
+	}
+	slices.Sort(users)
+	for _, u := range users {
+		m.keys = append(m.keys, keys.Users[u]...)
+	}
+	m.add("AKAMAI_INSTANCE_ID", inst.ID.String())
+	m.add("AKAMAI_INSTANCE_HOST_UUID", inst.HostUUID)
+	m.add("AKAMAI_INSTANCE_LABEL", inst.Label)
+	m.add("AKAMAI_INSTANCE_REGION", inst.Region)
+	m.add("AKAMAI_INSTANCE_TYPE", inst.Type)
+	for i, ip := range network.IPv4.Public {
+		m.add("AKAMAI_IPV4_PUBLIC_"+strconv.Itoa(i), hostAddress(ip))
+	}
+	for i, ip := range network.IPv4.Private {
+		m.add("AKAMAI_IPV4_PRIVATE_"+strconv.Itoa(i), hostAddress(ip))
+	}
+	m.add("AKAMAI_IPV6_SLAAC", hostAddress(network.IPv6.SLAAC))
+	m.add("AKAMAI_IPV6_LINK_LOCAL", hostAddress(network.IPv6.LinkLocal))
+	return m, nil
+}
+
+// hostAddress drops the prefix length of a single address ("1.2.3.4/32").
+func hostAddress(cidr string) string {
+	addr, _, _ := strings.Cut(cidr, "/")
+	return addr
+}
+
+// oracleCloudMetadata reads IMDS v2, which answers only requests with
+// "Authorization: Bearer Oracle"; the keys are the instance metadata's
+// ssh_authorized_keys, one a line.
+func oracleCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	base := a.endpoint("oraclecloud", "http://169.254.169.254") + "/opc/v2"
+	h := http.Header{"Authorization": {"Bearer Oracle"}}
+	retry := []int{http.StatusTooManyRequests}
+	var inst struct {
+		ID                 string `json:"id"`
+		Hostname           string `json:"hostname"`
+		Shape              string `json:"shape"`
+		CanonicalRegion    string `json:"canonicalRegionName"`
+		AvailabilityDomain string `json:"availabilityDomain"`
+		FaultDomain        string `json:"faultDomain"`
+		Metadata           struct {
+			SSHAuthorizedKeys string `json:"ssh_authorized_keys"`
+		} `json:"metadata"`
+	}
+	if err := a.getJSON(ctx, resource.Request{URL: base + "/instance/", Header: h, RetryStatus: retry}, &inst); err != nil {
+		return metadata{}, err
+	}
+	var vnics []struct {
+		PrivateIP string `json:"privateIp"`
+	}
+	if err := a.getJSON(ctx, resource.Request{URL: base + "/vnics/", Header: h, RetryStatus: retry}, &vnics); err != nil {
+		return metadata{}, err
+	}
+	m := metadata{hostname: inst.Hostname, keys: strings.Split(inst.Metadata.SSHAuthorizedKeys, "\n")}
+	m.add("ORACLECLOUD_HOSTNAME", inst.Hostname)
+	m.add("ORACLECLOUD_INSTANCE_ID", inst.ID)
+	m.add("ORACLECLOUD_INSTANCE_SHAPE", inst.Shape)
+	m.add("ORACLECLOUD_REGION", inst.CanonicalRegion)
+	m.add("ORACLECLOUD_AVAILABILITY_DOMAIN", inst.AvailabilityDomain)
+	m.add("ORACLECLOUD_FAULT_DOMAIN", inst.FaultDomain)
+	for i, v := range vnics {
+		m.add("ORACLECLOUD_IPV4_PRIVATE_"+strconv.Itoa(i), v.PrivateIP)
 	}
 	return m, nil
 }

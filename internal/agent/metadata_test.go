@@ -32,6 +32,35 @@ func need(name, value string, status int, body string) http.HandlerFunc {
 }
 
 var metadataCases = map[string]metadataCase{
+	"akamai": {
+		routes: map[string]http.HandlerFunc{
+			"PUT /v1/token":    need("Metadata-Token-Expiry-Seconds", "300", 400, "TOK"),
+			"GET /v1/instance": need("Metadata-Token", "TOK", 401, `{"id":123,"host_uuid":"h-1","label":"linode123","region":"us-ord","type":"g6-nanode-1","tags":[]}`),
+			"GET /v1/network": need("Metadata-Token", "TOK", 401, `{"interfaces":[],"ipv4":{"public":["172.232.1.2/32"],"private":["192.168.1.2/17"],"shared":[]},
+				"ipv6":{"slaac":"2600:3c06::1/128","link_local":"fe80::1/128","ranges":[]}}`),
+			"GET /v1/ssh-keys": need("Metadata-Token", "TOK", 401, `{"users":{"root":["ssh-ed25519 AAAA root"],"alice":["ssh-rsa BBBB alice"]}}`),
+		},
+		wantHostname: "linode123",
+		wantKeys:     []string{"ssh-rsa BBBB alice", "ssh-ed25519 AAAA root"},
+		wantAttrs: []string{"AKAMAI_INSTANCE_ID=123", "AKAMAI_INSTANCE_HOST_UUID=h-1", "AKAMAI_INSTANCE_LABEL=linode123",
+			"AKAMAI_INSTANCE_REGION=us-ord", "AKAMAI_INSTANCE_TYPE=g6-nanode-1", "AKAMAI_IPV4_PUBLIC_0=172.232.1.2",
+			"AKAMAI_IPV4_PRIVATE_0=192.168.1.2", "AKAMAI_IPV6_SLAAC=2600:3c06::1", "AKAMAI_IPV6_LINK_LOCAL=fe80::1"},
+	},
+	"oraclecloud": {
+		routes: map[string]http.HandlerFunc{
+			"GET /opc/v2/instance/": failing(1, 429, answer(200, `{"id":"ocid1.instance.oc1..a","hostname":"oci-1","shape":"VM.Standard.E2.1.Micro",
+				"canonicalRegionName":"eu-frankfurt-1","availabilityDomain":"Uocm:EU-FRANKFURT-1-AD-1","faultDomain":"FAULT-DOMAIN-2",
+				"metadata":{"ssh_authorized_keys":"ssh-rsa AAAA oci\nssh-ed25519 BBBB oci2"}}`)),
+			"GET /opc/v2/vnics/": answer(200, `[{"vnicId":"ocid1.vnic","privateIp":"10.0.0.10","macAddr":"02:00:17:00:00:01"}]`),
+		},
+		header:       http.Header{"Authorization": {"Bearer Oracle"}},
+		wantHostname: "oci-1",
+		wantKeys:     []string{"ssh-rsa AAAA oci", "ssh-ed25519 BBBB oci2"},
+		wantAttrs: []string{"ORACLECLOUD_HOSTNAME=oci-1", "ORACLECLOUD_INSTANCE_ID=ocid1.instance.oc1..a",
+			"ORACLECLOUD_INSTANCE_SHAPE=VM.Standard.E2.1.Micro", "ORACLECLOUD_REGION=eu-frankfurt-1",
+			"ORACLECLOUD_AVAILABILITY_DOMAIN=Uocm:EU-FRANKFURT-1-AD-1", "ORACLECLOUD_FAULT_DOMAIN=FAULT-DOMAIN-2",
+			"ORACLECLOUD_IPV4_PRIVATE_0=10.0.0.10"},
+	},
 	"aws": {
 		routes: map[string]http.HandlerFunc{
 			"PUT /latest/api/token":                                    need("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600", 400, "TOKEN"),

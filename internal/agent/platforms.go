@@ -42,6 +42,7 @@ type platform struct {
 // (qemu, metal, file, …) need nothing from it. Config deletion is not
 // listed: it follows from the config provider (DeleteConfig).
 var platforms = []platform{
+	{id: "akamai", metadata: akamaiMetadata},
 	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
 	{id: "aws", metadata: awsMetadata},
 	{id: "azure", hostname: true, metadata: azureMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
@@ -51,6 +52,7 @@ var platforms = []platform{
 	{id: "gcp", metadata: gcpMetadata},
 	{id: "hetzner", hostname: true, metadata: hetznerMetadata},
 	{id: "openstack", metadata: openStackMetadata},
+	{id: "oraclecloud", hostname: true, metadata: oracleCloudMetadata},
 	{id: "packet", metadata: packetMetadata, checkIn: packetCheckIn, reportFailure: packetReportFailure},
 	{id: "scaleway", hostname: true, metadata: scalewayMetadata, checkIn: scalewayCheckIn},
 	{id: "upcloud", hostname: true, metadata: upCloudMetadata},
