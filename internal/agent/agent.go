@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/flintboot/flint/internal/providers"
 	"github.com/flintboot/flint/internal/resource"
@@ -42,6 +43,11 @@ type Deps struct {
 	// LocalPort picks the local TCP port of Scaleway requests, which the
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
+	// Mounter mounts config drives read-only; nil: mount(2).
+	Mounter providers.Mounter
+	// DriveWait, when not 0, replaces how long a config drive may take to
+	// appear.
+	DriveWait time.Duration
 	// NewProvider makes the config provider whose DeleteConfig removes the
 	// config from the hypervisor; nil: the providers package's table.
 	NewProvider func(id string, env providers.Env) (providers.Provider, bool)

@@ -94,9 +94,8 @@ func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	})
 }
 
-// openStackMetadata reads the metadata service; the config drive the
-// config provider also reads is not used here yet.
-func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+// openStackService reads OpenStack's metadata service.
+func openStackService(ctx context.Context, a *Agent) (metadata, error) {
 	return a.ec2Metadata(ctx, a.endpoint("openstack", "http://169.254.169.254")+"/latest/meta-data", nil, "hostname", []field{
 		{"OPENSTACK_HOSTNAME", "hostname"},
 		{"OPENSTACK_INSTANCE_ID", "instance-id"},

@@ -114,7 +114,7 @@ func newTestAgent(t *testing.T, id, base, root string) *Agent {
 	for _, s := range []string{"wireserver", "azure", "aws", "gcp", "digitalocean", "packet", "scaleway", "hetzner", "openstack", "upcloud", "vultr", "aliyun", "exoscale", "akamai", "oraclecloud"} {
 		eps[s] = base
 	}
-	a, err := New(Deps{Getter: testFetcher(t, 2*time.Second), Logger: testLogger(t), Root: root, Endpoints: eps, LocalPort: func() int { return 0 }}, id)
+	a, err := New(Deps{Getter: testFetcher(t, 2*time.Second), Logger: testLogger(t), Root: root, Endpoints: eps, LocalPort: func() int { return 0 }, DriveWait: 10 * time.Millisecond}, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,94 @@
+package agent
+
+// OpenStack (when the VM has a config drive), PowerVS and KubeVirt put the
+// instance's metadata on a config drive labelled config-2, in OpenStack's
+// layout: openstack/latest/meta_data.json holds uuid, hostname,
+// availability_zone and public_keys (key name → key). The drive is
+// mounted read-only for the time of the read, with the config providers'
+// code. OpenStack without a drive has the metadata service (ec2.go).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+const (
+	configDriveLabel    = "config-2"
+	configDriveMetadata = "/openstack/latest/meta_data.json"
+	// openStackDriveWait is how long OpenStack's drive may take to show
+	// up: the agent runs long after udev has settled, so a drive that is
+	// not there by then is not coming, and the metadata service answers.
+	openStackDriveWait = 2 * time.Second
+	// configDriveWait is how long the platforms that only have the drive
+	// wait for it.
+	configDriveWait = 30 * time.Second
+)
+
+// driveWait returns how long to wait for a config drive: Deps.DriveWait
+// or def.
+func (a *Agent) driveWait(def time.Duration) time.Duration {
+	if a.d.DriveWait != 0 {
+		return a.d.DriveWait
+	}
+	return def
+}
+
+// configDrive reads the metadata on the config-2 drive.
+func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, error) {
+	mounter := a.d.Mounter
+	if mounter == nil {
+		mounter = sys.Mounter{}
+	}
+	env := providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
+	data, err := providers.ReadConfigDrive(ctx, env, configDriveLabel, configDriveMetadata, wait)
+	if err != nil {
+		return metadata{}, fmt.Errorf("%s: %w", a.platform.id, err)
+	}
+	var doc struct {
+		UUID             string            `json:"uuid"`
+		Hostname         string            `json:"hostname"`
+		AvailabilityZone string            `json:"availability_zone"`
+		PublicKeys       map[string]string `json:"public_keys"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveMetadata, ErrProtocol, err)
+	}
+	m := metadata{hostname: doc.Hostname}
+	names := make([]string, 0, len(doc.PublicKeys))
+	for n := range doc.PublicKeys {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		m.keys = append(m.keys, strings.Split(strings.TrimSpace(doc.PublicKeys[n]), "\n")...)
+	}
+	prefix := strings.ToUpper(a.platform.id) + "_"
+	m.add(prefix+"HOSTNAME", doc.Hostname)
+	m.add(prefix+"INSTANCE_ID", doc.UUID)
+	m.add(prefix+"AVAILABILITY_ZONE", doc.AvailabilityZone)
+	return m, nil
+}
+
+// configDriveOnly serves the platforms whose metadata is only on the drive.
+func configDriveOnly(ctx context.Context, a *Agent) (metadata, error) {
+	return a.configDrive(ctx, a.driveWait(configDriveWait))
+}
+
+// openStackMetadata reads the config drive when the VM has one, as the
+// peer does, and the metadata service otherwise.
+func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	m, err := a.configDrive(ctx, a.driveWait(openStackDriveWait))
+	if !errors.Is(err, providers.ErrNoDrive) {
+		return m, err
+	}
+	a.log.Info("no config drive: asking the metadata service", "label", configDriveLabel)
+	return openStackService(ctx, a)
+}

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// driveMounter "mounts" a config drive by copying its files to the
+// mount point, and records what it was asked.
+type driveMounter struct {
+	tree    string
+	mounts  []string
+	unmount []string
+}
+
+func (m *driveMounter) Mount(source, target, fstype string, flags uintptr, data string) error {
+	m.mounts = append(m.mounts, source+" "+fstype)
+	if flags&1 == 0 {
+		return errors.New("config drive mounted writable")
+	}
+	return os.CopyFS(target, os.DirFS(m.tree))
+}
+
+func (m *driveMounter) Unmount(target string) error {
+	m.unmount = append(m.unmount, target)
+	return os.RemoveAll(target)
+}
+
+// configDriveRoot makes a root whose /dev/disk/by-label/config-2 is an
+// ISO 9660 image, and a mounter that shows metaData as the drive's
+// openstack/latest/meta_data.json.
+func configDriveRoot(t *testing.T, metaData string) (string, *driveMounter) {
+	t.Helper()
+	root := t.TempDir()
+	dev := filepath.Join(root, "dev/disk/by-label/config-2")
+	os.MkdirAll(filepath.Dir(dev), 0o755)
+	img := make([]byte, 0x8000+2048)
+	copy(img[0x8001:], "CD001")
+	if err := os.WriteFile(dev, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree := t.TempDir()
+	os.MkdirAll(filepath.Join(tree, "openstack/latest"), 0o755)
+	if err := os.WriteFile(filepath.Join(tree, "openstack/latest/meta_data.json"), []byte(metaData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, &driveMounter{tree: tree}
+}
+
+const metaDataJSON = `{"uuid":"83679162-1378-4288-a2d4-70e13ec132aa","hostname":"vm-1.novalocal","name":"vm-1",
+	"availability_zone":"nova","public_keys":{"zeta":"ssh-rsa ZZZZ zeta\n","alpha":"ssh-ed25519 AAAA alpha"},"launch_index":0}`
+
+func TestConfigDriveMetadata(t *testing.T) {
+	for _, id := range []string{"openstack", "powervs", "kubevirt"} {
+		t.Run(id, func(t *testing.T) {
+			root, mounter := configDriveRoot(t, metaDataJSON)
+			// The metadata service must not be asked when there is a drive.
+			f := newFakeService(t, nil)
+			a := newTestAgent(t, id, f.srv.URL, root)
+			a.d.Mounter = mounter
+			m, err := a.fetchMetadata(context.Background(), "test")
+			if err != nil {
+				t.Fatalf("metadata: %v", err)
+			}
+			if m.hostname != "vm-1.novalocal" || !slices.Equal(m.keys, []string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"}) {
+				t.Errorf("hostname %q, keys %q", m.hostname, m.keys)
+			}
+			if n := len(m.attrs); n != 3 || m.attrs[1].name != strings.ToUpper(id)+"_INSTANCE_ID" || m.attrs[1].value != "83679162-1378-4288-a2d4-70e13ec132aa" {
+				t.Errorf("attributes = %v", m.attrs)
+			}
+			if len(mounter.mounts) != 1 || mounter.mounts[0] != filepath.Join(root, "dev/disk/by-label/config-2")+" iso9660" || len(mounter.unmount) != 1 {
+				t.Errorf("mounts %v, unmounts %v; want one read-only iso9660 mount, unmounted", mounter.mounts, mounter.unmount)
+			}
+			if n := len(f.requests()); n != 0 {
+				t.Errorf("%d metadata service requests with a config drive", n)
+			}
+		})
+	}
+}
+
+// Without a drive, OpenStack asks the metadata service; PowerVS has
+// nothing else and fails, naming the drive.
+func TestConfigDriveMissing(t *testing.T) {
+	f := newFakeService(t, map[string]http.HandlerFunc{"GET /latest/meta-data/hostname": answer(200, "svc-1")})
+	a := newTestAgent(t, "openstack", f.srv.URL, t.TempDir())
+	m, err := a.fetchMetadata(context.Background(), "test")
+	if err != nil || m.hostname != "svc-1" {
+		t.Errorf("openstack without a drive: hostname %q, %v; want svc-1 from the metadata service", m.hostname, err)
+	}
+	a = newTestAgent(t, "powervs", f.srv.URL, t.TempDir())
+	if _, err := a.fetchMetadata(context.Background(), "test"); err == nil {
+		t.Errorf("powervs without a drive: no error")
+	}
+
+	root, mounter := configDriveRoot(t, `{"uuid": 42`)
+	a = newTestAgent(t, "powervs", f.srv.URL, root)
+	a.d.Mounter = mounter
+	if _, err := a.fetchMetadata(context.Background(), "test"); !errors.Is(err, ErrProtocol) {
+		t.Errorf("broken meta_data.json: %v, want ErrProtocol", err)
+	}
+}

@@ -1,0 +1,19 @@
+package providers
+
+import (
+	"context"
+	"time"
+)
+
+// ErrNoDrive means no config drive with the wanted label appeared in
+// time: the agent then asks the metadata service instead (OpenStack).
+var ErrNoDrive = errNoDrive
+
+// ReadConfigDrive returns relPath on the config drive labelled label,
+// mounted read-only with env's Mounter for the time of the read. It
+// waits up to wait (0: until ctx ends) for the drive; a missing or empty
+// file wraps ErrNoConfig. The agent reads the drive's metadata
+// (openstack/latest/meta_data.json) with it.
+func ReadConfigDrive(ctx context.Context, env Env, label, relPath string, wait time.Duration) ([]byte, error) {
+	return readDriveFile(ctx, env, []string{label}, relPath, wait)
+}
