@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 
@@ -156,11 +157,26 @@ func UserAdd(root string, u config.PasswdUser) []string {
 	return append(argv, u.Name)
 }
 
-// UserMod is the usermod command line bringing an existing user u in line
-// with the config: the creation-only fields (noCreateHome, noUserGroup,
-// system, noLogInit) are dropped, a new home is moved to. It is nil when
-// the config changes nothing.
-func UserMod(root string, u config.PasswdUser) []string {
+// UserMod is the usermod command line bringing the existing user cur in
+// line with the config u: the creation-only fields (noCreateHome,
+// noUserGroup, system, noLogInit) are dropped, a new home is moved to, and
+// fields that already have the configured value are left out, so that a
+// config naming an account of the image (perhaps one in /usr/lib/passwd,
+// which usermod cannot edit) changes nothing. It is nil when nothing is
+// left to change.
+func UserMod(root string, u config.PasswdUser, cur User) []string {
+	if u.UID != nil && *u.UID == cur.UID {
+		u.UID = nil
+	}
+	if u.Gecos != nil && *u.Gecos == cur.Gecos {
+		u.Gecos = nil
+	}
+	if u.Shell != nil && *u.Shell == cur.Shell {
+		u.Shell = nil
+	}
+	if u.HomeDir != nil && path.Clean(*u.HomeDir) == path.Clean(cur.Home) {
+		u.HomeDir = nil
+	}
 	var args []string
 	if u.HomeDir != nil {
 		args = append(args, "--home", *u.HomeDir, "--move-home")
@@ -220,9 +236,14 @@ func GroupAdd(root string, g config.PasswdGroup) []string {
 	return append(argv, g.Name)
 }
 
-// GroupMod is the groupmod command line bringing an existing group in
-// line; nil when the config changes nothing.
-func GroupMod(root string, g config.PasswdGroup) []string {
+// GroupMod is the groupmod command line bringing the existing group cur
+// in line with g, leaving out a gid it already has; nil when nothing is
+// left to change (groups.ensure.idempotent, and groups of the image in
+// /usr/lib/group, which groupmod cannot edit).
+func GroupMod(root string, g config.PasswdGroup, cur Group) []string {
+	if g.Gid != nil && *g.Gid == cur.GID {
+		g.Gid = nil
+	}
 	var args []string
 	if g.Gid != nil {
 		args = append(args, "--gid", strconv.Itoa(*g.Gid))

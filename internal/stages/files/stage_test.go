@@ -22,8 +22,11 @@ func TestPasswd(t *testing.T) {
 				"useradd --root ROOT --create-home --password $6$secret --groups wheel core",
 			}},
 		{name: "groups.ensure.idempotent",
-			config: `{"passwd":{"groups":[{"name":"wheel","gid":10}]}}`,
-			want:   []string{"groupmod --root ROOT --gid 10 wheel"}},
+			config: `{"passwd":{"groups":[{"name":"wheel","gid":10},{"name":"sys","gid":3}]}}`,
+			want:   nil},
+		{name: "group gets a new gid",
+			config: `{"passwd":{"groups":[{"name":"wheel","gid":11}]}}`,
+			want:   []string{"groupmod --root ROOT --gid 11 wheel"}},
 		{name: "existing user is modified",
 			prepare: func(tg *target) {
 				tg.write("etc/passwd", "root:x:0:0::/root:/bin/sh\ncore:x:1000:1000::/home/core:/bin/sh\n")

@@ -46,7 +46,8 @@ func (s *stage) passwd(ctx context.Context) error {
 				argv = passwd.GroupDel(s.Root, g.Name)
 			}
 		case s.db.HasGroup(g.Name):
-			argv = passwd.GroupMod(s.Root, g)
+			cur, _ := s.db.Group(g.Name)
+			argv = passwd.GroupMod(s.Root, g, cur)
 		default:
 			argv = passwd.GroupAdd(s.Root, g)
 		}
@@ -68,7 +69,8 @@ func (s *stage) passwd(ctx context.Context) error {
 				argv = passwd.UserDel(s.Root, u.Name)
 			}
 		case s.db.HasUser(u.Name):
-			argv = passwd.UserMod(s.Root, u)
+			cur, _ := s.db.User(u.Name)
+			argv = passwd.UserMod(s.Root, u, cur)
 		default:
 			argv = passwd.UserAdd(s.Root, u)
 		}
