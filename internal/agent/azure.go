@@ -18,11 +18,13 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -129,9 +131,36 @@ func colonHex(s string) ([]byte, error) {
 // goalState is the part of WireServer's goal state the health report
 // names.
 type goalState struct {
-	Incarnation string `xml:"Incarnation"`
-	ContainerID string `xml:"Container>ContainerId"`
-	InstanceID  string `xml:"Container>RoleInstanceList>RoleInstance>InstanceId"`
+	incarnation, containerID, instanceID string
+}
+
+// xmlTexts returns the text of the elements at each of paths (element
+// names from the root, joined by ">"), in document order. It walks the
+// tokens instead of using xml.Unmarshal, whose reflection would cost the
+// binary 25 KB for two small documents.
+func xmlTexts(data []byte, paths ...string) (map[string][]string, error) {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	out := map[string][]string{}
+	var stack []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, t.Name.Local)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if p := strings.Join(stack, ">"); slices.Contains(paths, p) {
+				out[p] = append(out[p], strings.TrimSpace(string(t)))
+			}
+		}
+	}
 }
 
 // details says why a VM is NotReady.
@@ -149,8 +178,8 @@ func healthDocument(gs goalState, state string, d *details) []byte {
 	}
 	b.WriteString(xml.Header)
 	b.WriteString(`<Health xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">`)
-	fmt.Fprintf(&b, "<GoalStateIncarnation>%s</GoalStateIncarnation><Container><ContainerId>%s</ContainerId>", esc(gs.Incarnation), esc(gs.ContainerID))
-	fmt.Fprintf(&b, "<RoleInstanceList><Role><InstanceId>%s</InstanceId><Health><State>%s</State>", esc(gs.InstanceID), esc(state))
+	fmt.Fprintf(&b, "<GoalStateIncarnation>%s</GoalStateIncarnation><Container><ContainerId>%s</ContainerId>", esc(gs.incarnation), esc(gs.containerID))
+	fmt.Fprintf(&b, "<RoleInstanceList><Role><InstanceId>%s</InstanceId><Health><State>%s</State>", esc(gs.instanceID), esc(state))
 	if d != nil {
 		fmt.Fprintf(&b, "<Details><SubStatus>%s</SubStatus><Description>%s</Description></Details>", esc(d.subStatus), esc(d.description))
 	}
@@ -192,29 +221,31 @@ func (a *Agent) healthExchange(ctx context.Context, base, state string, d *detai
 	if err != nil {
 		return err
 	}
-	var v struct {
-		Versions []string `xml:"Preferred>Version"`
-		Others   []string `xml:"Supported>Version"`
-	}
-	if err := xml.Unmarshal(body, &v); err != nil {
+	const preferred, supported = "Versions>Preferred>Version", "Versions>Supported>Version"
+	v, err := xmlTexts(body, preferred, supported)
+	if err != nil {
 		return fmt.Errorf("%s: WireServer versions: %w: %w", a.platform.id, ErrProtocol, err)
 	}
-	if !slices.Contains(v.Versions, wireServerVersion) && !slices.Contains(v.Others, wireServerVersion) {
+	offered := append(v[preferred], v[supported]...)
+	if !slices.Contains(offered, wireServerVersion) {
 		return fmt.Errorf("%s: WireServer does not support protocol %s (it offers %s): %w", a.platform.id,
-			wireServerVersion, strings.Join(append(v.Versions, v.Others...), ", "), ErrProtocol)
+			wireServerVersion, strings.Join(offered, ", "), ErrProtocol)
 	}
 
 	body, err = a.get(ctx, resource.Request{URL: base + "/machine/?comp=goalstate", Header: wireServerHeader()})
 	if err != nil {
 		return err
 	}
-	var gs goalState
-	if err := xml.Unmarshal(body, &gs); err != nil {
+	const incarnation, container, instance = "GoalState>Incarnation", "GoalState>Container>ContainerId",
+		"GoalState>Container>RoleInstanceList>RoleInstance>InstanceId"
+	g, err := xmlTexts(body, incarnation, container, instance)
+	if err != nil {
 		return fmt.Errorf("%s: WireServer goal state: %w: %w", a.platform.id, ErrProtocol, err)
 	}
-	if gs.Incarnation == "" || gs.ContainerID == "" || gs.InstanceID == "" {
+	if len(g[incarnation]) == 0 || len(g[container]) == 0 || len(g[instance]) == 0 {
 		return fmt.Errorf("%s: WireServer goal state lacks incarnation, container id or instance id: %w", a.platform.id, ErrProtocol)
 	}
+	gs := goalState{g[incarnation][0], g[container][0], g[instance][0]}
 
 	h := wireServerHeader()
 	h.Set("Content-Type", "text/xml;charset=utf-8")

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package agent
+
+import "errors"
+
+var errKeysUnsupported = errors.New("installing SSH keys needs linux")
+
+func writeKeysFile(home string, uid, gid int, data []byte) error { return errKeysUnsupported }
+
+func removeKeysFile(home string) error { return errKeysUnsupported }
