@@ -147,50 +147,25 @@ func (s *stage) decideLuks(ctx context.Context, v *luksRun) error {
 	return nil
 }
 
-// applyLuks creates (or reuses) and opens one volume: wipefs -a with
-// wipeVolume, luksFormat, the clevis binding, luksOpen, the unlock proof,
-// and for a generated key with clevis the removal of that key. The key
-// is handed on to the files stage (KeepKey) unless it was removed.
+// applyLuks creates (or reuses) and opens one volume: formatLuks, then
+// luksOpen, the unlock proof, and for a generated key with clevis the
+// removal of that key. The key is handed on to the files stage (KeepKey)
+// unless it was removed.
 func (s *stage) applyLuks(ctx context.Context, v *luksRun) error {
-	c, dev, name := v.cfg.Clevis, deref(v.cfg.Device), v.cfg.Name
-	run := func(what string, argv []string) error {
-		_, err := s.command(ctx, "luks", what, argv[0], argv[1:]...)
-		if err != nil {
-			return fmt.Errorf("luks %s: %w", name, err)
-		}
-		return nil
-	}
+	c, name := v.cfg.Clevis, v.cfg.Name
 	if v.action == luksCreate {
-		if isTrue(v.cfg.WipeVolume) {
-			if err := run("wiping "+dev, []string{"wipefs", "-a", v.node}); err != nil {
-				return err
-			}
-		}
-		if err := run("creating LUKS volume "+name+" on "+dev, luksFormatArgv(v.cfg, v.node, v.key)); err != nil {
+		if err := s.formatLuks(ctx, v); err != nil {
 			return err
 		}
-		if hasClevis(v.cfg) {
-			advs, err := s.tangAdvertisements(ctx, c)
-			if err != nil {
-				return fmt.Errorf("luks %s: %w", name, err)
-			}
-			pin, cfg, err := clevisPin(c, advs)
-			if err != nil {
-				return fmt.Errorf("luks %s: %w", name, err)
-			}
-			if err := run("binding LUKS volume "+name+" with clevis", clevisBindArgv(v.node, v.key, pin, cfg)); err != nil {
-				return err
-			}
-		}
 	}
-	if err := run("opening LUKS volume "+name, luksOpenArgv(v.cfg, v.node, v.key)); err != nil {
+	if err := s.luksCommand(ctx, v, "opening LUKS volume "+name, luksOpenArgv(v.cfg, v.node, v.key)); err != nil {
 		return err
 	}
 	if v.action == luksCreate && hasClevis(v.cfg) && unlockProof(c) {
-		if err := run("closing LUKS volume "+name+" to prove clevis unlocks it", []string{"cryptsetup", "luksClose", name}); err != nil {
+		if err := s.luksCommand(ctx, v, "closing LUKS volume "+name+" to prove clevis unlocks it", []string{"cryptsetup", "luksClose", name}); err != nil {
 			return err
 		}
-		if err := run("unlocking LUKS volume "+name+" with clevis", []string{"clevis", "luks", "unlock", "-d", v.node, "-n", name}); err != nil {
+		if err := s.luksCommand(ctx, v, "unlocking LUKS volume "+name+" with clevis", []string{"clevis", "luks", "unlock", "-d", v.node, "-n", name}); err != nil {
 			return err
 		}
 	}
@@ -203,10 +178,45 @@ func (s *stage) applyLuks(ctx context.Context, v *luksRun) error {
 	if v.generated && hasClevis(v.cfg) {
 		// Only clevis opens the volume from now on; the key flint made
 		// up is removed from the header and forgotten.
-		return run("removing the generated key of LUKS volume "+name, []string{"cryptsetup", "luksRemoveKey", v.node, v.key})
+		return s.luksCommand(ctx, v, "removing the generated key of LUKS volume "+name, []string{"cryptsetup", "luksRemoveKey", v.node, v.key})
 	}
 	if s.KeepKey != nil {
 		s.KeepKey(name, "data:;base64,"+base64.StdEncoding.EncodeToString(v.data))
+	}
+	return nil
+}
+
+// formatLuks makes the new volume: wipefs -a with wipeVolume,
+// luksFormat, and the clevis binding (after fetching the tang servers'
+// advertisements). It needs no device-mapper: nothing is opened.
+func (s *stage) formatLuks(ctx context.Context, v *luksRun) error {
+	dev, name := deref(v.cfg.Device), v.cfg.Name
+	if isTrue(v.cfg.WipeVolume) {
+		if err := s.luksCommand(ctx, v, "wiping "+dev, []string{"wipefs", "-a", v.node}); err != nil {
+			return err
+		}
+	}
+	if err := s.luksCommand(ctx, v, "creating LUKS volume "+name+" on "+dev, luksFormatArgv(v.cfg, v.node, v.key)); err != nil {
+		return err
+	}
+	if !hasClevis(v.cfg) {
+		return nil
+	}
+	advs, err := s.tangAdvertisements(ctx, v.cfg.Clevis)
+	if err != nil {
+		return fmt.Errorf("luks %s: %w", name, err)
+	}
+	pin, cfg, err := clevisPin(v.cfg.Clevis, advs)
+	if err != nil {
+		return fmt.Errorf("luks %s: %w", name, err)
+	}
+	return s.luksCommand(ctx, v, "binding LUKS volume "+name+" with clevis", clevisBindArgv(v.node, v.key, pin, cfg))
+}
+
+// luksCommand runs one command of a volume as an operation.
+func (s *stage) luksCommand(ctx context.Context, v *luksRun, what string, argv []string) error {
+	if _, err := s.command(ctx, "luks", what, argv[0], argv[1:]...); err != nil {
+		return fmt.Errorf("luks %s: %w", v.cfg.Name, err)
 	}
 	return nil
 }
