@@ -39,13 +39,17 @@ type Deps struct {
 	// Backoff is the first wait before retrying a busy mount, doubled
 	// each time; 0 means Backoff.
 	Backoff time.Duration
+	// MountInfo is the mount table; "" means DefaultMountInfo.
+	MountInfo string
 }
 
 // Run unmounts every mountable filesystem of the config under the root,
-// in the reverse of the mount stage's order. A path that is not mounted
-// (EINVAL, or ENOENT for a mountpoint never made: the mount stage failed
-// before it, or it was unmounted already) is skipped, so the stage can run again. It tries every filesystem and
-// returns every failure.
+// in the reverse of the mount stage's order. Only paths the mount table
+// lists are unmounted: one that is not there (the mount stage failed
+// before it, or it is unmounted already) is skipped, so the stage can run
+// again; and a path through a symlink, which the mount stage refused, is
+// never handed to umount2, which would follow it out of the root. It
+// tries every filesystem and returns every failure.
 func Run(ctx context.Context, d Deps) error {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -53,15 +57,27 @@ func Run(ctx context.Context, d Deps) error {
 	if d.Backoff == 0 {
 		d.Backoff = Backoff
 	}
+	if d.MountInfo == "" {
+		d.MountInfo = DefaultMountInfo
+	}
 	fss := mount.Mountable(d.Filesystems)
 	if len(fss) == 0 {
 		d.Logger.Info("no filesystem of the config has a path: nothing to unmount")
 		return nil
 	}
+	mounted, err := mountpoints(d.MountInfo)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for i := len(fss) - 1; i >= 0; i-- {
 		f := fss[i]
-		if err := unmount(ctx, d, mount.Target(d.Root, f)); err != nil {
+		target := mount.Target(d.Root, f)
+		if !mounted[target] {
+			d.Logger.Info("not mounted: nothing to unmount", "path", target)
+			continue
+		}
+		if err := unmount(ctx, d, target); err != nil {
 			errs = append(errs, fmt.Errorf("filesystem %s on %s: %w", f.Device, *f.Path, err))
 		}
 	}

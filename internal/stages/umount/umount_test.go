@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,7 +63,11 @@ func TestRun(t *testing.T) {
 		{
 			name:      "not mounted is skipped",
 			mounted:   []string{"/r/var"},
-			wantCalls: []string{"/r/var/lib/data", "/r/home", "/r/var"},
+			wantCalls: []string{"/r/var"},
+		},
+		{
+			name:      "nothing mounted",
+			wantCalls: nil,
 		},
 		{
 			name:      "busy, then free",
@@ -84,7 +90,8 @@ func TestRun(t *testing.T) {
 			for _, p := range tt.mounted {
 				m.mounted[p] = true
 			}
-			err := Run(context.Background(), Deps{Filesystems: testFilesystems, Root: "/r", Unmounter: m, Backoff: time.Microsecond})
+			info := writeMountInfo(t, tt.mounted)
+			err := Run(context.Background(), Deps{Filesystems: testFilesystems, Root: "/r", Unmounter: m, Backoff: time.Microsecond, MountInfo: info})
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("Run() = %v", err)
 			}
@@ -114,11 +121,60 @@ func TestRunCancelled(t *testing.T) {
 	m := &fakeMounts{mounted: map[string]bool{"/r/home": true}, busy: map[string]int{"/r/home": 100}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := Run(ctx, Deps{Filesystems: testFilesystems[3:], Root: "/r", Unmounter: m, Backoff: time.Hour})
+	err := Run(ctx, Deps{Filesystems: testFilesystems[3:], Root: "/r", Unmounter: m, Backoff: time.Hour, MountInfo: writeMountInfo(t, []string{"/r/home"})})
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "busy") {
 		t.Errorf("Run(cancelled) = %v, want context.Canceled after EBUSY", err)
 	}
 	if len(m.calls) != 1 {
 		t.Errorf("Run(cancelled) tried %d times, want 1", len(m.calls))
+	}
+}
+
+// writeMountInfo writes a mountinfo file listing the mount points (and
+// the root), escaped as the kernel does.
+func writeMountInfo(t *testing.T, mps []string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n")
+	for i, mp := range mps {
+		esc := strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`).Replace(mp)
+		fmt.Fprintf(&b, "%d 22 7:%d / %s rw,relatime shared:%d - ext4 /dev/loop0p%d rw\n", 30+i, i, esc, 2+i, i)
+	}
+	p := filepath.Join(t.TempDir(), "mountinfo")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMountpoints(t *testing.T) {
+	p := writeMountInfo(t, []string{"/sysroot/a b", "/sysroot/tab\there", `/sysroot/back\slash`, "/sysroot/plain"})
+	got, err := mountpoints(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/", "/sysroot/a b", "/sysroot/tab\there", `/sysroot/back\slash`, "/sysroot/plain"} {
+		if !got[want] {
+			t.Errorf("mountpoints() = %v, want %q in it", got, want)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("mountpoints() = %d entries %v, want 5", len(got), got)
+	}
+	if _, err := mountpoints(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Errorf("mountpoints(missing) = nil error")
+	}
+}
+
+// The stage refuses to hand umount2 a path the mount table does not list:
+// a target through a symlink could unmount something outside the root.
+func TestRunSkipsUnlistedPaths(t *testing.T) {
+	m := &fakeMounts{mounted: map[string]bool{"/elsewhere/lib/data": true}}
+	err := Run(context.Background(), Deps{
+		Filesystems: testFilesystems[:1], Root: "/r", Unmounter: m,
+		MountInfo: writeMountInfo(t, []string{"/elsewhere/lib/data"}),
+	})
+	if err != nil || len(m.calls) != 0 {
+		t.Errorf("Run() = %v and unmounted %q, want nothing unmounted", err, m.calls)
 	}
 }
