@@ -13,8 +13,8 @@ import (
 // The boolean options of each command (every other option takes a value,
 // as --name=value or --name value).
 var commandFlags = map[string][]string{
-	"part":       {"--grow", "--noformat", "--encrypted", "--resize", "--asprimary", "--active", "--recommended", "--hibernation", "--fsprofile"},
-	"raid":       {"--noformat", "--useexisting", "--encrypted"},
+	"part":       {"--grow", "--noformat", "--encrypted", "--resize", "--asprimary", "--active", "--recommended", "--hibernation", "--backuppassphrase"},
+	"raid":       {"--noformat", "--useexisting", "--encrypted", "--backuppassphrase"},
 	"clearpart":  {"--all", "--initlabel", "--linux", "--none", "--cdl"},
 	"ignoredisk": {"--interactive"},
 	"mount":      {"--reformat"},
