@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flintboot/flint/config"
 )
@@ -364,5 +365,64 @@ func checkCreated(t *testing.T, m *machine, want []string) {
 	}
 	if !slices.Equal(st.NotatedDirectories, want) {
 		t.Errorf("state notatedDirectories = %q, want %q", st.NotatedDirectories, want)
+	}
+}
+
+// TestUmountBusy holds a file open on a mounted filesystem while the
+// umount stage runs: the stage must retry (EBUSY) and succeed once the
+// file is closed, and fail, naming the mount, when it never is.
+func TestUmountBusy(t *testing.T) {
+	requireDisks(t)
+	bin := buildFlint(t)
+	dir := t.TempDir()
+	d := mountDisk()
+	l := attach(t, dir, 0, d.SizeMiB, 512)
+	buildDisk(t, dir, l, d)
+	m := newMachine(t, bin, expand(`{"ignition": {"version": "3.0.0"}, "storage": {"filesystems": [
+		{"device": "$DISK0p2", "format": "ext4", "path": "/var"}]}}`, config.V3_0, []loopDisk{l}))
+	sysroot := m.path("sysroot")
+	if err := os.MkdirAll(sysroot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, "mount", "-t", "ext4", l.partNode(1), sysroot)
+	t.Cleanup(func() {
+		if _, errOut, err := shTry("umount", "-R", sysroot); err != nil {
+			t.Errorf("umount -R %s: %v: %s", sysroot, err, errOut)
+		}
+	})
+	if code, out := m.run("fetch-offline"); code != 0 {
+		t.Fatalf("flint run -stage fetch-offline: exit %d\n%s", code, out)
+	}
+	for _, release := range []bool{true, false} {
+		if code, _ := m.run("mount"); code != 0 {
+			t.Fatalf("flint run -stage mount: exit %d, want 0", code)
+		}
+		f, err := os.Create(filepath.Join(sysroot, "var/held-open"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		if release {
+			// Closed after the first tries (200 ms, then 400 ms).
+			go func() { defer close(done); time.Sleep(500 * time.Millisecond); f.Close() }()
+		}
+		code, out := m.run("umount")
+		if release {
+			<-done
+			if code != 0 || !strings.Contains(out, "mount busy: retrying") {
+				t.Errorf("flint run -stage umount with a file open for 500ms: exit %d, want 0 after retrying", code)
+			}
+		} else {
+			if code == 0 || !strings.Contains(out, "/var: unmount "+filepath.Join(sysroot, "var")+": device or resource busy") {
+				t.Errorf("flint run -stage umount with a file kept open: exit %d, want a failure naming the busy mount", code)
+			}
+			f.Close()
+			if code, _ := m.run("umount"); code != 0 {
+				t.Errorf("flint run -stage umount after the file was closed: exit %d, want 0", code)
+			}
+		}
+		if left := mountsUnder(t, sysroot); len(left) != 0 {
+			t.Errorf("still mounted under the root: %q", left)
+		}
 	}
 }
