@@ -264,46 +264,18 @@ var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooM
 
 // azureMetadata reads the instance document from IMDS.
 func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	var doc struct {
-		Compute struct {
-			Location  string `json:"location"`
-			VMSize    string `json:"vmSize"`
-			OSProfile struct {
-				ComputerName string `json:"computerName"`
-			} `json:"osProfile"`
-			PublicKeys []struct {
-				KeyData string `json:"keyData"`
-			} `json:"publicKeys"`
-		} `json:"compute"`
-		Network struct {
-			Interface []struct {
-				IPv4 struct {
-					IPAddress []struct {
-						Private string `json:"privateIpAddress"`
-						Public  string `json:"publicIpAddress"`
-					} `json:"ipAddress"`
-				} `json:"ipv4"`
-			} `json:"interface"`
-		} `json:"network"`
-	}
-	err := a.getJSON(ctx, resource.Request{
+	return a.jsonMetadata(ctx, resource.Request{
 		URL:         a.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
 		Header:      http.Header{"Metadata": {"true"}},
 		RetryStatus: azureIMDSRetry,
-	}, &doc)
-	if err != nil {
-		return metadata{}, err
-	}
-	c := doc.Compute
-	m := metadata{hostname: c.OSProfile.ComputerName}
-	for _, k := range c.PublicKeys {
-		m.keys = append(m.keys, k.KeyData)
-	}
-	if ifs := doc.Network.Interface; len(ifs) > 0 && len(ifs[0].IPv4.IPAddress) > 0 {
-		m.add("AZURE_IPV4_DYNAMIC", ifs[0].IPv4.IPAddress[0].Private)
-		m.add("AZURE_IPV4_PUBLIC", ifs[0].IPv4.IPAddress[0].Public)
-	}
-	m.add("AZURE_VMSIZE", c.VMSize)
-	m.add("AZURE_LOCATION", c.Location)
-	return m, nil
+	}, jsonSpec{
+		hostname: "compute.osProfile.computerName",
+		keys:     []string{"compute.publicKeys.*.keyData"},
+		attrs: []field{
+			{"AZURE_IPV4_DYNAMIC", "network.interface.0.ipv4.ipAddress.0.privateIpAddress"},
+			{"AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
+			{"AZURE_VMSIZE", "compute.vmSize"},
+			{"AZURE_LOCATION", "compute.location"},
+		},
+	})
 }

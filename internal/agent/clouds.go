@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -56,42 +55,19 @@ func gcpMetadata(ctx context.Context, a *Agent) (metadata, error) {
 }
 
 func digitalOceanMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	type address struct {
-		IPAddress string `json:"ip_address"`
-	}
-	type iface struct {
-		IPv4       address `json:"ipv4"`
-		IPv6       address `json:"ipv6"`
-		AnchorIPv4 address `json:"anchor_ipv4"`
-	}
-	var doc struct {
-		Hostname   string   `json:"hostname"`
-		Region     string   `json:"region"`
-		PublicKeys []string `json:"public_keys"`
-		Interfaces struct {
-			Public  []iface `json:"public"`
-			Private []iface `json:"private"`
-		} `json:"interfaces"`
-	}
-	err := a.getJSON(ctx, resource.Request{URL: a.endpoint("digitalocean", "http://169.254.169.254") + "/metadata/v1.json"}, &doc)
-	if err != nil {
-		return metadata{}, err
-	}
-	m := metadata{hostname: doc.Hostname, keys: doc.PublicKeys}
-	m.add("DIGITALOCEAN_HOSTNAME", doc.Hostname)
-	for i, f := range doc.Interfaces.Public {
-		n := strconv.Itoa(i)
-		m.add("DIGITALOCEAN_IPV4_ANCHOR_"+n, f.AnchorIPv4.IPAddress)
-		m.add("DIGITALOCEAN_IPV4_PUBLIC_"+n, f.IPv4.IPAddress)
-		m.add("DIGITALOCEAN_IPV6_PUBLIC_"+n, f.IPv6.IPAddress)
-	}
-	for i, f := range doc.Interfaces.Private {
-		n := strconv.Itoa(i)
-		m.add("DIGITALOCEAN_IPV4_PRIVATE_"+n, f.IPv4.IPAddress)
-		m.add("DIGITALOCEAN_IPV6_PRIVATE_"+n, f.IPv6.IPAddress)
-	}
-	m.add("DIGITALOCEAN_REGION", doc.Region)
-	return m, nil
+	return a.jsonMetadata(ctx, resource.Request{URL: a.endpoint("digitalocean", "http://169.254.169.254") + "/metadata/v1.json"}, jsonSpec{
+		hostname: "hostname",
+		keys:     []string{"public_keys.*"},
+		attrs: []field{
+			{"DIGITALOCEAN_HOSTNAME", "hostname"},
+			{"DIGITALOCEAN_IPV4_ANCHOR_*", "interfaces.public.*.anchor_ipv4.ip_address"},
+			{"DIGITALOCEAN_IPV4_PUBLIC_*", "interfaces.public.*.ipv4.ip_address"},
+			{"DIGITALOCEAN_IPV6_PUBLIC_*", "interfaces.public.*.ipv6.ip_address"},
+			{"DIGITALOCEAN_IPV4_PRIVATE_*", "interfaces.private.*.ipv4.ip_address"},
+			{"DIGITALOCEAN_IPV6_PRIVATE_*", "interfaces.private.*.ipv6.ip_address"},
+			{"DIGITALOCEAN_REGION", "region"},
+		},
+	})
 }
 
 // hetznerMetadata reads one value per path; public-keys is a JSON list.
@@ -191,60 +167,34 @@ func akamaiMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		return metadata{}, err
 	}
 	h := http.Header{"Accept": {"application/json"}, "Metadata-Token": {strings.TrimSpace(string(token))}}
-	var inst struct {
-		ID       json.Number `json:"id"`
-		HostUUID string      `json:"host_uuid"`
-		Label    string      `json:"label"`
-		Region   string      `json:"region"`
-		Type     string      `json:"type"`
-	}
-	var network struct {
-		IPv4 struct {
-			Public  []string `json:"public"`
-			Private []string `json:"private"`
-		} `json:"ipv4"`
-		IPv6 struct {
-			SLAAC     string `json:"slaac"`
-			LinkLocal string `json:"link_local"`
-		} `json:"ipv6"`
-	}
-	var keys struct {
-		Users map[string][]string `json:"users"`
-	}
-	for path, v := range map[string]any{"/instance": &inst, "/network": &network, "/ssh-keys": &keys} {
-		if err := a.getJSON(ctx, resource.Request{URL: base + path, Header: h}, v); err != nil {
+	docs := map[string]any{}
+	for _, name := range []string{"instance", "network", "ssh-keys"} {
+		if docs[name], err = a.getJSONDoc(ctx, resource.Request{URL: base + "/" + name, Header: h}); err != nil {
 			return metadata{}, err
 		}
 	}
-	m := metadata{hostname: inst.Label}
-	users := make([]string, 0, len(keys.Users))
-	for u := range keys.Users {
-		users = append(users, u)
+	m := jsonSpec{
+		hostname: "instance.label",
+		keys:     []string{"ssh-keys.users.*.*"},
+		attrs: []field{
+			{"AKAMAI_INSTANCE_ID", "instance.id"},
+			{"AKAMAI_INSTANCE_HOST_UUID", "instance.host_uuid"},
+			{"AKAMAI_INSTANCE_LABEL", "instance.label"},
+			{"AKAMAI_INSTANCE_REGION", "instance.region"},
+			{"AKAMAI_INSTANCE_TYPE", "instance.type"},
+			{"AKAMAI_IPV4_PUBLIC_*", "network.ipv4.public.*"},
+			{"AKAMAI_IPV4_PRIVATE_*", "network.ipv4.private.*"},
+			{"AKAMAI_IPV6_SLAAC", "network.ipv6.slaac"},
+			{"AKAMAI_IPV6_LINK_LOCAL", "network.ipv6.link_local"},
+		},
+	}.read(docs)
+	// The service gives addresses with their prefix length (1.2.3.4/32).
+	for i, at := range m.attrs {
+		if strings.Contains(at.name, "_IPV") {
+			m.attrs[i].value, _, _ = strings.Cut(at.value, "/")
+		}
 	}
-	slices.Sort(users)
-	for _, u := range users {
-		m.keys = append(m.keys, keys.Users[u]...)
-	}
-	m.add("AKAMAI_INSTANCE_ID", inst.ID.String())
-	m.add("AKAMAI_INSTANCE_HOST_UUID", inst.HostUUID)
-	m.add("AKAMAI_INSTANCE_LABEL", inst.Label)
-	m.add("AKAMAI_INSTANCE_REGION", inst.Region)
-	m.add("AKAMAI_INSTANCE_TYPE", inst.Type)
-	for i, ip := range network.IPv4.Public {
-		m.add("AKAMAI_IPV4_PUBLIC_"+strconv.Itoa(i), hostAddress(ip))
-	}
-	for i, ip := range network.IPv4.Private {
-		m.add("AKAMAI_IPV4_PRIVATE_"+strconv.Itoa(i), hostAddress(ip))
-	}
-	m.add("AKAMAI_IPV6_SLAAC", hostAddress(network.IPv6.SLAAC))
-	m.add("AKAMAI_IPV6_LINK_LOCAL", hostAddress(network.IPv6.LinkLocal))
 	return m, nil
-}
-
-// hostAddress drops the prefix length of a single address ("1.2.3.4/32").
-func hostAddress(cidr string) string {
-	addr, _, _ := strings.Cut(cidr, "/")
-	return addr
 }
 
 // oracleCloudMetadata reads IMDS v2, which answers only requests with
@@ -252,37 +202,25 @@ func hostAddress(cidr string) string {
 // ssh_authorized_keys, one a line.
 func oracleCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	base := a.endpoint("oraclecloud", "http://169.254.169.254") + "/opc/v2"
-	h := http.Header{"Authorization": {"Bearer Oracle"}}
-	retry := []int{http.StatusTooManyRequests}
-	var inst struct {
-		ID                 string `json:"id"`
-		Hostname           string `json:"hostname"`
-		Shape              string `json:"shape"`
-		CanonicalRegion    string `json:"canonicalRegionName"`
-		AvailabilityDomain string `json:"availabilityDomain"`
-		FaultDomain        string `json:"faultDomain"`
-		Metadata           struct {
-			SSHAuthorizedKeys string `json:"ssh_authorized_keys"`
-		} `json:"metadata"`
+	docs := map[string]any{}
+	for _, name := range []string{"instance", "vnics"} {
+		var err error
+		r := resource.Request{URL: base + "/" + name + "/", Header: http.Header{"Authorization": {"Bearer Oracle"}}, RetryStatus: []int{http.StatusTooManyRequests}}
+		if docs[name], err = a.getJSONDoc(ctx, r); err != nil {
+			return metadata{}, err
+		}
 	}
-	if err := a.getJSON(ctx, resource.Request{URL: base + "/instance/", Header: h, RetryStatus: retry}, &inst); err != nil {
-		return metadata{}, err
-	}
-	var vnics []struct {
-		PrivateIP string `json:"privateIp"`
-	}
-	if err := a.getJSON(ctx, resource.Request{URL: base + "/vnics/", Header: h, RetryStatus: retry}, &vnics); err != nil {
-		return metadata{}, err
-	}
-	m := metadata{hostname: inst.Hostname, keys: strings.Split(inst.Metadata.SSHAuthorizedKeys, "\n")}
-	m.add("ORACLECLOUD_HOSTNAME", inst.Hostname)
-	m.add("ORACLECLOUD_INSTANCE_ID", inst.ID)
-	m.add("ORACLECLOUD_INSTANCE_SHAPE", inst.Shape)
-	m.add("ORACLECLOUD_REGION", inst.CanonicalRegion)
-	m.add("ORACLECLOUD_AVAILABILITY_DOMAIN", inst.AvailabilityDomain)
-	m.add("ORACLECLOUD_FAULT_DOMAIN", inst.FaultDomain)
-	for i, v := range vnics {
-		m.add("ORACLECLOUD_IPV4_PRIVATE_"+strconv.Itoa(i), v.PrivateIP)
-	}
-	return m, nil
+	return jsonSpec{
+		hostname: "instance.hostname",
+		keys:     []string{"instance.metadata.ssh_authorized_keys"},
+		attrs: []field{
+			{"ORACLECLOUD_HOSTNAME", "instance.hostname"},
+			{"ORACLECLOUD_INSTANCE_ID", "instance.id"},
+			{"ORACLECLOUD_INSTANCE_SHAPE", "instance.shape"},
+			{"ORACLECLOUD_REGION", "instance.canonicalRegionName"},
+			{"ORACLECLOUD_AVAILABILITY_DOMAIN", "instance.availabilityDomain"},
+			{"ORACLECLOUD_FAULT_DOMAIN", "instance.faultDomain"},
+			{"ORACLECLOUD_IPV4_PRIVATE_*", "vnics.*.privateIp"},
+		},
+	}.read(docs), nil
 }

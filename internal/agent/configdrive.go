@@ -8,11 +8,11 @@ package agent
 // code. OpenStack without a drive has the metadata service (ec2.go).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -52,29 +52,22 @@ func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, 
 	if err != nil {
 		return metadata{}, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
-	var doc struct {
-		UUID             string            `json:"uuid"`
-		Hostname         string            `json:"hostname"`
-		AvailabilityZone string            `json:"availability_zone"`
-		PublicKeys       map[string]string `json:"public_keys"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var doc any
+	if err := d.Decode(&doc); err != nil {
 		return metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveMetadata, ErrProtocol, err)
 	}
-	m := metadata{hostname: doc.Hostname}
-	names := make([]string, 0, len(doc.PublicKeys))
-	for n := range doc.PublicKeys {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		m.keys = append(m.keys, strings.Split(strings.TrimSpace(doc.PublicKeys[n]), "\n")...)
-	}
 	prefix := strings.ToUpper(a.platform.id) + "_"
-	m.add(prefix+"HOSTNAME", doc.Hostname)
-	m.add(prefix+"INSTANCE_ID", doc.UUID)
-	m.add(prefix+"AVAILABILITY_ZONE", doc.AvailabilityZone)
-	return m, nil
+	return jsonSpec{
+		hostname: "hostname",
+		keys:     []string{"public_keys.*"},
+		attrs: []field{
+			{prefix + "HOSTNAME", "hostname"},
+			{prefix + "INSTANCE_ID", "uuid"},
+			{prefix + "AVAILABILITY_ZONE", "availability_zone"},
+		},
+	}.read(doc), nil
 }
 
 // configDriveOnly serves the platforms whose metadata is only on the drive.

@@ -18,40 +18,19 @@ func (a *Agent) scalewayURL(path string) string {
 }
 
 func scalewayMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	var doc struct {
-		ID             string `json:"id"`
-		Hostname       string `json:"hostname"`
-		CommercialType string `json:"commercial_type"`
-		PrivateIP      string `json:"private_ip"`
-		PublicIP       struct {
-			Address string `json:"address"`
-		} `json:"public_ip"`
-		IPv6 struct {
-			Address string `json:"address"`
-		} `json:"ipv6"`
-		Location struct {
-			ZoneID string `json:"zone_id"`
-		} `json:"location"`
-		SSHPublicKeys []struct {
-			Key string `json:"key"`
-		} `json:"ssh_public_keys"`
-	}
-	err := a.getJSON(ctx, resource.Request{URL: a.scalewayURL("/conf?format=json"), LocalPort: a.localPort()}, &doc)
-	if err != nil {
-		return metadata{}, err
-	}
-	m := metadata{hostname: doc.Hostname}
-	for _, k := range doc.SSHPublicKeys {
-		m.keys = append(m.keys, k.Key)
-	}
-	m.add("SCALEWAY_HOSTNAME", doc.Hostname)
-	m.add("SCALEWAY_INSTANCE_ID", doc.ID)
-	m.add("SCALEWAY_INSTANCE_TYPE", doc.CommercialType)
-	m.add("SCALEWAY_IPV4_PRIVATE", doc.PrivateIP)
-	m.add("SCALEWAY_IPV4_PUBLIC", doc.PublicIP.Address)
-	m.add("SCALEWAY_IPV6_PUBLIC", doc.IPv6.Address)
-	m.add("SCALEWAY_ZONE_ID", doc.Location.ZoneID)
-	return m, nil
+	return a.jsonMetadata(ctx, resource.Request{URL: a.scalewayURL("/conf?format=json"), LocalPort: a.localPort()}, jsonSpec{
+		hostname: "hostname",
+		keys:     []string{"ssh_public_keys.*.key"},
+		attrs: []field{
+			{"SCALEWAY_HOSTNAME", "hostname"},
+			{"SCALEWAY_INSTANCE_ID", "id"},
+			{"SCALEWAY_INSTANCE_TYPE", "commercial_type"},
+			{"SCALEWAY_IPV4_PRIVATE", "private_ip"},
+			{"SCALEWAY_IPV4_PUBLIC", "public_ip.address"},
+			{"SCALEWAY_IPV6_PUBLIC", "ipv6.address"},
+			{"SCALEWAY_ZONE_ID", "location.zone_id"},
+		},
+	})
 }
 
 func scalewayCheckIn(ctx context.Context, a *Agent) error {

@@ -1,0 +1,130 @@
+package agent
+
+// Most platforms' metadata is one JSON document. Instead of a Go type per
+// platform (each decoded with reflection and copied field by field, which
+// cost the binary a few KB per platform), a platform lists the paths of
+// what it needs in its document, and one walker reads them.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/internal/resource"
+)
+
+// jsonSpec says where a platform's document keeps the hostname, the SSH
+// keys and the attributes. Paths are dot-separated object keys and list
+// indexes; "*" stands for every element of a list, or every value of an
+// object in key order. An attribute whose name ends in "_*" gets one line
+// per value, numbered from 0 in order.
+type jsonSpec struct {
+	hostname string
+	keys     []string
+	attrs    []field
+}
+
+// getJSONDoc fetches and decodes one JSON document; numbers keep their
+// text (an instance id of 123 stays "123").
+func (a *Agent) getJSONDoc(ctx context.Context, r resource.Request) (any, error) {
+	data, err := a.get(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var doc any
+	if err := d.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: %s: decoding the answer: %w: %w", a.platform.id, r.URL, ErrProtocol, err)
+	}
+	return doc, nil
+}
+
+// jsonGet returns the values at path in v; absent paths, nulls and empty
+// strings give none.
+func jsonGet(v any, path string) []string {
+	var out []string
+	var walk func(v any, parts []string)
+	walk = func(v any, parts []string) {
+		if len(parts) == 0 {
+			switch x := v.(type) {
+			case string:
+				if x != "" {
+					out = append(out, x)
+				}
+			case json.Number:
+				out = append(out, x.String())
+			case bool:
+				out = append(out, strconv.FormatBool(x))
+			}
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if parts[0] != "*" {
+				walk(x[parts[0]], parts[1:])
+				return
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				walk(x[k], parts[1:])
+			}
+		case []any:
+			if parts[0] == "*" {
+				for _, e := range x {
+					walk(e, parts[1:])
+				}
+			} else if i, err := strconv.Atoi(parts[0]); err == nil && i >= 0 && i < len(x) {
+				walk(x[i], parts[1:])
+			}
+		}
+	}
+	walk(v, strings.Split(path, "."))
+	return out
+}
+
+// read applies the spec to doc. Keys are split into lines: some platforms
+// serve them as one multi-line string.
+func (s jsonSpec) read(doc any) metadata {
+	var m metadata
+	if v := jsonGet(doc, s.hostname); len(v) > 0 {
+		m.hostname = v[0]
+	}
+	for _, p := range s.keys {
+		for _, k := range jsonGet(doc, p) {
+			for _, line := range strings.Split(k, "\n") {
+				if line = strings.TrimSpace(line); line != "" {
+					m.keys = append(m.keys, line)
+				}
+			}
+		}
+	}
+	for _, f := range s.attrs {
+		vals := jsonGet(doc, f.path)
+		if name, ok := strings.CutSuffix(f.attr, "_*"); ok {
+			for i, v := range vals {
+				m.add(name+"_"+strconv.Itoa(i), v)
+			}
+		} else if len(vals) > 0 {
+			m.add(f.attr, vals[0])
+		}
+	}
+	return m
+}
+
+// jsonMetadata fetches one document and applies spec.
+func (a *Agent) jsonMetadata(ctx context.Context, r resource.Request, spec jsonSpec) (metadata, error) {
+	doc, err := a.getJSONDoc(ctx, r)
+	if err != nil {
+		return metadata{}, err
+	}
+	return spec.read(doc), nil
+}
