@@ -209,7 +209,8 @@ func (t *translator) user(at pos, o *opts) {
 	}
 	crypted, lock := o.flag("--iscrypted"), o.flag("--lock")
 	o.flag("--plaintext") // the default
-	if pw, ok := o.str("--password"); ok || lock {
+	// An empty password would mean a login without one: never emitted.
+	if pw, _ := o.str("--password"); pw != "" || lock {
 		u.PasswordHash = t.password(at, pw, crypted, lock)
 	}
 	t.leftover(at, "user", o, "")
@@ -247,13 +248,17 @@ func (t *translator) rootpw(at pos, o *opts) {
 	if o.flag("--allow-ssh") {
 		t.file(at, "/etc/ssh/sshd_config.d/01-permitrootlogin.conf", 0o600, "# rootpw --allow-ssh\nPermitRootLogin yes\n")
 	}
-	if len(o.pos) == 0 && !lock {
-		t.rep.add(sevError, at, "rootpw without a password or --lock: not translated")
+	pw := ""
+	if len(o.pos) > 0 {
+		pw = o.pos[0]
+	}
+	if pw == "" && !lock {
+		t.rep.add(sevError, at, "rootpw without a password or --lock: not translated (an empty password would allow logins without one)")
 		return
 	}
 	i := t.userIndex(at, "root")
 	u := &t.cfg.Passwd.Users[i]
-	if len(o.pos) == 0 {
+	if pw == "" {
 		// --lock alone locks the password set so far, as passwd -l does.
 		h := "!"
 		if u.PasswordHash != nil {
@@ -261,7 +266,7 @@ func (t *translator) rootpw(at pos, o *opts) {
 		}
 		u.PasswordHash = &h
 	} else {
-		u.PasswordHash = t.password(at, o.pos[0], crypted, lock)
+		u.PasswordHash = t.password(at, pw, crypted, lock)
 	}
 	t.leftover(at, "rootpw", o, "")
 }

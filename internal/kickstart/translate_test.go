@@ -308,6 +308,12 @@ rootpw --lock
 		secrets: []string{"toor", "alicepw"},
 	},
 	{
+		name:   "empty passwords are never emitted",
+		ks:     "rootpw \"\"\nuser --name=eve --password=\n",
+		want:   `{"passwd": {"users": [{"name": "eve"}]}}`,
+		report: []want{{fail, 1, "rootpw without a password"}},
+	},
+	{
 		name: "services, bootloader, lang, keyboard, timezone, selinux",
 		ks: `services --enabled=sshd,chronyd.service --disabled=cups
 bootloader --location=mbr --append="console=ttyS0,115200 rd.md=1" --timeout=5
