@@ -190,28 +190,52 @@ func editBootFilesystem(ctx context.Context, d Deps, dev string) (changed bool, 
 		return false, fmt.Errorf("boot filesystem %s: %w in %s; flint edits only Boot Loader Specification entries, "+
 			"so this system needs a kargs helper (see docs)", dev, ErrNoEntries, entriesGlob)
 	}
+	// Plan every entry before writing any: a config that conflicts, or
+	// an entry that cannot be read, leaves all of them as they were.
+	var edits []entryEdit
 	for _, e := range entries {
 		name, _ := filepath.Rel(dir, e)
-		c, err := editEntry(d.Logger, e, name, d.Args)
+		ed, err := planEntry(e, name, d.Args)
 		if err != nil {
-			return changed, fmt.Errorf("boot filesystem %s: entry %s: %w", dev, name, err)
+			return false, fmt.Errorf("boot filesystem %s: entry %s: %w", dev, name, err)
 		}
-		changed = changed || c
+		if ed == nil {
+			d.Logger.Info("kernel arguments already as the config says", "entry", name)
+			continue
+		}
+		edits = append(edits, *ed)
+	}
+	for _, ed := range edits {
+		op := oplog.Begin(d.Logger, "kargs", "rewriting the options of "+ed.name)
+		if err := writeAtomic(ed.path, ed.data, ed.mode); err != nil {
+			return changed, op.Fail(fmt.Errorf("boot filesystem %s: entry %s: %w", dev, ed.name, err))
+		}
+		op.Finish("before", ed.before, "after", ed.after)
+		changed = true
 	}
 	return changed, nil
 }
 
-// editEntry rewrites one BLS entry's options when they change. An entry
-// with several options lines (which BLS allows) gets them as one line in
-// place of the first; an entry without any gets one at its end.
-func editEntry(log *slog.Logger, path, name string, a config.KernelArguments) (bool, error) {
+// entryEdit is the new contents of one BLS entry.
+type entryEdit struct {
+	path, name    string
+	data          []byte
+	mode          os.FileMode
+	before, after string
+}
+
+// planEntry returns the new contents of one BLS entry, or nil when its
+// options need no change. An entry with several options lines (which BLS
+// allows) gets them as one line in place of the first; an entry without
+// any gets one at its end.
+func planEntry(path, name string, a config.KernelArguments) (*entryEdit, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	var lines []string
 	first := -1
@@ -231,30 +255,24 @@ func editEntry(log *slog.Logger, path, name string, a config.KernelArguments) (b
 		lines = append(lines, line)
 	}
 	if err := sc.Err(); err != nil {
-		return false, err
+		return nil, err
 	}
 	old := strings.Join(opts, " ")
 	updated, changed := Edit(old, a.ShouldExist, a.ShouldNotExist)
 	if !changed {
-		log.Info("kernel arguments already as the config says", "entry", name)
-		return false, nil
+		return nil, nil
 	}
 	if again, loops := Edit(updated, a.ShouldExist, a.ShouldNotExist); loops {
 		// Rewriting would change the entry at every boot: a reboot
 		// loop. Validation cannot see it (the overlap may be partial).
-		return false, fmt.Errorf("%w: applying them to %q gives %q, and again %q", ErrConflict, old, updated, again)
+		return nil, fmt.Errorf("%w: applying them to %q gives %q, and again %q", ErrConflict, old, updated, again)
 	}
 	if first < 0 {
 		lines = append(lines, "options "+updated)
 	} else {
 		lines[first] = "options " + updated
 	}
-	op := oplog.Begin(log, "kargs", "rewriting the options of "+name)
-	if err := writeAtomic(path, []byte(strings.Join(lines, "\n")+"\n"), fi.Mode().Perm()); err != nil {
-		return false, op.Fail(err)
-	}
-	op.Finish("before", old, "after", updated)
-	return true, nil
+	return &entryEdit{path: path, name: name, data: []byte(strings.Join(lines, "\n") + "\n"), mode: fi.Mode().Perm(), before: old, after: updated}, nil
 }
 
 // splitKey splits a BLS line into its key and value (separated by white

@@ -317,6 +317,7 @@ func TestRunFailures(t *testing.T) {
 		wantIs    error
 		wantIn    string
 		wantCalls []string
+		wantFiles map[string]string
 		changed   bool
 	}{
 		{
@@ -333,6 +334,17 @@ func TestRunFailures(t *testing.T) {
 			wantIs:    ErrConflict,
 			wantIn:    "entry loader/entries/a.conf: shouldExist and shouldNotExist undo each other",
 			wantCalls: []string{"mount -o rw /dev/vda2 <dir>", "umount <dir>"},
+		},
+		{
+			// b.conf conflicts, a.conf (planned first) does not: neither
+			// is written.
+			name:      "conflict in a later entry",
+			files:     map[string]string{"loader/entries/a.conf": "options x\n", "loader/entries/b.conf": "options a c\n"},
+			args:      &config.KernelArguments{ShouldExist: []string{"a"}, ShouldNotExist: []string{"a c"}},
+			wantIs:    ErrConflict,
+			wantIn:    "entry loader/entries/b.conf",
+			wantCalls: []string{"mount -o rw /dev/vda2 <dir>", "umount <dir>"},
+			wantFiles: map[string]string{"loader/entries/a.conf": "options x\n", "loader/entries/b.conf": "options a c\n"},
 		},
 		{
 			name:      "mount fails",
@@ -360,7 +372,7 @@ func TestRunFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newFakeMachine(t)
-			m.addDevice("/dev/vda2", "boot", tt.files)
+			disk := m.addDevice("/dev/vda2", "boot", tt.files)
 			if tt.setup != nil {
 				tt.setup(m)
 			}
@@ -390,6 +402,11 @@ func TestRunFailures(t *testing.T) {
 			}
 			if !slices.Equal(m.calls, tt.wantCalls) {
 				t.Errorf("Run() ran %q, want %q", m.calls, tt.wantCalls)
+			}
+			for p, c := range tt.wantFiles {
+				if got := read(t, disk, p); got != c {
+					t.Errorf("after Run(), %s = %q, want %q", p, got, c)
+				}
 			}
 		})
 	}
