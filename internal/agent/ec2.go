@@ -7,8 +7,12 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
+
+	"github.com/flintboot/flint/internal/providers"
 
 	"github.com/flintboot/flint/internal/resource"
 )
@@ -120,10 +124,29 @@ func aliyunMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	})
 }
 
-// exoscaleMetadata reads Exoscale's CloudStack-style service, whose
-// public-keys is the keys themselves, one a line.
+// exoscaleMetadata reads Exoscale's CloudStack-style service.
 func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	base := a.endpoint("exoscale", "http://169.254.169.254") + "/1.0/meta-data"
+	return a.cloudStackStyle(ctx, a.endpoint("exoscale", "http://169.254.169.254")+"/1.0/meta-data", "EXOSCALE_")
+}
+
+// cloudStackMetadata reads the metadata service of CloudStack's virtual
+// router, the DHCP server of the instance's lease (as the config provider
+// finds it).
+func cloudStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	base := a.d.Endpoints["cloudstack"]
+	if base == "" {
+		addr, ok := providers.DHCPServerAddress(providers.Env{Root: a.d.Root})
+		if !ok {
+			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's leases in /run/systemd/netif/leases)")
+		}
+		base = "http://" + net.JoinHostPort(addr.String(), "80")
+	}
+	return a.cloudStackStyle(ctx, base+"/latest/meta-data", "CLOUDSTACK_")
+}
+
+// cloudStackStyle reads CloudStack's layout, whose public-keys is the
+// keys themselves, one a line.
+func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix string) (metadata, error) {
 	var m metadata
 	var err error
 	if m.hostname, err = a.getText(ctx, base+"/local-hostname", nil); err != nil {
@@ -134,15 +157,10 @@ func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		return m, err
 	}
 	m.keys = strings.Split(keys, "\n")
-	return m, a.readFields(ctx, &m, base, nil, []field{
-		{"EXOSCALE_AVAILABILITY_ZONE", "availability-zone"},
-		{"EXOSCALE_CLOUD_IDENTIFIER", "cloud-identifier"},
-		{"EXOSCALE_INSTANCE_ID", "instance-id"},
-		{"EXOSCALE_LOCAL_HOSTNAME", "local-hostname"},
-		{"EXOSCALE_LOCAL_IPV4", "local-ipv4"},
-		{"EXOSCALE_PUBLIC_HOSTNAME", "public-hostname"},
-		{"EXOSCALE_PUBLIC_IPV4", "public-ipv4"},
-		{"EXOSCALE_SERVICE_OFFERING", "service-offering"},
-		{"EXOSCALE_VM_ID", "vm-id"},
-	})
+	var fields []field
+	for _, f := range []string{"availability-zone", "cloud-identifier", "instance-id", "local-hostname", "local-ipv4",
+		"public-hostname", "public-ipv4", "service-offering", "vm-id"} {
+		fields = append(fields, field{prefix + strings.ToUpper(strings.ReplaceAll(f, "-", "_")), f})
+	}
+	return m, a.readFields(ctx, &m, base, nil, fields)
 }

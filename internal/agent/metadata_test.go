@@ -2,10 +2,15 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/resource"
 )
 
 // metadataCase is one platform's metadata service as the real one
@@ -32,6 +37,19 @@ func need(name, value string, status int, body string) http.HandlerFunc {
 }
 
 var metadataCases = map[string]metadataCase{
+	"cloudstack": {
+		routes: map[string]http.HandlerFunc{
+			"GET /latest/meta-data/local-hostname":   answer(200, "cs-1"),
+			"GET /latest/meta-data/public-keys":      answer(200, "ssh-rsa AAAA cs\n"),
+			"GET /latest/meta-data/instance-id":      answer(200, "7f2c"),
+			"GET /latest/meta-data/service-offering": answer(200, "Small Instance"),
+			"GET /latest/meta-data/local-ipv4":       answer(200, "10.1.1.20"),
+		},
+		wantHostname: "cs-1",
+		wantKeys:     []string{"ssh-rsa AAAA cs"},
+		wantAttrs: []string{"CLOUDSTACK_INSTANCE_ID=7f2c", "CLOUDSTACK_LOCAL_HOSTNAME=cs-1",
+			"CLOUDSTACK_LOCAL_IPV4=10.1.1.20", "CLOUDSTACK_SERVICE_OFFERING=Small Instance"},
+	},
 	"akamai": {
 		routes: map[string]http.HandlerFunc{
 			"PUT /v1/token":    need("Metadata-Token-Expiry-Seconds", "300", 400, "TOK"),
@@ -289,5 +307,31 @@ func TestPlatformTable(t *testing.T) {
 		if p.metadata != nil && !ok {
 			t.Errorf("platform %s reads metadata but has no case in metadataCases", p.id)
 		}
+	}
+}
+
+// urlRecorder is a Getter that records the URLs asked for and fails.
+type urlRecorder struct{ urls []string }
+
+func (r *urlRecorder) Get(_ context.Context, req resource.Request) ([]byte, error) {
+	r.urls = append(r.urls, req.URL)
+	return nil, errors.New("unreachable")
+}
+
+// CloudStack's metadata service is the virtual router, the DHCP server of
+// the lease.
+func TestCloudStackRouter(t *testing.T) {
+	root := t.TempDir()
+	a, _ := New(Deps{Root: root, Getter: &urlRecorder{}}, "cloudstack")
+	if _, err := a.fetchMetadata(context.Background(), "test"); err == nil || !strings.Contains(err.Error(), "no DHCP lease") {
+		t.Errorf("without a lease: %v, want an error saying so", err)
+	}
+	os.MkdirAll(filepath.Join(root, "run/systemd/netif/leases"), 0o755)
+	os.WriteFile(filepath.Join(root, "run/systemd/netif/leases/2"), []byte("ADDRESS=10.1.1.20\nSERVER_ADDRESS=10.1.1.1\n"), 0o644)
+	rec := &urlRecorder{}
+	a, _ = New(Deps{Root: root, Getter: rec}, "cloudstack")
+	a.fetchMetadata(context.Background(), "test")
+	if len(rec.urls) == 0 || rec.urls[0] != "http://10.1.1.1:80/latest/meta-data/local-hostname" {
+		t.Errorf("asked %v, want the router's local-hostname first", rec.urls)
 	}
 }

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
@@ -16,4 +17,11 @@ var ErrNoDrive = errNoDrive
 // (openstack/latest/meta_data.json) with it.
 func ReadConfigDrive(ctx context.Context, env Env, label, relPath string, wait time.Duration) ([]byte, error) {
 	return readDriveFile(ctx, env, []string{label}, relPath, wait)
+}
+
+// DHCPServerAddress returns the server of the first systemd-networkd
+// DHCP lease (by interface index) under env's root: CloudStack's virtual
+// router, whose metadata service the agent asks.
+func DHCPServerAddress(env Env) (netip.Addr, bool) {
+	return dhcpServerAddress(env)
 }
