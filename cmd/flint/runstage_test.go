@@ -81,7 +81,7 @@ func TestRunStage(t *testing.T) {
 			},
 			wantCode: 3, wantStderr: "flint: stage fetch-offline: setup failed: state file"},
 		{name: "unknown stage", args: []string{"run", "-stage", "nonesuch", "-platform", "file"},
-			wantCode: 2, wantStderr: `unknown stage "nonesuch" (known stages: fetch-offline, fetch, disks)`},
+			wantCode: 2, wantStderr: `unknown stage "nonesuch" (known stages: fetch-offline, fetch, kargs, disks, mount, files, umount)`},
 		{name: "unknown platform", args: []string{"run", "-stage", "fetch", "-platform", "nimbus"},
 			wantCode: 2, wantStderr: `unknown platform "nimbus" (known platforms: `},
 		{name: "no stage", args: []string{"run", "-platform", "file"}, wantCode: 2, wantStderr: "-stage is required"},
