@@ -150,7 +150,7 @@ func (t *translator) userIndex(at pos, name string) int {
 			return i
 		}
 	}
-	t.origins[fmt.Sprintf("$.passwd.users.%d", len(t.cfg.Passwd.Users))] = at
+	t.origin("passwd.users", len(t.cfg.Passwd.Users), at)
 	t.cfg.Passwd.Users = append(t.cfg.Passwd.Users, config.PasswdUser{Name: name})
 	return len(t.cfg.Passwd.Users) - 1
 }
@@ -224,7 +224,7 @@ func (t *translator) addGroup(at pos, name string, gid *int) {
 			return
 		}
 	}
-	t.origins[fmt.Sprintf("$.passwd.groups.%d", len(t.cfg.Passwd.Groups))] = at
+	t.origin("passwd.groups", len(t.cfg.Passwd.Groups), at)
 	t.cfg.Passwd.Groups = append(t.cfg.Passwd.Groups, config.PasswdGroup{Name: name, Gid: gid})
 }
 
@@ -308,7 +308,7 @@ func (t *translator) bootloader(at pos, o *opts) {
 			t.rep.add(sevError, at, "bootloader --append: %v; not translated", err)
 		case t.has(at, "kernelArguments", "bootloader --append"):
 			for _, a := range args {
-				t.origins[fmt.Sprintf("$.kernelArguments.shouldExist.%d", len(t.cfg.KernelArguments.ShouldExist))] = at
+				t.origin("kernelArguments.shouldExist", len(t.cfg.KernelArguments.ShouldExist), at)
 				t.cfg.KernelArguments.ShouldExist = append(t.cfg.KernelArguments.ShouldExist, a)
 			}
 		}
@@ -450,7 +450,7 @@ func (t *translator) timezone(at pos, cmd string, o *opts) {
 			zone = v
 		}
 		if zone != "" {
-			t.origins[fmt.Sprintf("$.storage.links.%d", len(t.cfg.Storage.Links))] = at
+			t.origin("storage.links", len(t.cfg.Storage.Links), at)
 			t.cfg.Storage.Links = append(t.cfg.Storage.Links, config.Link{
 				Node:   config.Node{Path: "/etc/localtime", Overwrite: ptr(true)},
 				Target: ptr("../usr/share/zoneinfo/" + zone)})

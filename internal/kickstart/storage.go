@@ -361,7 +361,7 @@ func (t *translator) raid(at pos, o *opts) {
 		if c, ok := o.str("--chunksize"); ok {
 			r.Options = append(r.Options, "--chunk="+c)
 		}
-		t.origins[fmt.Sprintf("$.storage.raid.%d", len(t.cfg.Storage.Raid))] = at
+		t.origin("storage.raid", len(t.cfg.Storage.Raid), at)
 		t.cfg.Storage.Raid = append(t.cfg.Storage.Raid, r)
 	}
 	t.leftover(at, "raid", o, "")
@@ -451,7 +451,7 @@ func (t *translator) filesystem(f *fsReq) {
 		fs.Path = ptr(f.mnt)
 		t.mountUnit(at, dev, f.mnt, f.format, f.mountOptions)
 	}
-	t.origins[fmt.Sprintf("$.storage.filesystems.%d", len(t.cfg.Storage.Filesystems))] = at
+	t.origin("storage.filesystems", len(t.cfg.Storage.Filesystems), at)
 	t.cfg.Storage.Filesystems = append(t.cfg.Storage.Filesystems, fs)
 }
 
@@ -474,7 +474,7 @@ func (t *translator) luks(f *fsReq, dev string) string {
 	if f.label != "" {
 		v.Label = ptr(f.label)
 	}
-	t.origins[fmt.Sprintf("$.storage.luks.%d", len(t.cfg.Storage.Luks))] = at
+	t.origin("storage.luks", len(t.cfg.Storage.Luks), at)
 	t.cfg.Storage.Luks = append(t.cfg.Storage.Luks, v)
 	msg := "--passphrase becomes the key file of LUKS volume %s, so the config holds it: keep the config secret, or bind the volume with clevis (tpm2, tang) in a %%ignition section"
 	if f.mnt == "/" {
@@ -566,7 +566,7 @@ func (t *translator) finishDisks() {
 			if p.resize {
 				cp.Resize = ptr(true)
 			}
-			t.origins[fmt.Sprintf("$.storage.disks.%d.partitions.%d", di, len(d.Partitions))] = p.at
+			t.origin("storage.disks."+strconv.Itoa(di)+".partitions", len(d.Partitions), p.at)
 			d.Partitions = append(d.Partitions, cp)
 		}
 		if !wipe {

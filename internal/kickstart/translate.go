@@ -136,6 +136,12 @@ func (t *translator) leftover(at pos, cmd string, o *opts, hint string) {
 	t.rep.add(sevWarning, at, "%s: option%s %s not translated: %s", cmd, s, strings.Join(left, ", "), hint)
 }
 
+// origin records the kickstart line of entry i of the list at path (a JSON
+// path without "$.").
+func (t *translator) origin(path string, i int, at pos) {
+	t.origins["$."+path+"."+strconv.Itoa(i)] = at
+}
+
 func ptr[T any](v T) *T { return &v }
 
 // dataURL is a data URL holding s, percent-encoded so that the config stays
@@ -150,11 +156,11 @@ func (t *translator) file(at pos, path string, mode int, contents string) {
 	for i := range t.cfg.Storage.Files {
 		if t.cfg.Storage.Files[i].Path == path {
 			t.cfg.Storage.Files[i] = f
-			t.origins[fmt.Sprintf("$.storage.files.%d", i)] = at
+			t.origin("storage.files", i, at)
 			return
 		}
 	}
-	t.origins[fmt.Sprintf("$.storage.files.%d", len(t.cfg.Storage.Files))] = at
+	t.origin("storage.files", len(t.cfg.Storage.Files), at)
 	t.cfg.Storage.Files = append(t.cfg.Storage.Files, f)
 }
 
@@ -174,7 +180,7 @@ func (t *translator) unit(at pos, u config.Unit) {
 			return
 		}
 	}
-	t.origins[fmt.Sprintf("$.systemd.units.%d", len(t.cfg.Systemd.Units))] = at
+	t.origin("systemd.units", len(t.cfg.Systemd.Units), at)
 	t.cfg.Systemd.Units = append(t.cfg.Systemd.Units, u)
 }
 
