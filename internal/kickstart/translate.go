@@ -309,7 +309,10 @@ func (t *translator) remove(tree *any, path string) bool {
 		k, _ := strconv.Atoi(parts[cut])
 		list := slices.Delete(parent, k, k+1)
 		// Store the shorter list in its own parent.
-		holder := parents[cut-1].(map[string]any)
+		holder, ok := parents[cut-1].(map[string]any)
+		if !ok {
+			return false
+		}
 		holder[parts[cut-1]] = list
 		if len(list) == 0 {
 			delete(holder, parts[cut-1])

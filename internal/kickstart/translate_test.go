@@ -433,6 +433,36 @@ logvol / --vgname=vg --name=root --size=100
  "systemd": {"units": [{"name": "data.mount", "enabled": true, "contents": "# /data from ks.cfg:1\n[Unit]\nBefore=local-fs.target\n\n[Mount]\nWhat=/dev/disk/by-partlabel/data\nWhere=/data\nType=xfs\n\n[Install]\nRequiredBy=local-fs.target\n"}]}}`,
 		report: []want{{fail, 1, "the config rejects"}, {fail, 2, "the config rejects"}},
 	},
+	{
+		name: "after a rejected entry, later entries keep their own lines",
+		ks:   "services --enabled=a/b\nservices --enabled=c/d\nservices --enabled=good\nservices --enabled=e/f\n",
+		want: `{"systemd": {"units": [{"name": "good.service", "enabled": true}]}}`,
+		report: []want{{fail, 1, "$.systemd.units.0.name"}, {fail, 2, "$.systemd.units.0.name"},
+			{fail, 4, "$.systemd.units.1.name"}},
+	},
+}
+
+// TestDropNewer checks the safety net behind the handlers: a key the output
+// version lacks is removed, with a warning.
+func TestDropNewer(t *testing.T) {
+	tr := &translator{v: config.V3_0}
+	tree := map[string]any{"kernelArguments": map[string]any{}, "storage": map[string]any{
+		"luks":        []any{map[string]any{"name": "x"}},
+		"filesystems": []any{map[string]any{"device": "/dev/sda1", "mountOptions": []any{"ro"}}}}}
+	tr.dropNewer(tree, "")
+	fs := tree["storage"].(map[string]any)["filesystems"].([]any)[0].(map[string]any)
+	if _, ok := tree["kernelArguments"]; ok {
+		t.Error("kernelArguments kept at 3.0.0")
+	}
+	if _, ok := tree["storage"].(map[string]any)["luks"]; ok {
+		t.Error("storage.luks kept at 3.0.0")
+	}
+	if _, ok := fs["mountOptions"]; ok || fs["device"] != "/dev/sda1" {
+		t.Errorf("filesystem at 3.0.0 = %v, want the device without mountOptions", fs)
+	}
+	if len(tr.rep.Entries) != 3 {
+		t.Errorf("report:\n%s\nwant three warnings", tr.rep)
+	}
 }
 
 func TestTranslate(t *testing.T) {
