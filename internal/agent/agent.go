@@ -30,7 +30,11 @@ type Getter interface {
 // Deps is what the agent needs from the machine. Tests fill it with local
 // fakes; the zero value of each optional field means the real thing.
 type Deps struct {
+	// Getter makes every metadata request; its total timeout bounds the
+	// retries of each.
 	Getter Getter
+	// Logger receives the [started]/[finished]/[failed] lines and the
+	// MESSAGE_ID events; nil discards them.
 	Logger *slog.Logger
 	// Root prefixes every absolute path the agent reads or writes
 	// (/proc/cmdline, /run, /etc/passwd, home directories, DHCP leases);
