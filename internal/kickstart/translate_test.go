@@ -399,6 +399,14 @@ logvol / --vgname=vg --name=root --size=100
 			{fail, 1, `unknown kickstart command "frobnicate"`}, {warn, 4, "not in the installer's chroot"}},
 	},
 	{
+		name: "a section without %end before the next one",
+		ks:   "%packages\n@core\n%post\necho hi\n%end\n",
+		want: `{"storage": {"files": [{"path": "/etc/flint/kickstart-post-1", "mode": 448, "overwrite": true, "contents": {"source": "text:echo hi\n"}}]},
+ "systemd": {"units": [{"name": "kickstart-post-1.service", "enabled": true, "contents": "# %post from ks.cfg:3\n[Unit]\nDescription=kickstart %post from ks.cfg line 3\nConditionFirstBoot=yes\nWants=network-online.target\nAfter=network-online.target\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh /etc/flint/kickstart-post-1\n\n[Install]\nWantedBy=multi-user.target\n"}]}}`,
+		report: []want{{fail, 1, "%packages has no %end before the next section at line 3"}, {warn, 1, "%packages (1 entries)"},
+			{warn, 3, "not in the installer's chroot"}},
+	},
+	{
 		name: "%ignition is merged over the translation",
 		ks: `network --hostname=a.example.com
 %ignition

@@ -62,15 +62,22 @@ func TestKickstartExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"cloud", "workstation", "server"} {
-		t.Run(name, func(t *testing.T) { runKickstartExample(t, bin, dir, name, apply) })
+	// Each at the oldest spec it translates to without errors (cloud's
+	// %ignition section is 3.4.0, server's LUKS needs 3.2.0) and at the
+	// default, the newest stable.
+	for _, ex := range []struct{ name, oldest string }{
+		{"cloud", "3.4.0"}, {"workstation", "3.0.0"}, {"server", "3.2.0"},
+	} {
+		for _, spec := range []string{ex.oldest, config.NewestStable.String()} {
+			t.Run(ex.name+"/"+spec, func(t *testing.T) { runKickstartExample(t, bin, dir, ex.name, spec, apply) })
+		}
 	}
 }
 
-func runKickstartExample(t *testing.T, bin, dir, name string, stages []string) {
+func runKickstartExample(t *testing.T, bin, dir, name, spec string, stages []string) {
 	work := t.TempDir()
 	ign := filepath.Join(work, name+".ign")
-	cmd := exec.Command(bin, "kickstart", "-o", ign, name+".ks")
+	cmd := exec.Command(bin, "kickstart", "-spec", spec, "-o", ign, name+".ks")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("flint kickstart %s.ks: %v\n%s", name, err, out)
@@ -82,9 +89,12 @@ func runKickstartExample(t *testing.T, bin, dir, name string, stages []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := config.Parse(raw)
+	cfg, v, _, err := config.ParseDeclared(raw)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v.String() != spec {
+		t.Fatalf("flint kickstart -spec %s wrote a %s config", spec, v)
 	}
 
 	if lack := kernelLacks(cfg); lack != "" {
@@ -149,7 +159,7 @@ func runKickstartExample(t *testing.T, bin, dir, name string, stages []string) {
 	for i := range cfg.Storage.Filesystems {
 		cfg.Storage.Filesystems[i].Device = to(cfg.Storage.Filesystems[i].Device)
 	}
-	cfg.Ignition.Version = config.NewestStable.String()
+	cfg.Ignition.Version = spec // the model marshals no field the translation did not set
 	applied, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		t.Fatal(err)
