@@ -55,10 +55,22 @@ type diskCase struct {
 	// Out are the disks after a successful run, in the order of In. Give
 	// either Out or WantFail.
 	Out []disk
-	// Background marks a case that waits out the stage's device timeout
-	// (90 s; flint has no flag for it): it is started before the other
-	// cases and checked after them, so that its wait overlaps their work.
-	Background bool
+	// Needs lists what the host must offer beyond the partitioning and
+	// mkfs tools: "md" (the kernel's RAID and mdadm), "dm" (device-mapper
+	// with dm-crypt, and cryptsetup), "tang" (clevis and a tang server,
+	// started on 127.0.0.1 for the case: $TANG is its URL, $THP its
+	// signing key's thumbprint), "tpm2" (a TPM and clevis's tpm2 pin).
+	// Without them the case is skipped, saying which is missing.
+	Needs []string
+	// WriteOK, with WantFail, lets the failed stage leave the disks
+	// changed: the failure is one only writing can find (mkfs refusing
+	// its options). Everything of In is still checked when not set.
+	WriteOK bool
+	// Check, when set, runs after a successful stage, before the cleanup
+	// stops the case's arrays and closes its LUKS volumes: checks of what
+	// sfdisk and blkid cannot see (the arrays, the open volumes, the
+	// state the stage left). m is the machine flint ran in.
+	Check func(t *testing.T, p *preparedCase)
 	// WantFail is a substring of the error the disks stage must fail with,
 	// with the same placeholders as Config.
 	// The disks must then be unchanged: sfdisk --json, the kernel's view
@@ -99,14 +111,21 @@ type partition struct {
 	// compares blkid's TYPE (and LABEL, UUID where given) and the files.
 	// nil in Out checks nothing.
 	FS *filesystem
+	// Mounted, In only, keeps the partition mounted (read-only) while the
+	// stage runs: it is in use.
+	Mounted bool
 }
 
 // filesystem is a filesystem on a partition.
 type filesystem struct {
 	// Format is ext4, xfs, btrfs, vfat or swap; in Out, "none" means blkid
-	// must find no signature at all.
+	// must find no signature at all. In also makes "luks1" and "luks2"
+	// volumes (cryptsetup luksFormat, key blackboxKey, cheap PBKDF2),
+	// which blkid reports as crypto_LUKS: Out gives that, with Version.
 	Format string
-	Label  string
+	// Version, Out only, is blkid's VERSION (2 for LUKS2).
+	Version string
+	Label   string
 	// UUID as blkid prints it (vfat: "ABCD-1234").
 	UUID string
 	// Files are paths in the filesystem and their contents: In writes
@@ -483,6 +502,19 @@ func mkfs(t *testing.T, dir, node string, fs filesystem) {
 		if fs.UUID != "" {
 			args = append(args, "-U", fs.UUID)
 		}
+	case "luks1", "luks2":
+		key := filepath.Join(dir, "blackbox.key")
+		if err := os.WriteFile(key, []byte(blackboxKey), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		name, args = "cryptsetup", []string{"luksFormat", "--batch-mode", "--type", fs.Format, "--key-file", key,
+			"--pbkdf", "pbkdf2", "--pbkdf-force-iterations", "1000"}
+		if fs.Label != "" {
+			args = append(args, "--label", fs.Label)
+		}
+		if fs.UUID != "" {
+			args = append(args, "--uuid", fs.UUID)
+		}
 	default:
 		t.Fatalf("mkfs: unknown format %q", fs.Format)
 	}
@@ -736,6 +768,9 @@ func checkFS(t *testing.T, dir, node, name string, want filesystem) {
 	if want.UUID != "" && !strings.EqualFold(got["UUID"], want.UUID) {
 		t.Errorf("%s: blkid UUID %q, want %q", name, got["UUID"], want.UUID)
 	}
+	if want.Version != "" && got["VERSION"] != want.Version {
+		t.Errorf("%s: blkid VERSION %q, want %q", name, got["VERSION"], want.Version)
+	}
 	checkFiles(t, dir, node, name, want)
 }
 
@@ -783,6 +818,7 @@ func (m *machine) runStage(parent context.Context, stage string, d time.Duration
 		"-config-cache", m.path("run/ignition.json"),
 		"-state-file", m.path("run/ignition/state"),
 		"-neednet", m.path("run/ignition/neednet"),
+		"-device-timeout", deviceTimeout.String(),
 		"-log-to-stdout")
 	cmd.Dir = m.path("work")
 	cmd.Env = m.env
@@ -801,6 +837,11 @@ func (m *machine) runStage(parent context.Context, stage string, d time.Duration
 	}
 	return r
 }
+
+// deviceTimeout is the disks stage's wait for a device in the cases
+// (-device-timeout): long enough for the partition nodes the stage makes,
+// short enough for the cases whose device never comes.
+const deviceTimeout = 5 * time.Second
 
 // expand fills in the placeholders of a config template or an expected
 // error.
@@ -822,6 +863,7 @@ type preparedCase struct {
 	before []string // snapshot of each disk
 	cfg    string
 	m      *machine
+	tang   tangServer
 }
 
 // prepare builds the case's disks and runs fetch-offline. Everything it
@@ -829,6 +871,10 @@ type preparedCase struct {
 func prepare(t *testing.T, bin string, c diskCase, v config.Version) *preparedCase {
 	t.Helper()
 	p := &preparedCase{c: c, v: v, dir: t.TempDir()}
+	requireFor(t, c.Needs)
+	if slices.Contains(c.Needs, "tang") {
+		p.tang = startTang(t)
+	}
 	p.disks = make([]loopDisk, len(c.In))
 	for i, d := range c.In {
 		p.disks[i] = attach(t, p.dir, i, d.SizeMiB, d.sectorSize())
@@ -837,7 +883,17 @@ func prepare(t *testing.T, bin string, c diskCase, v config.Version) *preparedCa
 	for _, l := range p.disks {
 		p.before = append(p.before, snapshot(t, l))
 	}
-	p.cfg = expand(c.Config, v, p.disks)
+	for i, d := range c.In {
+		for _, part := range d.Partitions {
+			if part.Mounted {
+				mountDir(t, p.dir, p.disks[i].partNode(part.Number), part.FS.Format, true)
+			}
+		}
+	}
+	p.cfg = p.tang.expand(expand(c.Config, v, p.disks))
+	// Registered after attach's cleanups, so it runs before them: the
+	// arrays and volumes go before their disks.
+	stopStorage(t, p.cfg)
 	p.m = newMachine(t, bin, p.cfg)
 	if r := p.m.runStage(context.Background(), "fetch-offline", time.Minute); r.err != nil || r.code != 0 {
 		t.Fatalf("flint run -stage fetch-offline: exit %d (%v), want 0\nconfig:\n%s\n%s", r.code, r.err, p.cfg, r.out)
@@ -868,9 +924,12 @@ func (p *preparedCase) check(t *testing.T, r stageRun) {
 	}
 
 	if c.WantFail != "" {
-		wantFail := expand(c.WantFail, v, disks)
+		wantFail := p.tang.expand(expand(c.WantFail, v, disks))
 		if code == 0 || !strings.Contains(out, wantFail) {
 			t.Errorf("flint run -stage disks: exit %d, want a failure containing %q\nconfig:\n%s\n%s", code, wantFail, cfg, out)
+		}
+		if c.WriteOK {
+			return
 		}
 		for i, l := range disks {
 			if after := snapshot(t, l); after != p.before[i] {
@@ -894,6 +953,9 @@ func (p *preparedCase) check(t *testing.T, r stageRun) {
 	}
 	for i, want := range c.Out {
 		checkDisk(t, dir, disks[i], i, want)
+	}
+	if c.Check != nil {
+		c.Check(t, p)
 	}
 	if t.Failed() {
 		t.Logf("config:\n%s\nflint run -stage disks:\n%s", cfg, out)

@@ -1,7 +1,6 @@
 package blackbox
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,7 @@ import (
 // diskCases are every declarative disk case, by area.
 func diskCases() []diskCase {
 	var cases []diskCase
-	for _, area := range [][]diskCase{partitionCases, filesystemCases} {
+	for _, area := range [][]diskCase{partitionCases, filesystemCases, storageCases} {
 		cases = append(cases, area...)
 	}
 	return cases
@@ -34,44 +33,10 @@ func TestDisks(t *testing.T) {
 		}
 	}
 
-	// The background cases first: their disks are attached for the whole
-	// test (the cleanup is TestDisks's) and their stage runs while the
-	// other cases run; each is checked in its own subtest at the end.
-	type pending struct {
-		p    *preparedCase
-		done chan stageRun
-	}
-	var background []pending
-	var bgCases []diskCase
 	for _, c := range diskCases() {
-		if c.Background {
-			bgCases = append(bgCases, c)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, c := range bgCases {
-		for _, v := range c.versions() {
-			bg := pending{prepare(t, bin, c, v), make(chan stageRun, 1)}
-			stopped := make(chan struct{})
-			go func() { defer close(stopped); bg.done <- bg.p.runDisks(ctx) }()
-			// Registered after prepare's, so it runs before them: the run
-			// stops (if -run left its check out) before its disks go.
-			t.Cleanup(func() { cancel(); <-stopped })
-			background = append(background, bg)
-		}
-	}
-
-	for _, c := range diskCases() {
-		if c.Background {
-			continue
-		}
 		for _, v := range c.versions() {
 			t.Run(c.Name+"/"+v.String(), func(t *testing.T) { runDiskCase(t, bin, c, v) })
 		}
-	}
-	for _, bg := range background {
-		t.Run(bg.p.c.Name+"/"+bg.p.v.String(), func(t *testing.T) { bg.p.check(t, <-bg.done) })
 	}
 	t.Logf("disk cases took %v", time.Since(start).Round(time.Millisecond))
 }

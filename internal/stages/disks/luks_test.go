@@ -38,7 +38,7 @@ func TestLuksReuseRule(t *testing.T) {
 		{"UUID in upper case", base(func(l *config.Luks) { l.UUID = ptr("11111111-2222-4333-8444-555555555555") }),
 			luksHeader{Type: "crypto_LUKS", Version: 2, Label: "secret", UUID: "11111111-2222-4333-8444-555555555555"}, luksReuse, ""},
 		{"label and UUID unset", base(func(l *config.Luks) { l.Label, l.UUID = nil, nil }), luks2, luksReuse, ""},
-		{"other signature", base(), luksHeader{Type: "ext4"}, 0, "holds a ext4 signature, not a LUKS volume"},
+		{"other signature", base(), luksHeader{Type: "ext4"}, 0, "holds a signature of type ext4, not a LUKS volume"},
 		{"LUKS1", base(), luksHeader{Type: "crypto_LUKS", Version: 1}, 0, "holds a LUKS1 volume, flint reuses only LUKS2"},
 		{"clevis", base(func(l *config.Luks) { l.Clevis.Tpm2 = ptr(true) }), luks2, 0, "the config binds it with clevis"},
 		{"no key file", base(func(l *config.Luks) { l.KeyFile = config.Resource{} }), luks2, 0, "the config gives no keyFile"},
@@ -256,7 +256,7 @@ func TestRunLuksRefusesAForeignSignatureBeforeWriting(t *testing.T) {
 		"disks":[{"device":"/dev/vda","partitions":[{"label":"new","number":3,"sizeMiB":1}]}],
 		"luks":[{"name":"x","device":"/dev/vda2"}]}}`)
 	if !errors.Is(err, ErrLuksMismatch) || !strings.Contains(err.Error(), "nothing was written") ||
-		!strings.Contains(err.Error(), "luks x: device /dev/vda2 holds a ext4 signature") {
+		!strings.Contains(err.Error(), "luks x: device /dev/vda2 holds a signature of type ext4") {
 		t.Fatalf("Run() = %v, want ErrLuksMismatch before writing", err)
 	}
 	if w := f.writesStorage(); len(w) != 0 {

@@ -95,7 +95,7 @@ func luksReuseRule(l config.Luks, h luksHeader) (luksAction, error) {
 	case h.Type == "":
 		return luksCreate, nil
 	case h.Type != "crypto_LUKS":
-		return 0, fmt.Errorf("luks %s: device %s holds a %s signature, not a LUKS volume: %w; set wipeVolume: true to replace it",
+		return 0, fmt.Errorf("luks %s: device %s holds a signature of type %s, not a LUKS volume: %w; set wipeVolume: true to replace it",
 			l.Name, dev, h.Type, ErrLuksMismatch)
 	case h.Version != 2:
 		return 0, fmt.Errorf("luks %s: device %s holds a LUKS%d volume, flint reuses only LUKS2: %w; set wipeVolume: true to replace it",
