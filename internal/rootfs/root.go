@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +27,34 @@ const MaxSymlinks = 40
 type Root struct {
 	dir string
 	fd  int
+	// dirs caches the directories walks ended in: a path's parent, as
+	// written, to its descriptor and real path. Writing thousands of
+	// files into a few directories then costs no walk per file. Only
+	// removals can change where a cached path leads (a new node cannot:
+	// a cached walk went through existing nodes only), so Remove and
+	// RemoveAll empty it, and so does Forget, for changes made outside
+	// the Root (useradd, systemctl).
+	mu   sync.Mutex
+	dirs map[string]cachedDir
+}
+
+type cachedDir struct {
+	fd   int
+	real string
+}
+
+// maxCachedDirs bounds the descriptors the cache holds.
+const maxCachedDirs = 256
+
+// Forget empties the directory cache: call it after something outside
+// the Root changed the tree.
+func (r *Root) Forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range r.dirs {
+		unix.Close(d.fd)
+	}
+	r.dirs = nil
 }
 
 // Open opens dir as a Root. Close releases it.
@@ -37,8 +66,11 @@ func Open(dir string) (*Root, error) {
 	return &Root{dir: path.Clean(dir), fd: fd}, nil
 }
 
-// Close releases the root's descriptor.
-func (r *Root) Close() error { return unix.Close(r.fd) }
+// Close releases the root's descriptor and the cached directories.
+func (r *Root) Close() error {
+	r.Forget()
+	return unix.Close(r.fd)
+}
 
 // Dir is the root's directory on the host.
 func (r *Root) Dir() string { return r.dir }
@@ -71,9 +103,15 @@ type loc struct {
 	// real is the path inside the root with every symlink but the last
 	// component's resolved.
 	real string
+	// borrowed says parent belongs to the directory cache.
+	borrowed bool
 }
 
-func (l loc) close() { unix.Close(l.parent) }
+func (l loc) close() {
+	if !l.borrowed {
+		unix.Close(l.parent)
+	}
+}
 
 // frame is one open directory of a walk.
 type frame struct {
@@ -96,6 +134,15 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		return loc{}, fmt.Errorf("%s: %w", p, ErrNotRelative)
 	}
 	p = path.Clean(p)
+	cdir, clast := path.Split(p)
+	if clast != "" && clast != ".." {
+		r.mu.Lock()
+		d, ok := r.dirs[cdir]
+		r.mu.Unlock()
+		if ok {
+			return loc{parent: d.fd, base: clast, real: path.Join(d.real, clast), borrowed: true}, nil
+		}
+	}
 	if p == "/" {
 		fd, err := unix.Dup(r.fd)
 		if err != nil {
@@ -184,7 +231,29 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		stack = stack[:len(stack)-1]
 		closeAbove(1)
 	}
-	return loc{parent: fd, base: last, real: path.Join(real, last)}, nil
+	l := loc{parent: fd, base: last, real: path.Join(real, last)}
+	r.remember(cdir, l)
+	return l, nil
+}
+
+// remember caches l's parent as where the directory dir (as written) leads.
+func (r *Root) remember(dir string, l loc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.dirs) >= maxCachedDirs {
+		return
+	}
+	if r.dirs == nil {
+		r.dirs = map[string]cachedDir{}
+	}
+	if _, ok := r.dirs[dir]; ok {
+		return
+	}
+	fd, err := unix.Dup(l.parent)
+	if err != nil {
+		return
+	}
+	r.dirs[dir] = cachedDir{fd: fd, real: path.Dir(l.real)}
 }
 
 // realOf is the real path of the walk so far, with name appended.
@@ -350,7 +419,9 @@ func (r *Root) MkdirAll(p string, mode fs.FileMode) (created bool, err error) {
 // over the target by Commit: a reader of the target sees the old file or
 // the whole new one, never a part.
 type Temp struct {
-	*os.File
+	// fd is written with write(2) directly: an *os.File would cost a
+	// fcntl and a finalizer for each of thousands of files.
+	fd     int
 	parent int
 	tmp    string
 	base   string
@@ -365,6 +436,19 @@ func (r *Root) CreateTemp(p string) (*Temp, error) {
 	l, err := r.walk(p, true)
 	if err != nil {
 		return nil, r.pathError("create", p, err)
+	}
+	return r.createTempIn(l, p)
+}
+
+// createTempIn creates the temporary file in l's parent, which it takes
+// over.
+func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
+	if l.borrowed {
+		fd, err := unix.Dup(l.parent)
+		if err != nil {
+			return nil, r.pathError("create", p, err)
+		}
+		l.parent, l.borrowed = fd, false
 	}
 	if l.base == "." {
 		l.close()
@@ -385,8 +469,7 @@ func (r *Root) CreateTemp(p string) (*Temp, error) {
 			l.close()
 			return nil, r.pathError("create", p, err)
 		}
-		return &Temp{File: os.NewFile(uintptr(fd), r.HostPath(path.Join(path.Dir(l.real), name))),
-			parent: l.parent, tmp: name, base: l.base, Real: l.real}, nil
+		return &Temp{fd: fd, parent: l.parent, tmp: name, base: l.base, Real: l.real}, nil
 	}
 	l.close()
 	return nil, r.pathError("create", p, unix.EEXIST)
@@ -404,13 +487,29 @@ func (t *Temp) Commit(mode fs.FileMode, uid, gid int) error {
 		return err
 	}
 	t.done = true
-	t.File.Close()
+	unix.Close(t.fd)
 	unix.Close(t.parent)
 	return nil
 }
 
+// Write appends b to the temporary file.
+func (t *Temp) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(t.fd, b[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return n, &fs.PathError{Op: "write", Path: t.Real, Err: err}
+		}
+		n += m
+	}
+	return n, nil
+}
+
 func (t *Temp) commit(mode fs.FileMode, uid, gid int) error {
-	fd := int(t.File.Fd())
+	fd := t.fd
 	// chown before chmod: chown clears setuid and setgid.
 	if uid >= 0 || gid >= 0 {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
@@ -433,7 +532,7 @@ func (t *Temp) Abort() {
 		return
 	}
 	t.done = true
-	t.File.Close()
+	unix.Close(t.fd)
 	unix.Unlinkat(t.parent, t.tmp, 0)
 	unix.Close(t.parent)
 }
@@ -530,6 +629,7 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 // Remove removes the node at p (an empty directory included); a missing
 // one is no error. A symlink is removed, not followed.
 func (r *Root) Remove(p string) error {
+	defer r.Forget()
 	l, err := r.walk(p, false)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -551,6 +651,7 @@ func (r *Root) Remove(p string) error {
 // RemoveAll removes p and, if it is a directory, everything in it,
 // never following a symlink; a missing p is no error.
 func (r *Root) RemoveAll(p string) error {
+	defer r.Forget()
 	l, err := r.walk(p, false)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -680,4 +781,65 @@ func (r *Root) Chmod(p string, mode fs.FileMode) error {
 		return r.pathError("chmod", p, err)
 	}
 	return nil
+}
+
+// Loc is a path resolved once, its parent directory held open, for the
+// several operations a caller makes on one node (the files stage: the
+// duplicate check, lstat, the temporary file) without walking the path
+// each time.
+type Loc struct {
+	r    *Root
+	path string
+	l    loc
+}
+
+// Locate resolves p as Resolve does and keeps its parent open until
+// Close. When a parent directory is missing, the Loc still knows p's real
+// path, Lstat says it does not exist, and CreateTemp makes the parents.
+func (r *Root) Locate(p string) (*Loc, error) {
+	l, err := r.walkMode(p, false, true)
+	if err != nil {
+		return nil, r.pathError("resolve", p, err)
+	}
+	return &Loc{r: r, path: p, l: l}, nil
+}
+
+// Real is the node's real path inside the root.
+func (l *Loc) Real() string { return l.l.real }
+
+// Close releases the parent directory.
+func (l *Loc) Close() {
+	if l.l.parent >= 0 {
+		l.l.close()
+		l.l.parent = -1
+	}
+}
+
+// Lstat describes the node without following it; ok is false when it
+// does not exist.
+func (l *Loc) Lstat() (info Info, ok bool, err error) {
+	if l.l.parent < 0 {
+		return Info{}, false, nil
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(l.l.parent, l.l.base, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return Info{}, false, nil
+	}
+	if err != nil {
+		return Info{}, false, l.r.pathError("lstat", l.path, err)
+	}
+	return infoOf(&st), true, nil
+}
+
+// CreateTemp is Root.CreateTemp for the located path.
+func (l *Loc) CreateTemp() (*Temp, error) {
+	if l.l.parent < 0 {
+		return l.r.CreateTemp(l.path)
+	}
+	fd, err := unix.Dup(l.l.parent)
+	if err != nil {
+		return nil, l.r.pathError("create", l.path, err)
+	}
+	return l.r.createTempIn(loc{parent: fd, base: l.l.base, real: l.l.real}, l.path)
 }

@@ -272,3 +272,40 @@ func TestMkdirAllRemoveAllReadFile(t *testing.T) {
 		t.Errorf("ReadFile escaped: %v", err)
 	}
 }
+
+// TestCacheFollowsRemovals: the directory cache must not keep a path
+// leading where it used to once the directory is replaced by a symlink,
+// through the Root or behind its back (then Forget).
+func TestCacheFollowsRemovals(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	if err := r.WriteFile("/a/b/f", []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveAll("/a/b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Symlink("/real", "/a/b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFile("/a/b/g", []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "real/g")); err != nil {
+		t.Errorf("write after the directory became a symlink did not follow it: %v", err)
+	}
+	// Behind its back: the cached /a/ now leads to a directory outside
+	// the tree's path, which Forget drops.
+	if err := r.WriteFile("/c/d/f", []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(dir, "c/d"))
+	os.Symlink(outside, filepath.Join(dir, "c/d"))
+	r.Forget()
+	if err := r.WriteFile("/c/d/g", []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertOutsideUntouched(t, outside)
+	if _, err := os.Stat(filepath.Join(dir, outside, "g")); err != nil {
+		t.Errorf("write after Forget not re-rooted: %v", err)
+	}
+}

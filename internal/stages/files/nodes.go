@@ -107,11 +107,13 @@ func (s *stage) nodes(ctx context.Context) error {
 				return err
 			}
 		}
-		real, err := s.root.Resolve(p)
+		at, err := s.root.Locate(p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.what(), err)
 		}
+		real := at.Real()
 		if other, dup := seen[real]; dup {
+			at.Close()
 			return fmt.Errorf("%s: %w %s (both are %s after following symlinks)", e.what(), ErrSamePath, other, real)
 		}
 		seen[real] = p
@@ -119,6 +121,7 @@ func (s *stage) nodes(ctx context.Context) error {
 			// Something still being fetched lies at or under this
 			// path: let it land first, in the config's order.
 			if err := q.flush(); err != nil {
+				at.Close()
 				return err
 			}
 		}
@@ -127,12 +130,13 @@ func (s *stage) nodes(ctx context.Context) error {
 		}
 		switch e.kind {
 		case kindFile:
-			err = s.file(ctx, q, e.file)
+			err = s.file(ctx, q, e.file, at)
 		case kindDir:
 			err = s.dir(e.dir)
 		default:
 			err = s.link(e)
 		}
+		at.Close()
 		if err != nil {
 			return err
 		}
@@ -225,6 +229,9 @@ type fileJob struct {
 	// replace says the target exists as something the rename cannot
 	// replace (a directory) and overwrite allows removing it.
 	replace bool
+	// forget says the rename replaces a symlink: the resolver's cached
+	// directories may have gone through it.
+	forget bool
 	done    chan struct{}
 	err     error
 	op      interface {
@@ -239,11 +246,11 @@ func isRemote(r config.Resource) bool {
 
 // file makes one file (ignition.md §4.3): contents into a temporary file
 // beside the target, verified, then renamed with the final mode and owner.
-func (s *stage) file(ctx context.Context, q *queue, f config.File) error {
+func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Loc) error {
 	what := "file " + f.Path
 	overwrite := f.Overwrite != nil && *f.Overwrite
 	hasSource := f.Contents.Source != nil
-	info, exists, err := s.lstat(f.Path)
+	info, exists, err := at.Lstat()
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -283,8 +290,10 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File) error {
 		return nil
 	}
 	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
+	// Renaming over a symlink changes where paths through it lead.
+	j.forget = exists && info.Mode&fs.ModeSymlink != 0
 	j.op = s.op("files", "writing "+what)
-	if j.tmp, err = s.root.CreateTemp(f.Path); err != nil {
+	if j.tmp, err = at.CreateTemp(); err != nil {
 		close(j.done)
 		return j.op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
@@ -371,6 +380,9 @@ func (s *stage) commit(j *fileJob) error {
 	}
 	if err := j.tmp.Commit(j.mode, uid, gid); err != nil {
 		return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
+	}
+	if j.forget {
+		s.root.Forget()
 	}
 	j.op.Finish()
 	return nil

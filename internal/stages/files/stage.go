@@ -42,12 +42,15 @@ func Run(ctx context.Context, d Deps) error {
 	if err := s.passwd(ctx); err != nil {
 		return err
 	}
+	// The shadow tools changed the tree behind the resolver's back.
+	root.Forget()
 	if err := s.nodes(ctx); err != nil {
 		return err
 	}
 	if err := s.units(ctx); err != nil {
 		return err
 	}
+	root.Forget() // systemctl --root may have removed directories
 	if err := s.crypttab(ctx); err != nil {
 		return err
 	}
