@@ -232,9 +232,9 @@ type fileJob struct {
 	// forget says the rename replaces a symlink: the resolver's cached
 	// directories may have gone through it.
 	forget bool
-	done    chan struct{}
-	err     error
-	op      interface {
+	done   chan struct{}
+	err    error
+	op     interface {
 		Finish(...any)
 		Fail(error) error
 	}
