@@ -1,0 +1,41 @@
+#!/bin/sh
+# flint-neednet: run by flint-neednet.service when fetch-offline wrote
+# /run/ignition/neednet. It brings the network up with systemd-networkd:
+# the interfaces configured by ip= (systemd-network-generator), or, when
+# the kernel command line configured none, DHCP on every Ethernet
+# interface, as rd.neednet=1 ip=dhcp would. Then it waits until one is
+# routable. Distros whose initramfs uses another network handler replace
+# this unit's ExecStart= (docs/distributor-notes.md).
+set -eu
+
+if ! command -v networkctl > /dev/null 2>&1; then
+    echo "flint-neednet: no systemd-networkd in this initramfs: relying on the distribution to bring the network up"
+    exit 0
+fi
+
+configured=no
+for f in /run/systemd/network/*.network /etc/systemd/network/*.network; do
+    [ -e "$f" ] && configured=yes
+done
+if [ "$configured" = no ]; then
+    mkdir -p /run/systemd/network
+    cat > /run/systemd/network/90-flint-dhcp.network << 'END'
+# Written by flint-neednet: the config needs the network and the kernel
+# command line configured none.
+[Match]
+Type=ether
+
+[Network]
+DHCP=yes
+END
+fi
+
+echo "flint-neednet: the config needs the network: bringing it up"
+systemctl start systemd-networkd.service
+networkctl reload
+for dir in /usr/lib/systemd /lib/systemd; do
+    if [ -x "$dir/systemd-networkd-wait-online" ]; then
+        exec "$dir/systemd-networkd-wait-online" --any --operational-state=routable --timeout=120
+    fi
+done
+echo "flint-neednet: no systemd-networkd-wait-online: not waiting for the network"
