@@ -369,14 +369,20 @@ func (t *translator) network(at pos, o *opts) {
 	switch {
 	case o.flag("--noipv4"):
 		b.WriteString("method=disabled\n")
-	case proto == "static" || proto == "" && hasIP:
+	case (proto == "static" || proto == "") && !hasIP:
+		if proto == "static" {
+			t.rep.add(sevError, at, "network --bootproto=static without --ip: DHCP is used; add --ip (and --netmask, --gateway)")
+		}
+		b.WriteString("method=auto\n")
+	case proto == "static" || proto == "":
 		prefix := 24
 		if m, ok := o.str("--netmask"); ok {
-			a, err := netip.ParseAddr(m)
-			if err != nil {
-				t.rep.add(sevError, at, "network --netmask=%s is not an address; /24 is used", m)
-			} else {
+			if n, err := strconv.Atoi(m); err == nil && n >= 0 && n <= 32 {
+				prefix = n
+			} else if a, err := netip.ParseAddr(m); err == nil && a.Is4() {
 				prefix = maskBits(a.AsSlice())
+			} else {
+				t.rep.add(sevError, at, "network --netmask=%s is neither a netmask nor a prefix length; /24 is used", m)
 			}
 		}
 		gw, _ := o.str("--gateway")

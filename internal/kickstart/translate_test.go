@@ -348,6 +348,14 @@ network --bootproto=dhcp --device=52:54:00:12:34:56 --bondslaves=a,b
 		report: []want{{warn, 2, "NetworkManager keyfile"}, {warn, 3, "NetworkManager keyfile"}, {warn, 3, "option --bondslaves not translated"}},
 	},
 	{
+		name: "network: a prefix length as netmask; static without an address",
+		ks:   "network --device=eth1 --ip=10.1.2.3 --netmask=16\nnetwork --bootproto=static --device=eth2\n",
+		want: `{"storage": {"files": [
+  {"path": "/etc/NetworkManager/system-connections/eth1.nmconnection", "mode": 384, "overwrite": true, "contents": {"source": "text:# network from ks.cfg:1\n[connection]\nid=eth1\ntype=ethernet\ninterface-name=eth1\n\n[ipv4]\nmethod=manual\naddress1=10.1.2.3/16\n\n[ipv6]\nmethod=auto\n"}},
+  {"path": "/etc/NetworkManager/system-connections/eth2.nmconnection", "mode": 384, "overwrite": true, "contents": {"source": "text:# network from ks.cfg:2\n[connection]\nid=eth2\ntype=ethernet\ninterface-name=eth2\n\n[ipv4]\nmethod=auto\n\n[ipv6]\nmethod=auto\n"}}]}}`,
+		report: []want{{warn, 1, "NetworkManager keyfile"}, {fail, 2, "without --ip"}, {warn, 2, "NetworkManager keyfile"}},
+	},
+	{
 		name: "firewall, repo",
 		ks: `firewall --enabled --http --service=https,cockpit --port=8080:tcp,53:udp --remove-service=ssh
 repo --name=epel --baseurl=https://example.com/epel/ --install
