@@ -324,7 +324,7 @@ func (t *translator) raid(at pos, o *opts) {
 		return
 	}
 	dev, _ := o.str("--device")
-	name := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(dev, "/dev/"), "md/"), "md/")
+	name := strings.TrimPrefix(strings.TrimPrefix(dev, "/dev/"), "md/") // md0, /dev/md0 or /dev/md/name
 	if name == "" {
 		t.rep.add(sevError, at, "raid %s has no --device: name the array (--device=md0); not translated", mnt)
 		return
