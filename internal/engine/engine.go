@@ -165,6 +165,7 @@ func stageList() []stage {
 					BootDevice: r.o.Getenv(EnvKargsBootDevice),
 					RebootFlag: filepath.Join(filepath.Dir(r.o.StateFile), KargsRebootFlag),
 					Reboot:     initramfsReboot(r.log, runner),
+					RebootWait: KargsRebootWait,
 				})
 				return err
 			},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 )
 
 // The kargs stage's knobs for distributors (docs/kargs.md).
@@ -23,6 +24,10 @@ const (
 	// (/run/ignition/kargs-reboot), that says the kargs stage changed the
 	// boot entries and a reboot is due.
 	KargsRebootFlag = "kargs-reboot"
+	// KargsRebootWait bounds the kargs stage's wait for the shutdown
+	// after it asked for a reboot: a reboot that has not stopped flint
+	// by then is not coming.
+	KargsRebootWait = 5 * time.Minute
 	// initrdRelease marks the initramfs (os-release(5)); systemd's own
 	// units use the same condition.
 	initrdRelease = "/etc/initrd-release"

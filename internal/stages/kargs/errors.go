@@ -19,3 +19,8 @@ var ErrNoEntries = errors.New("no boot loader entries")
 // other (a shouldNotExist entry removes part of a shouldExist group):
 // every boot would change the entries and reboot again.
 var ErrConflict = errors.New("shouldExist and shouldNotExist undo each other")
+
+// ErrNoReboot means the stage asked for a reboot after changing the
+// entries and the machine did not go down: provisioning must not go on
+// with the old kernel arguments.
+var ErrNoReboot = errors.New("the machine did not reboot")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
@@ -55,6 +56,13 @@ type Deps struct {
 	// Reboot, when set, is called after a change (the engine's runs
 	// `systemctl reboot` in the initramfs only).
 	Reboot func(ctx context.Context) error
+	// RebootWait, when not 0, is how long the stage waits after Reboot
+	// for the shutdown to stop it (its context ends: SIGTERM), so that the
+	// stages after it never start with the old arguments while the
+	// reboot job runs (the stage units have no default dependencies, so
+	// nothing else orders them against the shutdown). It then returns
+	// success; if the wait runs out, ErrNoReboot.
+	RebootWait time.Duration
 }
 
 // Run applies the config's kernel arguments; see the package comment.
@@ -95,8 +103,19 @@ func Run(ctx context.Context, d Deps) (changed bool, err error) {
 	if err := d.Reboot(ctx); err != nil {
 		return true, op.Fail(fmt.Errorf("rebooting after changing the kernel arguments: %w", err))
 	}
-	op.Finish()
-	return true, nil
+	if d.RebootWait == 0 {
+		op.Finish()
+		return true, nil
+	}
+	timer := time.NewTimer(d.RebootWait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		op.Finish("result", "stopped by the shutdown")
+		return true, nil
+	case <-timer.C:
+		return true, op.Fail(fmt.Errorf("%w within %v of asking for it", ErrNoReboot, d.RebootWait))
+	}
 }
 
 // HelperArgs is the reference's helper argv: every shouldExist entry

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/sys"
@@ -449,5 +450,50 @@ func TestRunNoArguments(t *testing.T) {
 	changed, err := Run(context.Background(), Deps{Logger: testLogger(t), Runner: m, Helper: "/x"})
 	if err != nil || changed || len(m.calls) != 0 {
 		t.Errorf("Run(no kargs) = %v, %v and ran %q, want nothing done", changed, err, m.calls)
+	}
+}
+
+// In the initramfs the stage waits for the shutdown to stop it after
+// asking for the reboot, so that the disks stage never starts.
+func TestRunRebootWait(t *testing.T) {
+	for _, stopped := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stopped=%v", stopped), func(t *testing.T) {
+			m := newFakeMachine(t)
+			m.addDevice("/dev/vda2", "boot", bootFiles())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			wait := 50 * time.Millisecond
+			if stopped {
+				wait = time.Hour
+			}
+			start := time.Now()
+			changed, err := Run(ctx, Deps{
+				Args:       config.KernelArguments{ShouldExist: []string{"quiet"}},
+				Logger:     testLogger(t),
+				Runner:     m,
+				BootDevice: "/dev/vda2",
+				TempDir:    t.TempDir(),
+				Reboot: func(context.Context) error {
+					if stopped {
+						// systemd's SIGTERM, a moment after the job starts.
+						time.AfterFunc(20*time.Millisecond, cancel)
+					}
+					return nil
+				},
+				RebootWait: wait,
+			})
+			if !changed {
+				t.Errorf("Run() changed = false, want true")
+			}
+			if stopped && err != nil {
+				t.Errorf("Run() stopped by the shutdown = %v, want success", err)
+			}
+			if !stopped && !errors.Is(err, ErrNoReboot) {
+				t.Errorf("Run() with no shutdown = %v, want ErrNoReboot", err)
+			}
+			if d := time.Since(start); d < 20*time.Millisecond {
+				t.Errorf("Run() returned after %v, before the shutdown or the wait", d)
+			}
+		})
 	}
 }
