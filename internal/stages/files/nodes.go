@@ -397,10 +397,12 @@ type queue struct {
 	jobs []*fileJob
 }
 
-// under says some queued file lies at or under real.
+// under says some queued file lies at, under or above real: the entry
+// at real must wait for it.
 func (q *queue) under(real string) bool {
 	for _, j := range q.jobs {
-		if j.real == real || strings.HasPrefix(j.real, strings.TrimSuffix(real, "/")+"/") {
+		if j.real == real || strings.HasPrefix(j.real, strings.TrimSuffix(real, "/")+"/") ||
+			strings.HasPrefix(real, j.real+"/") {
 			return true
 		}
 	}
@@ -458,7 +460,9 @@ func (s *stage) dir(d config.Directory) error {
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
-	if exists && d.Overwrite != nil && *d.Overwrite && !info.IsDir() {
+	if exists && d.Overwrite != nil && *d.Overwrite {
+		// The spec: overwrite deletes whatever is there, an existing
+		// directory and its contents included.
 		if err := s.root.RemoveAll(d.Path); err != nil {
 			return op.Fail(fmt.Errorf("%s: %w", what, err))
 		}
