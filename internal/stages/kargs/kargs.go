@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/flintboot/flint/config"
@@ -326,7 +327,10 @@ func writeAtomic(path string, data []byte, mode os.FileMode) error {
 			os.Remove(tmp)
 		}
 	}()
-	if err := f.Chmod(mode); err != nil {
+	// A boot filesystem without permissions (vfat, as an XBOOTLDR
+	// partition often is) refuses chmod with EPERM: its modes come from
+	// the mount options, and the entry keeps them.
+	if err := f.Chmod(mode); err != nil && !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.ENOTSUP) {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
