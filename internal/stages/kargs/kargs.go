@@ -86,7 +86,8 @@ func Run(ctx context.Context, d Deps) (changed bool, err error) {
 	}
 	changed, err = editBootFilesystem(ctx, d, dev)
 	if err != nil || !changed {
-		return false, err
+		// changed with an error: some entries were written.
+		return changed, err
 	}
 	if d.RebootFlag != "" {
 		if err := os.MkdirAll(filepath.Dir(d.RebootFlag), 0o755); err != nil {
