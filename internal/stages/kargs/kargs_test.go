@@ -360,6 +360,7 @@ func TestRunFailures(t *testing.T) {
 			setup:     func(m *fakeMachine) { m.failUmount = true },
 			wantIn:    "umount: target is busy",
 			wantCalls: []string{"mount -o rw /dev/vda2 <dir>", "umount <dir>"},
+			changed:   true, // the entries were written before
 		},
 		{
 			name:      "reboot fails",
