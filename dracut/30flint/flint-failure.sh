@@ -15,15 +15,14 @@ field() {
         --output-fields="$1" "MESSAGE_ID=$id" 2> /dev/null
 }
 
+# The summary is written in one go, so that systemd's status lines (the
+# isolate stops many units at this moment) do not cut through it.
 stage=$(field FLINT_STAGE)
 if [ -z "$stage" ]; then
     # flint could not log (killed, or no journal): name the failed unit.
     unit=$(systemctl list-units --failed --plain --no-legend 'flint-*' 2> /dev/null | sed -n '1s/ .*//p')
     [ -n "$unit" ] || exit 0
-    echo
-    echo "flint: provisioning failed: $unit failed before flint could say why; the boot stops here."
-    echo "flint: read more: journalctl -u $unit"
-    echo
+    printf '\nflint: provisioning failed: %s failed before flint could say why; the boot stops here.\nflint: read more: journalctl -u %s\n\n' "$unit" "$unit"
     exit 0
 fi
 
@@ -32,10 +31,8 @@ case $stage in
     *) unit=flint-$stage.service ;;
 esac
 
-echo
-echo "flint: provisioning failed in the $stage stage ($unit); the boot stops here."
 # The first lines of the error, each cut to a readable length: a failed
 # command's stderr can be long.
-field FLINT_ERROR | sed -n -e '1,6s/^\(.\{400\}\).*/\1 .../' -e '1s/^/flint: why: /p' -e '2,6s/^/flint:      /p'
-echo "flint: read more: journalctl -t flint (this stage only: journalctl -t flint FLINT_STAGE=$stage)"
-echo
+why=$(field FLINT_ERROR | sed -n -e '1,6s/^\(.\{400\}\).*/\1 .../' -e '1s/^/flint: why: /p' -e '2,6s/^/flint:      /p')
+printf '\nflint: provisioning failed in the %s stage (%s); the boot stops here.\n%s\nflint: read more: journalctl -t flint (this stage only: journalctl -t flint FLINT_STAGE=%s)\n\n' \
+    "$stage" "$unit" "$why" "$stage"

@@ -1,0 +1,97 @@
+package vm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestGenerator runs dracut/30flint/flint-generator with made-up kernel
+// command lines (no VM): which units it pulls in, and the platform it
+// records. The rules are the reference generator's (ignition.md §3.3).
+func TestGenerator(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	firstBoot := []string{
+		"emergency.target.wants/flint-failure.service",
+		"emergency.target.wants/flint-report-failure.service",
+		"flint-complete.target.requires/flint-diskful.target",
+		"initrd.target.requires/flint-complete.target",
+	}
+	otherBoot := []string{
+		"flint-subsequent.target.wants/flint-diskful-subsequent.target",
+		"initrd.target.wants/flint-subsequent.target",
+	}
+	withConsole := append([]string{"flint-complete.target.wants/flint-console.service"}, firstBoot...)
+	slices.Sort(withConsole)
+	cases := []struct {
+		cmdline  string
+		links    []string
+		platform string
+	}{
+		{"root=LABEL=root ignition.firstboot", firstBoot, "metal"},
+		{"ignition.firstboot=1 ignition.platform.id=qemu", firstBoot, "qemu"},
+		{"ignition.firstboot=anything", firstBoot, "metal"},
+		{"ignition.firstboot=0", otherBoot, "metal"},
+		{"ignition.firstboot=no", otherBoot, "metal"},
+		{"ignition.firstboot=off", otherBoot, "metal"},
+		{"ignition.firstboot=", otherBoot, "metal"},
+		{"root=/dev/vda1 quiet", otherBoot, "metal"},
+		// The last occurrence wins.
+		{"ignition.firstboot ignition.firstboot=0", otherBoot, "metal"},
+		{"ignition.firstboot=0 ignition.firstboot", firstBoot, "metal"},
+		{"ignition.platform.id=aws ignition.platform.id=gcp ignition.firstboot", firstBoot, "gcp"},
+		// An empty platform is the default.
+		{"ignition.platform.id= ignition.firstboot", firstBoot, "metal"},
+		// Words that look like file patterns stay words.
+		{"ignition.firstboot ignition.platform.id=* x=[a]", firstBoot, "*"},
+		{"ignition.firstboot flint.console", withConsole, "metal"},
+		{"ignition.firstboot flint.console=1 flint.console=0", firstBoot, "metal"},
+		{"flint.console", otherBoot, "metal"},
+	}
+	gen := filepath.Join(repoRoot(t), "dracut", "30flint", "flint-generator")
+	for _, c := range cases {
+		t.Run(c.cmdline, func(t *testing.T) {
+			dir := t.TempDir()
+			cmdline := filepath.Join(dir, "cmdline")
+			env := filepath.Join(dir, "flint.env")
+			units := filepath.Join(dir, "units")
+			if err := os.WriteFile(cmdline, []byte(c.cmdline+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("sh", gen, units, units+"-early", units+"-late")
+			cmd.Env = append(os.Environ(), "FLINT_GENERATOR_CMDLINE="+cmdline, "FLINT_GENERATOR_ENV="+env,
+				"FLINT_GENERATOR_LOG="+filepath.Join(dir, "log"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("flint-generator: %v\n%s", err, out)
+			}
+			var links []string
+			_ = filepath.WalkDir(units, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.Type()&os.ModeSymlink != 0 {
+					rel, _ := filepath.Rel(units, p)
+					links = append(links, rel)
+					target, _ := os.Readlink(p)
+					if want := "/usr/lib/systemd/system/" + d.Name(); target != want {
+						t.Errorf("%s -> %s, want -> %s", rel, target, want)
+					}
+				}
+				return nil
+			})
+			slices.Sort(links)
+			if !slices.Equal(links, c.links) {
+				t.Errorf("generator(%q) links:\n  %s\nwant:\n  %s", c.cmdline, strings.Join(links, "\n  "), strings.Join(c.links, "\n  "))
+			}
+			got, err := os.ReadFile(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "PLATFORM_ID=" + c.platform + "\n"; string(got) != want {
+				t.Errorf("generator(%q) wrote %q, want %q", c.cmdline, got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,30 @@
+#!/bin/bash
+# dracut module "flintvm": the VM tests' probes, added to the test
+# initramfs beside flint's own module. Each unit runs only when its kernel
+# argument is given, so the image behaves as a distro's would otherwise.
+
+# called by dracut
+check() {
+    return 255
+}
+
+# called by dracut
+depends() {
+    echo flint
+    return 0
+}
+
+# called by dracut
+install() {
+    inst_multiple mdadm cryptsetup blkid cat sed ls || {
+        dfatal "flintvm: tools missing"
+        exit 1
+    }
+    inst_script "$moddir/flintvm-check.sh" /usr/libexec/flintvm-check
+    local unit
+    mkdir -p "$initdir/$systemdsystemunitdir/initrd.target.wants"
+    for unit in flintvm-journal.service flintvm-check.service; do
+        inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit"
+        ln_r "$systemdsystemunitdir/$unit" "$systemdsystemunitdir/initrd.target.wants/$unit"
+    done
+}
