@@ -60,9 +60,13 @@ func Run(ctx context.Context, d Deps) error {
 	if err := s.relabelAll(ctx); err != nil {
 		return err
 	}
+	// One syncfs instead of an fsync per file: the writes are durable
+	// before the umount stage, at a fraction of the cost.
+	op := s.op("files", "syncing the filesystem of "+d.Root)
 	if err := root.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", d.Root, err)
+		return op.Fail(fmt.Errorf("syncing %s: %w", d.Root, err))
 	}
+	op.Finish()
 	return nil
 }
 
