@@ -1,6 +1,7 @@
-// Package disks is the disks stage: it partitions disks and creates (or
-// reuses) filesystems as the config's storage section says. RAID arrays and
-// LUKS volumes are refused with a clear error until they are implemented.
+// Package disks is the disks stage: it partitions disks, creates RAID
+// arrays, creates (or reuses) and opens LUKS2 volumes, and creates (or
+// reuses) filesystems as the config's storage section says. IBM CEX keys
+// are refused with a clear error.
 //
 // The stage plans, then applies. Reading a disk (sfdisk --json, the kernel's
 // view of what is mounted or held) yields a DiskState; Plan turns a
@@ -14,6 +15,16 @@
 // lists every partition it would keep (the ones the config does not name
 // are always kept); the stage's check for filesystems on partitions being
 // deleted relies on that, and it must never be applied.
+//
+// RAID arrays are always created (mdadm, as the reference), once their
+// members exist and none is in use. LUKS volumes follow the reference's
+// reuse rule (§5.4): a LUKS2 volume whose header matches the config and
+// that the given key opens is reused, anything else on the device fails
+// unless wipeVolume is set. Keys live in 0400 files in a private
+// directory for the stage's duration, and go to the files stage through
+// Deps.KeepKey; they never reach a log or a command line. Without udev the
+// stage has mdadm and cryptsetup make their nodes (NoUdevEnv) and makes
+// the /dev/disk/by-id/dm-name-<name> link udev would.
 //
 // Filesystems follow the reference's reuse rule: an existing filesystem is
 // kept only when wipeFilesystem is false and its type, label and UUID match;
