@@ -231,7 +231,12 @@ func TestRunCreatesAnArrayAVolumeOnItAndAFilesystemInIt(t *testing.T) {
 	if strings.Contains(log, key[:64]) {
 		t.Error("the log holds the key")
 	}
-	for _, want := range []string{"decision=\"create: the device holds nothing\"", "[finished] creating RAID array data", "[finished] opening LUKS volume secret"} {
+	for _, want := range []string{
+		"array /dev/md/data: create raid1, 2 active and 0 spare, from /dev/vda1, /dev/vdb1",
+		"luks secret on /dev/md/data: decided once the device exists",
+		"filesystem ext4 on /dev/mapper/secret: decided once the device exists",
+		"decision=\"create: the device holds nothing\"", "[finished] creating RAID array data", "[finished] opening LUKS volume secret",
+	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q", want)
 		}
@@ -283,8 +288,8 @@ func TestRunLuksReusesAMatchingVolume(t *testing.T) {
 	if w := f.writesStorage(); len(w) != 1 || !strings.HasPrefix(w[0], "cryptsetup luksOpen /dev/vda1 x --key-file ") || !strings.HasSuffix(w[0], "--persistent --allow-discards") {
 		t.Errorf("Run() wrote %q, want only luksOpen", w)
 	}
-	if !strings.Contains(log, "decision=\"reuse: it matches the config and the key opens it\"") {
-		t.Error("the log lacks the reuse decision")
+	if !strings.Contains(log, "decision=\"reuse: it matches the config and the key opens it\"") || !strings.Contains(log, "luks x on /dev/vda1: reuse (open with the key file)") {
+		t.Error("the log lacks the reuse decision or the plan's line")
 	}
 	if kept["x"] != "data:;base64,"+base64.StdEncoding.EncodeToString([]byte("right key")) {
 		t.Errorf("kept %q, want the given key", kept["x"])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/flintboot/flint/config"
@@ -205,11 +206,53 @@ func (s *stage) planDisks(ctx context.Context, cfgs []config.Disk, fss []config.
 	}
 	errs = append(errs, s.checkArraysBefore(disks, arrays)...)
 	errs = append(errs, s.checkVolumesBefore(ctx, disks, vols)...)
-	errs = append(errs, s.checkFilesystemsBefore(ctx, disks, fss)...)
+	fsBefore, fsErrs := s.checkFilesystemsBefore(ctx, disks, fss)
+	errs = append(errs, fsErrs...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("nothing was written: %w", err)
 	}
+	if len(arrays) > 0 || len(vols) > 0 || len(fss) > 0 {
+		op := s.op("plan", "the plan for arrays, LUKS volumes and filesystems")
+		for _, line := range describeStorage(arrays, vols, fss, fsBefore) {
+			op.Log().Info(line)
+		}
+		op.Finish()
+	}
 	return disks, nil
+}
+
+// describeStorage is the plan's lines for the arrays, the LUKS volumes
+// and the filesystems, in config order: what becomes of each, or that it
+// is decided once its device exists (after partitioning, or after the
+// arrays and volumes it is on are made).
+func describeStorage(arrays []config.Raid, vols []*luksRun, fss []config.Filesystem, fsBefore map[string]string) []string {
+	var lines []string
+	for _, r := range arrays {
+		spares := 0
+		if r.Spares != nil {
+			spares = *r.Spares
+		}
+		lines = append(lines, fmt.Sprintf("array %s: create %s, %d active and %d spare, from %s",
+			mdPath(r.Name), deref(r.Level), len(r.Devices)-spares, spares, strings.Join(r.Devices, ", ")))
+	}
+	for _, v := range vols {
+		what := "decided once the device exists"
+		switch {
+		case v.decided && v.action == luksReuse:
+			what = "reuse (open with the key file)"
+		case v.decided:
+			what = "create"
+		}
+		lines = append(lines, fmt.Sprintf("luks %s on %s: %s", v.cfg.Name, deref(v.cfg.Device), what))
+	}
+	for _, f := range fss {
+		what, ok := fsBefore[f.Device]
+		if !ok {
+			what = "decided once the device exists"
+		}
+		lines = append(lines, fmt.Sprintf("filesystem %s on %s: %s", deref(f.Format), f.Device, what))
+	}
+	return lines
 }
 
 // checkFilesystemsBefore catches, before any partition table is written,
@@ -219,7 +262,8 @@ func (s *stage) planDisks(ctx context.Context, cfgs []config.Disk, fss []config.
 // plans create, resize or re-create, and the partitions of a disk that
 // could not be planned are decided after partitioning (if it comes to
 // that).
-func (s *stage) checkFilesystemsBefore(ctx context.Context, disks []diskRun, fss []config.Filesystem) []error {
+func (s *stage) checkFilesystemsBefore(ctx context.Context, disks []diskRun, fss []config.Filesystem) (map[string]string, []error) {
+	decided := map[string]string{}
 	var errs []error
 	for _, f := range fss {
 		node, err := s.Devices.Resolve(f.Device)
@@ -242,11 +286,17 @@ func (s *stage) checkFilesystemsBefore(ctx context.Context, disks []diskRun, fss
 			errs = append(errs, err)
 			continue
 		}
-		if _, err := reuse(f, p); err != nil {
+		keep, err := reuse(f, p)
+		switch {
+		case err != nil:
 			errs = append(errs, err)
+		case keep:
+			decided[f.Device] = "keep (it matches the config)"
+		default:
+			decided[f.Device] = "create"
 		}
 	}
-	return errs
+	return decided, errs
 }
 
 // affectedByPlans says whether the partition plans change the device, so
