@@ -84,17 +84,6 @@ func (r *Root) HostPath(real string) string {
 	return strings.TrimSuffix(r.dir, "/") + real
 }
 
-// Info is what Lstat tells of a node.
-type Info struct {
-	Mode     fs.FileMode
-	UID, GID int
-	Dev, Ino uint64
-	Size     int64
-}
-
-// IsDir says the node is a directory.
-func (i Info) IsDir() bool { return i.Mode.IsDir() }
-
 // loc is a resolved path: its parent directory, open, and the last
 // component's name in it. base is "." for the root itself.
 type loc struct {
@@ -345,22 +334,6 @@ func infoOf(st *unix.Stat_t) Info {
 		m |= fs.ModeSticky
 	}
 	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size)}
-}
-
-// ModeFromUnix turns the config's numeric mode (07777, ignition.md §1.2)
-// into a FileMode, setuid, setgid and sticky included.
-func ModeFromUnix(m int) fs.FileMode {
-	fm := fs.FileMode(m & 0o777)
-	if m&0o4000 != 0 {
-		fm |= fs.ModeSetuid
-	}
-	if m&0o2000 != 0 {
-		fm |= fs.ModeSetgid
-	}
-	if m&0o1000 != 0 {
-		fm |= fs.ModeSticky
-	}
-	return fm
 }
 
 // unixMode is the inverse of ModeFromUnix.
