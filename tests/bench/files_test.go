@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/stages/files"
 )
@@ -208,8 +210,10 @@ func (noCommands) Run(_ context.Context, name string, _ ...string) ([]byte, erro
 
 // BenchmarkFilesStageLarge runs the files stage in-process on the large
 // config without users into an empty root: the stage's own cost, without
-// process start-up, cache reading or the fetch stage.
+// process start-up, cache reading or the fetch stage. Its log goes
+// through the text handler of -log-to-stdout, into io.Discard.
 func BenchmarkFilesStageLarge(b *testing.B) {
+	log := slog.New(oplog.NewTextHandler(io.Discard, nil))
 	cfg, rep, err := config.Parse(withoutUsers(b, largeConfig(b)))
 	if err != nil {
 		b.Fatalf("%v\n%s", err, rep)
@@ -223,7 +227,7 @@ func BenchmarkFilesStageLarge(b *testing.B) {
 		os.MkdirAll(root, 0o755)
 		b.StartTimer()
 		err := files.Run(context.Background(), files.Deps{
-			Config: cfg, Root: root,
+			Config: cfg, Root: root, Logger: log,
 			Fetcher: resource.New(resource.Options{}),
 			Runner:  noCommands{},
 			BootID:  func() (string, error) { return "bench", nil },
