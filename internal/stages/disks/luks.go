@@ -109,7 +109,8 @@ func (s *stage) readLuksHeader(ctx context.Context, node string) (luksHeader, er
 // --test-passphrase` checks without opening anything. It writes nothing.
 func (s *stage) decideLuks(ctx context.Context, v *luksRun) error {
 	dev := deref(v.cfg.Device)
-	op := s.op("luks", fmt.Sprintf("deciding what to do with %s for LUKS volume %s", dev, v.cfg.Name))
+	op := s.op("luks", fmt.Sprintf("deciding what to do with %s for LUKS volume %s: blkid -p -o export %s, and for a LUKS volume cryptsetup luksDump %s",
+		dev, v.cfg.Name, v.node, v.node))
 	if why, err := s.deviceInUse(v.node); err != nil {
 		return op.Fail(err)
 	} else if why != "" {
