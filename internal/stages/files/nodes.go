@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/rootfs"
 )
 
@@ -234,10 +235,7 @@ type fileJob struct {
 	forget bool
 	done   chan struct{}
 	err    error
-	op     interface {
-		Finish(...any)
-		Fail(error) error
-	}
+	op     *oplog.Op
 }
 
 func isRemote(r config.Resource) bool {
