@@ -31,11 +31,20 @@ END
 fi
 
 echo "flint-neednet: the config needs the network: bringing it up"
-systemctl start systemd-networkd.service
-networkctl reload
+# A restart, not networkctl reload: that goes through D-Bus, which the
+# initramfs may not run. networkd reads the .network files when it starts.
+if ! systemctl restart systemd-networkd.service; then
+    echo "flint-neednet: systemd-networkd did not start: see journalctl -u systemd-networkd"
+    exit 1
+fi
 for dir in /usr/lib/systemd /lib/systemd; do
     if [ -x "$dir/systemd-networkd-wait-online" ]; then
-        exec "$dir/systemd-networkd-wait-online" --any --operational-state=routable --timeout=120
+        if "$dir/systemd-networkd-wait-online" --any --operational-state=routable --timeout=120; then
+            echo "flint-neednet: the network is up"
+            exit 0
+        fi
+        echo "flint-neednet: no interface got a routable address within 120 s: see journalctl -u systemd-networkd"
+        exit 1
     fi
 done
 echo "flint-neednet: no systemd-networkd-wait-online: not waiting for the network"

@@ -65,9 +65,13 @@ depends() {
 # called by dracut
 installkernel() {
     # The filesystems, RAID levels and dm-crypt a config can ask for, so the
-    # disks and mount stages work whatever the host's initramfs policy.
+    # disks and mount stages work whatever the host's initramfs policy;
+    # LUKS2's default cipher is aes-xts-plain64 (xts is a module, and
+    # cryptsetup reaches the kernel's ciphers through AF_ALG). Missing ones
+    # are skipped (instmods is optional by default).
     hostonly='' instmods ext4 xfs btrfs vfat nls_cp437 nls_iso8859-1 \
-        raid0 raid1 raid10 raid456 dm_crypt crc32c_generic qemu_fw_cfg
+        raid0 raid1 raid10 raid456 crc32c_generic qemu_fw_cfg \
+        dm_crypt xts aesni_intel essiv af_alg algif_skcipher
     return 0
 }
 

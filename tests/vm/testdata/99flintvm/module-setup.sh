@@ -27,4 +27,7 @@ install() {
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit"
         ln_r "$systemdsystemunitdir/$unit" "$systemdsystemunitdir/initrd.target.wants/$unit"
     done
+    mkdir -p "$initdir/$systemdsystemunitdir/emergency.target.wants"
+    inst_simple "$moddir/flintvm-emergency.service" "$systemdsystemunitdir/flintvm-emergency.service"
+    ln_r "$systemdsystemunitdir/flintvm-emergency.service" "$systemdsystemunitdir/emergency.target.wants/flintvm-emergency.service"
 }
