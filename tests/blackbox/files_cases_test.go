@@ -18,6 +18,13 @@ func systemdCfg(s string) string {
 	return `{"ignition":{"version":"$VERSION"},"systemd":` + s + `}`
 }
 
+// tlsCfg is a config trusting cas (a JSON list of resources) that
+// writes /foo/bar from source, with extra fields for its contents.
+func tlsCfg(cas, source, extra string) string {
+	return `{"ignition":{"version":"$VERSION","security":{"tls":{"certificateAuthorities":` + cas + `}}},
+		"storage":{"files":[{"path":"/foo/bar","contents":{"source":"` + source + `"` + extra + `}}]}}`
+}
+
 const unitDir = "etc/systemd/system/"
 const presetFile = "etc/systemd/system-preset/20-ignition.preset"
 
@@ -196,6 +203,33 @@ func filesCases() []filesCase {
 			Config: storage(`{"links":[{"path":"/up/escape","target":"../../../../../../tmp"}],"files":[{"path":"/via/sub/flint-escape-cfg","contents":{"source":"data:,x"}}]}`),
 			Out:    []fnode{{Path: "tmp/sub/flint-escape-cfg", Contents: "x"}},
 			Check:  hostUntouched("/tmp/sub/flint-escape-cfg")},
+
+		// security/tls: file contents over HTTPS, trusted through the
+		// config's certificateAuthorities.
+		{Name: "tls.fetchfile", Config: tlsCfg(`[{"source":"$CADATA"}]`, `$HTTPS/contents`, ""),
+			Out: []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.cabundle", Config: tlsCfg(`[{"source":"$BUNDLEDATA"}]`, `$HTTPS/contents`, ""),
+			Out: []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.http", Config: tlsCfg(`[{"source":"$HTTP/ca.pem"}]`, `$HTTPS/contents`, ""),
+			Out: []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.http.cabundle", Config: tlsCfg(`[{"source":"$HTTP/bundle.pem"}]`, `$HTTPS/contents`, ""),
+			Out: []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.http.compressed", MinVersion: config.V3_1, Config: tlsCfg(`[{"source":"$HTTP/ca.pem.gz","compression":"gzip"}]`, `$HTTPS/contents`, ""),
+			Out: []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.http.headers", MinVersion: config.V3_1,
+			Config: tlsCfg(`[{"source":"$HTTP/ca.pem"}]`, `$HTTPS/auth/contents`, `,"httpHeaders":[{"name":"`+headerName+`","value":"`+headerValue+`"}]`),
+			Out:    []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.http.headers.redirect", MinVersion: config.V3_1,
+			Config: tlsCfg(`[{"source":"$HTTP/ca.pem"}]`, `$HTTPS/redirect/contents`, `,"httpHeaders":[{"name":"`+headerName+`","value":"`+headerValue+`"}]`),
+			Out:    []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.fetchfile.http.headers.overwrite", MinVersion: config.V3_1,
+			Config: tlsCfg(`[{"source":"$HTTP/ca.pem"}]`, `$HTTPS/ua/contents`, `,"httpHeaders":[{"name":"User-Agent","value":"flint-test-agent"}]`),
+			Out:    []fnode{{Path: "foo/bar", Contents: contents}}},
+		{Name: "tls.file.create.needsca", Config: tlsCfg(`[]`, `$HTTPS/contents`, ""),
+			WantFail: "certificate", Out: []fnode{{Path: "foo/bar", Kind: "absent"}}},
+		{Name: "tls.fetchfile.http.invalidheader", MinVersion: config.V3_1,
+			Config:   tlsCfg(`[{"source":"$HTTP/ca.pem"}]`, `$HTTPS/auth/contents`, `,"httpHeaders":[{"name":"`+headerName+`","value":"wrong"}]`),
+			WantFail: "403", Out: []fnode{{Path: "foo/bar", Kind: "absent"}}},
 
 		// passwd
 		{Name: "users.add",

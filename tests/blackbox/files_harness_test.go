@@ -3,13 +3,21 @@ package blackbox
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +27,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/tftp/tftptest"
@@ -36,7 +45,9 @@ type filesCase struct {
 	// In are nodes created in the root before flint runs.
 	In []fnode
 	// Config is the config, with $VERSION, $HTTP (the test server's
-	// http://127.0.0.1:port), $TFTP (tftp://127.0.0.1:port) and $ROOT.
+	// http://127.0.0.1:port), $HTTPS, $TFTP (tftp://127.0.0.1:port),
+	// $CADATA and $BUNDLEDATA (data URLs of the HTTPS server's CA, alone
+	// and after another) and $ROOT.
 	Config string
 	// Out are nodes checked after the run (also after a failure: what a
 	// failed run must leave alone).
@@ -118,13 +129,33 @@ func dataURL(s string) string {
 	return "data:;base64," + base64.StdEncoding.EncodeToString([]byte(s))
 }
 
-// filesServers starts the HTTP and TFTP servers the remote cases fetch
-// from.
-func filesServers(t *testing.T) (httpURL, tftpURL string) {
+// servers are the tier's servers: plain HTTP, HTTPS with a certificate
+// only a config's certificateAuthorities make trusted, and TFTP.
+type servers struct {
+	HTTP, HTTPS, TFTP string
+	// CA is the HTTPS server's certificate (PEM), Bundle the same after
+	// another, unrelated CA's.
+	CA, Bundle string
+}
+
+// filesServers starts the servers the remote cases fetch from. Besides
+// the served files, HTTP and HTTPS serve /ca.pem, /ca.pem.gz and
+// /bundle.pem.
+func filesServers(t *testing.T) *servers {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := &servers{}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
+		case p == "/ca.pem":
+			io.WriteString(w, s.CA)
+			return
+		case p == "/ca.pem.gz":
+			io.WriteString(w, gz(s.CA))
+			return
+		case p == "/bundle.pem":
+			io.WriteString(w, s.Bundle)
+			return
 		case strings.HasPrefix(p, "/auth/"):
 			// Served only with the header the config sets.
 			if r.Header.Get(headerName) != headerValue {
@@ -151,15 +182,42 @@ func filesServers(t *testing.T) (httpURL, tftpURL string) {
 			return
 		}
 		io.WriteString(w, body)
-	}))
+	})
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
+	tlsSrv := httptest.NewUnstartedServer(handler)
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // refused handshakes are the point of some cases
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	s.HTTP, s.HTTPS = srv.URL, tlsSrv.URL
+	s.CA = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw}))
+	s.Bundle = otherCA(t) + s.CA
 	files := map[string][]byte{}
 	for k, v := range served {
 		files[strings.TrimPrefix(k, "/")] = []byte(v)
 	}
 	ts := tftptest.NewServer(files)
 	t.Cleanup(func() { ts.Close() })
-	return srv.URL, "tftp://" + ts.Addr()
+	s.TFTP = "tftp://" + ts.Addr()
+	return s
+}
+
+// otherCA is a self-signed CA certificate (PEM) that signed nothing the
+// tier serves, for bundles.
+func otherCA(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "unrelated CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
 // filesStages is the chain the distro's units run after fetching.
@@ -195,13 +253,14 @@ func requireFilesTier(t *testing.T) {
 }
 
 // runFilesCase prepares a root, runs the chain and checks the result.
-func runFilesCase(t *testing.T, bin string, c filesCase, v config.Version, httpURL, tftpURL string) {
+func runFilesCase(t *testing.T, bin string, c filesCase, v config.Version, srv *servers) {
 	m := newMachine(t, bin, "")
 	root := m.path("sysroot")
 	for _, n := range append(append([]fnode{}, distroRoot...), c.In...) {
 		makeNode(t, root, n)
 	}
-	expand := strings.NewReplacer("$VERSION", v.String(), "$HTTP", httpURL, "$TFTP", tftpURL, "$ROOT", root)
+	expand := strings.NewReplacer("$VERSION", v.String(), "$HTTPS", srv.HTTPS, "$HTTP", srv.HTTP, "$TFTP", srv.TFTP,
+		"$CADATA", dataURL(srv.CA), "$BUNDLEDATA", dataURL(srv.Bundle), "$ROOT", root)
 	m.write("work/config.ign", expand.Replace(c.Config))
 	failed := ""
 	for _, st := range filesStages {
@@ -354,12 +413,12 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 func TestFiles(t *testing.T) {
 	requireFilesTier(t)
 	bin := buildFlint(t)
-	httpURL, tftpURL := filesServers(t)
+	srv := filesServers(t)
 	for _, c := range filesCases() {
 		for _, v := range c.versions() {
 			t.Run(c.Name+"/"+v.String(), func(t *testing.T) {
 				t.Parallel()
-				runFilesCase(t, bin, c, v, httpURL, tftpURL)
+				runFilesCase(t, bin, c, v, srv)
 			})
 		}
 	}
