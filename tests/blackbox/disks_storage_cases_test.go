@@ -219,11 +219,11 @@ var storageCases = []diskCase{
 		Config: `{"ignition": {"version": "$VERSION"}, "storage": {
 			"luks": [{"name": "flintbb-genkey", "device": "$DISK0p1", "label": "gen", "discard": true,
 				"openOptions": ["--perf-no_read_workqueue"], ` + fastLuks + `}],
-			"filesystems": [{"device": "/dev/disk/by-id/dm-name-flintbb-genkey", "format": "xfs", "label": "inner"}]}}`,
+			"filesystems": [{"device": "/dev/disk/by-id/dm-name-flintbb-genkey", "format": "ext4", "label": "inner"}]}}`,
 		Out: []disk{onePart(32, &filesystem{Format: "crypto_LUKS", Version: "2", Label: "gen"})},
 		Check: func(t *testing.T, p *preparedCase) {
 			checkLuks(t, p.disks[0].partNode(1), "gen", "", true, 1, 0)
-			checkOpen(t, "flintbb-genkey", "xfs", "inner")
+			checkOpen(t, "flintbb-genkey", "ext4", "inner")
 			checkKeptKey(t, p, "flintbb-genkey", "generated")
 		},
 	},
@@ -234,7 +234,7 @@ var storageCases = []diskCase{
 		In:         []disk{luksPart("luks2", "old")},
 		Config: `{"ignition": {"version": "$VERSION"}, "storage": {
 			"luks": [{"name": "flintbb-reuse", "device": "$DISK0p1", "label": "old", "uuid": "` + uuidLuks + `", "keyFile": {"source": "$KEY"}}]}}`,
-		Out: []disk{luksPart("luks2", "old")},
+		Out: []disk{onePart(32, &filesystem{Format: "crypto_LUKS", Version: "2", Label: "old", UUID: uuidLuks})},
 		Check: func(t *testing.T, p *preparedCase) {
 			checkLuks(t, p.disks[0].partNode(1), "old", uuidLuks, false, 1, 0)
 			checkOpen(t, "flintbb-reuse", "", "")
