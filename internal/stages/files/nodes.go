@@ -369,14 +369,9 @@ func (s *stage) commit(j *fileJob) error {
 			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 		}
 	}
-	uid, gid := j.uid, j.gid
-	if uid == s.uid {
-		uid = -1
-	}
-	if gid == s.gid {
-		gid = -1
-	}
-	if err := j.tmp.Commit(j.mode, uid, gid); err != nil {
+	// Always chown, even to flint's own ids: a temporary file in a
+	// setgid directory starts with the directory's group.
+	if err := j.tmp.Commit(j.mode, j.uid, j.gid); err != nil {
 		return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 	}
 	if j.forget {

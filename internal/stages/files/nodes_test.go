@@ -94,6 +94,13 @@ func TestNodes(t *testing.T) {
 			want: []want{{path: "s", kind: "file", contents: "x", mode: 0o755 | fs.ModeSetuid | fs.ModeSetgid, uid: -1, gid: -1}}},
 		{name: "files.customperms masked before 3.6", config: `{"ignition":{"version":"3.5.0"},"storage":{"files":[{"path":"/s","mode":2541,"contents":{"source":"data:,x"}}]}}`,
 			want: []want{{path: "s", kind: "file", contents: "x", mode: 0o755, uid: -1, gid: -1}}},
+		{name: "default group despite a setgid directory", prepare: func(tg *target) {
+			os.Mkdir(tg.path("sg"), 0o755)
+			os.Chown(tg.path("sg"), -1, otherGID())
+			os.Chmod(tg.path("sg"), 0o755|os.ModeSetgid)
+		},
+			config: `{"storage":{"files":[{"path":"/sg/f","contents":{"source":"data:,x"}}]}}`,
+			want:   []want{{path: "sg/f", kind: "file", contents: "x", uid: u, gid: g}}},
 		{name: "files.owner.byid", config: `{"storage":{"files":[{"path":"/o","user":{"id":` + itoa(u) + `},"group":{"id":` + itoa(g) + `}}]}}`,
 			want: []want{{path: "o", kind: "file", uid: u, gid: g}}},
 		{name: "files.create.overwrite.false", prepare: func(tg *target) { tg.write("x", "old") },
@@ -201,6 +208,16 @@ func TestNodes(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// otherGID is a group the tests can give a directory: any other than
+// the test's own when root, the own one otherwise (then the case checks
+// nothing more than the default).
+func otherGID() int {
+	if os.Geteuid() == 0 {
+		return 4242
+	}
+	return os.Getegid()
+}
 
 // assertNoTemps fails if a temporary file of the stage is left anywhere
 // in the root.
