@@ -130,6 +130,7 @@ timeout 300 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nodefaults -n
     -netdev user,id=n0 -device virtio-net-pci,netdev=n0 < /dev/null 2>&1 |
     sed -u -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' | tee "$out/console.log" |
     grep --line-buffered -E ' flint\[|^flint|flint-neednet|FLINTVM-ROOT|Switching root|FAILED|emergency' |
+    grep --line-buffered -v -i 'command line' |
     sed -u -e 's/^\[ *\([0-9.]*\)\] localhost flint\[[0-9]*\]: /[\1 s] /' -e 's/FLINTVM-ROOT: init reached/the provisioned root filesystem booted/' || true
 boot=$(($(date +%s) - t0))
 grep -q "FLINTVM-ROOT: init reached" "$out/console.log" ||
@@ -144,7 +145,7 @@ data="$out/data.img?offset=$(($(part_start "$out/data.img" 1) * 512))"
 echo "data disk:      $(sgdisk -p "$out/data.img" | awk '$1 == "1" {print "partition 1 \"" $7 "\", " $4 " " $5}'), ext4 label $(debugfs -R stats "$data" 2> /dev/null | sed -n 's/^Filesystem volume name: *//p')"
 page_hash=$(dcat "$data" /index.html | sha512sum | cut -d' ' -f1)
 if grep -q "sha512-$page_hash" examples/demo.ign; then verdict="matches the config's sha512"; else verdict="DOES NOT match the config's hash"; fi
-echo "web page:       /srv/www/index.html, $(dcat "$data" /index.html | wc -c) bytes, $verdict; served to the guest: $(grep -c 'GET /index.html' "$out/httpd.log" || true) request(s)"
+echo "web page:       /srv/www/index.html, $(dcat "$data" /index.html | wc -c) bytes, $verdict; requests the server answered: $(grep -c 'url:/index.html' "$out/httpd.log" || true)"
 echo "hostname:       $(dcat "$root" /etc/hostname)"
 echo "user:           $(dcat "$root" /etc/passwd | grep '^core:'), groups: $(dcat "$root" /etc/group | grep -E '^[^:]*:[^:]*:[^:]*:.*core' | cut -d: -f1 | tr '\n' ' ')"
 echo "ssh key:        /home/core/.ssh/authorized_keys.d/ignition: $(dcat "$root" /home/core/.ssh/authorized_keys.d/ignition | cut -c1-40)..."

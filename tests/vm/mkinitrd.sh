@@ -21,7 +21,8 @@ if [ $# -lt 4 ]; then
     echo "usage: $0 FLINT KVER WORKDIR OUTPUT [EXTRA_MODULE_DIR...]" >&2
     exit 2
 fi
-flint=$1 kver=$2 work=$3 out=$4
+# Absolute paths: dracut changes directory while it works.
+flint=$(realpath "$1") kver=$2 work=$(realpath -m "$3") out=$(realpath -m "$4")
 shift 4
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
