@@ -25,9 +25,11 @@ import (
 // a hash mismatch found at the end). It records the most fetches it saw
 // running at once.
 type fakeFetcher struct {
-	data    map[string]string
-	fail    map[string]bool
-	delay   time.Duration
+	data  map[string]string
+	fail  map[string]bool
+	delay time.Duration
+	// during runs a function while fetching a source (before its data).
+	during  map[string]func()
 	running atomic.Int32
 	maxRun  atomic.Int32
 	mu      sync.Mutex
@@ -49,6 +51,9 @@ func (f *fakeFetcher) Fetch(ctx context.Context, res config.Resource, w io.Write
 		if n <= m || f.maxRun.CompareAndSwap(m, n) {
 			break
 		}
+	}
+	if f.during != nil && f.during[src] != nil {
+		f.during[src]()
 	}
 	if f.delay > 0 && !strings.HasPrefix(src, "data:") {
 		select {

@@ -290,6 +290,11 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
 	// Renaming over a symlink changes where paths through it lead.
 	j.forget = exists && info.Mode&fs.ModeSymlink != 0
+	// Behind a slow fetch, the files after it wait with their temporary
+	// files open: bound them, and the descriptors they hold.
+	if err := q.room(); err != nil {
+		return err
+	}
 	j.op = s.op("files", "writing "+what)
 	if j.tmp, err = at.CreateTemp(); err != nil {
 		close(j.done)
@@ -412,6 +417,24 @@ func (q *queue) commitReady() error {
 		default:
 			return nil
 		}
+		q.jobs = q.jobs[1:]
+		if err := q.s.commit(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxQueued bounds the files waiting to be renamed, each holding two
+// descriptors (its temporary file and its directory).
+const maxQueued = 256
+
+// room commits from the head of the queue, waiting for its contents if
+// need be, until a file can be added.
+func (q *queue) room() error {
+	for len(q.jobs) >= maxQueued {
+		j := q.jobs[0]
+		<-j.done
 		q.jobs = q.jobs[1:]
 		if err := q.s.commit(j); err != nil {
 			return err

@@ -322,3 +322,28 @@ func TestParallelFetch(t *testing.T) {
 		last = at
 	}
 }
+
+// TestQueueBounded: behind one slow fetch, the data-URL files after it
+// wait with their temporary files open; there are never more than
+// maxQueued of them.
+func TestQueueBounded(t *testing.T) {
+	tg := newTarget(t)
+	tg.fetch.data["http://srv/slow"] = "slow"
+	most := 0
+	tg.fetch.during = map[string]func(){"http://srv/slow": func() {
+		time.Sleep(300 * time.Millisecond) // the main loop queues what it can
+		entries, _ := os.ReadDir(tg.path("d"))
+		most = len(entries)
+	}}
+	files := []string{`{"path":"/d/slow","contents":{"source":"http://srv/slow"}}`}
+	for i := range maxQueued + 100 {
+		files = append(files, `{"path":"/d/f`+itoa(i)+`","contents":{"source":"data:,`+itoa(i)+`"}}`)
+	}
+	if err := tg.run(`{"storage":{"files":[` + strings.Join(files, ",") + `]}}`); err != nil {
+		t.Fatal(err)
+	}
+	if most > maxQueued+1 || most < maxQueued/2 {
+		t.Errorf("%d temporary files waited behind the slow fetch, want about %d and no more", most, maxQueued)
+	}
+	tg.check(want{path: "d/f" + itoa(maxQueued+99), kind: "file", contents: itoa(maxQueued + 99), uid: -1, gid: -1})
+}
