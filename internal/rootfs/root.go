@@ -774,6 +774,15 @@ func (r *Root) Locate(p string) (*Loc, error) {
 	if err != nil {
 		return nil, r.pathError("resolve", p, err)
 	}
+	if l.borrowed {
+		// The Loc outlives this call: a removal in between would
+		// close the cache's descriptor under it.
+		fd, err := unix.Dup(l.parent)
+		if err != nil {
+			return nil, r.pathError("resolve", p, err)
+		}
+		l.parent, l.borrowed = fd, false
+	}
 	return &Loc{r: r, path: p, l: l}, nil
 }
 
@@ -805,14 +814,13 @@ func (l *Loc) Lstat() (info Info, ok bool, err error) {
 	return infoOf(&st), true, nil
 }
 
-// CreateTemp is Root.CreateTemp for the located path.
+// CreateTemp is Root.CreateTemp for the located path. The temporary file
+// takes the Loc's directory over: the Loc is closed after it.
 func (l *Loc) CreateTemp() (*Temp, error) {
 	if l.l.parent < 0 {
 		return l.r.CreateTemp(l.path)
 	}
-	fd, err := unix.Dup(l.l.parent)
-	if err != nil {
-		return nil, l.r.pathError("create", l.path, err)
-	}
-	return l.r.createTempIn(loc{parent: fd, base: l.l.base, real: l.l.real}, l.path)
+	dir := l.l
+	l.l.parent = -1
+	return l.r.createTempIn(dir, l.path)
 }

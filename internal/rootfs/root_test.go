@@ -309,3 +309,35 @@ func TestCacheFollowsRemovals(t *testing.T) {
 		t.Errorf("write after Forget not re-rooted: %v", err)
 	}
 }
+
+// TestLocOutlivesForget: a Loc keeps its own directory, so a removal
+// (which empties the cache) between Locate and CreateTemp cannot pull it
+// away.
+func TestLocOutlivesForget(t *testing.T) {
+	r, dir, _ := attackRoot(t)
+	if err := r.WriteFile("/a/b/warm", nil, 0o644); err != nil { // caches /a/b/
+		t.Fatal(err)
+	}
+	at, err := r.Locate("/a/b/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Close()
+	if err := r.Remove("/a/b/warm"); err != nil { // Forget
+		t.Fatal(err)
+	}
+	if _, ok, err := at.Lstat(); ok || err != nil {
+		t.Fatalf("Lstat = %v, %v; want absent", ok, err)
+	}
+	tmp, err := at.CreateTemp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Write([]byte("x"))
+	if err := tmp.Commit(0o644, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a/b/f")); err != nil || string(b) != "x" {
+		t.Errorf("a/b/f = %q, %v", b, err)
+	}
+}

@@ -112,20 +112,25 @@ func (s *stage) nodes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.what(), err)
 		}
+		if q.under(at.Real()) {
+			// Something still being fetched lies at, under or above
+			// this path: let it land first, in the config's order,
+			// then resolve again (a rename may have replaced a
+			// symlink on the way).
+			at.Close()
+			if err := q.flush(); err != nil {
+				return err
+			}
+			if at, err = s.root.Locate(p); err != nil {
+				return fmt.Errorf("%s: %w", e.what(), err)
+			}
+		}
 		real := at.Real()
 		if other, dup := seen[real]; dup {
 			at.Close()
 			return fmt.Errorf("%s: %w %s (both are %s after following symlinks)", e.what(), ErrSamePath, other, real)
 		}
 		seen[real] = p
-		if q.under(real) {
-			// Something still being fetched lies at or under this
-			// path: let it land first, in the config's order.
-			if err := q.flush(); err != nil {
-				at.Close()
-				return err
-			}
-		}
 		if s.selinux {
 			s.scheduleRelabel(p)
 		}
