@@ -69,7 +69,7 @@ installkernel() {
     # LUKS2's default cipher is aes-xts-plain64 (xts is a module, and
     # cryptsetup reaches the kernel's ciphers through AF_ALG). Missing ones
     # are skipped (instmods is optional by default).
-    hostonly='' instmods ext4 xfs btrfs vfat nls_cp437 nls_iso8859-1 \
+    hostonly='' instmods ext4 xfs btrfs vfat nls_cp437 nls_iso8859-1 nls_ascii nls_utf8 \
         raid0 raid1 raid10 raid456 crc32c_generic qemu_fw_cfg \
         dm_crypt xts aesni_intel essiv af_alg algif_skcipher
     return 0

@@ -67,7 +67,7 @@ func requireTools(t *testing.T) (kernel, kver string) {
 		t.Skip("vm: skipped: dracut needs root to build the initramfs (run as root, as .ci/run does)")
 	}
 	var missing []string
-	for _, tool := range []string{"qemu-system-x86_64", "dracut", "lsinitrd", "sgdisk", "mkfs.ext4", "debugfs", "mdadm", "cryptsetup", "busybox"} {
+	for _, tool := range []string{"qemu-system-x86_64", "dracut", "lsinitrd", "sgdisk", "mkfs.ext4", "debugfs", "mdadm", "cryptsetup", "busybox", "mtype"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}

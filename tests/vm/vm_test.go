@@ -37,19 +37,24 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-// qemuConfig is scenario 1's config: a data partition after the root, an
-// ext4 filesystem on it mounted for the files stage, a file on it and one
-// in /etc, a user with an SSH key, and an enabled unit.
+// qemuConfig is scenario 1's config: a data partition after the root
+// with an ext4 filesystem and an ESP with a FAT one, both mounted for the
+// files stage, a file on each and one in /etc, a user with an SSH key,
+// and an enabled unit.
 const qemuConfig = `{
   "ignition": {"version": "3.4.0"},
   "storage": {
-    "disks": [{"device": "/dev/vda", "partitions": [{"number": 2, "label": "data", "sizeMiB": 48}]}],
-    "filesystems": [{"device": "/dev/disk/by-partlabel/data", "format": "ext4", "label": "DATA",
-                     "path": "/var/data", "wipeFilesystem": true}],
+    "disks": [{"device": "/dev/vda", "partitions": [
+      {"number": 2, "label": "data", "sizeMiB": 48},
+      {"number": 3, "label": "esp", "sizeMiB": 16, "typeGuid": "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"}]}],
+    "filesystems": [
+      {"device": "/dev/disk/by-partlabel/data", "format": "ext4", "label": "DATA", "path": "/var/data", "wipeFilesystem": true},
+      {"device": "/dev/disk/by-partlabel/esp", "format": "vfat", "label": "ESP", "path": "/boot/efi", "wipeFilesystem": true}],
     "directories": [{"path": "/var/data/www", "mode": 493}],
     "files": [
       {"path": "/var/data/www/index.html", "mode": 420, "contents": {"source": "data:,hello%20from%20flint%0A"}},
-      {"path": "/etc/motd", "mode": 420, "contents": {"source": "data:;base64,cHJvdmlzaW9uZWQgYnkgZmxpbnQK"}}
+      {"path": "/etc/motd", "mode": 420, "contents": {"source": "data:;base64,cHJvdmlzaW9uZWQgYnkgZmxpbnQK"}},
+      {"path": "/boot/efi/flint/hello.txt", "contents": {"source": "data:,on%20the%20ESP%0A"}}
     ]
   },
   "passwd": {"users": [{"name": "core", "groups": ["wheel"], "sshAuthorizedKeys": ["` + sshKey + `"]}]},
@@ -85,6 +90,11 @@ func (s *suite) testQEMU(t *testing.T) {
 	dfs := openExt4(t, disk, data.start)
 	if got := dfs.mustCat("/www/index.html"); got != "hello from flint\n" {
 		t.Errorf("/var/data/www/index.html = %q, want %q", got, "hello from flint\n")
+	}
+	if esp, ok := parts[3]; !ok || esp.name != "esp" {
+		t.Errorf("partition 3 = %+v, want the ESP", esp)
+	} else if got := run(t, "", nil, "mtype", "-i", fmt.Sprintf("%s@@%d", disk, esp.start*512), "::/flint/hello.txt"); got != "on the ESP\n" {
+		t.Errorf("/boot/efi/flint/hello.txt (FAT, read with mtools) = %q", got)
 	}
 	root := openExt4(t, disk, parts[1].start)
 	if got := root.mustCat("/etc/motd"); got != "provisioned by flint\n" {
