@@ -187,14 +187,16 @@ func TestStages(t *testing.T) {
 	}
 }
 
-// The disks stage reads the cache fetch-offline wrote. Its refusal of
-// RAID comes before it looks at any device, so this runs anywhere.
+// The disks stage reads the cache fetch-offline wrote: the RAID array's
+// members it names are waited for (with the engine's device timeout) and
+// missing, which runs anywhere.
 func TestDisksStageReadsTheCache(t *testing.T) {
-	h := newHarness(t, "fetch-offline", serve(`{"ignition":{"version":"3.4.0"},"storage":{"raid":[{"name":"md0","level":"raid1","devices":["/dev/vdx","/dev/vdy"]}]}}`))
+	h := newHarness(t, "fetch-offline", serve(`{"ignition":{"version":"3.4.0"},"storage":{"raid":[{"name":"md0","level":"raid1","devices":["/dev/flint-test-absent-x","/dev/flint-test-absent-y"]}]}}`))
 	h.mustRun("fetch-offline")
+	h.opts.DeviceTimeout = 50 * time.Millisecond
 	err := h.run("disks")
-	if err == nil || err.Error() != "stage disks: storage.raid is not supported yet" {
-		t.Fatalf("Run(disks) = %v, want the honest refusal of RAID", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "stage disks: raid md0: device /dev/flint-test-absent-x: device did not appear after waiting") {
+		t.Fatalf("Run(disks) = %v, want the missing members of the array from the cache named", err)
 	}
 
 	h = newHarness(t, "fetch-offline", serve(`{"ignition":{"version":"3.4.0"}}`))
