@@ -86,8 +86,9 @@ type stage struct {
 	// relabel lists the real paths (inside the root) to relabel.
 	relabel []string
 	// selinux says relabelling is wanted: the target has SELinux enabled.
-	selinux     bool
-	selinuxType string
+	selinux bool
+	// fileContexts is the policy's file_contexts, inside the root.
+	fileContexts string
 }
 
 // op starts an operation on the stage's logger.

@@ -1,7 +1,6 @@
 package files
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,48 +8,32 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
+
+	"github.com/flintboot/flint/internal/selinux"
 )
 
-// selinuxConfig is the target's SELinux configuration (selinux_config(5)).
-const selinuxConfig = "/etc/selinux/config"
-
 // detectSELinux reads the target's SELinux configuration: relabelling is
-// wanted when SELINUX is anything but disabled. A target without the file
-// is not relabelled, and the log says so (the reference fails the stage
-// there, which leaves a non-SELinux distro unable to use it).
+// wanted when it enables SELinux. A target without the file is not
+// relabelled, and the log says so (the reference fails the stage there,
+// which leaves a non-SELinux distro unable to use it).
 func (s *stage) detectSELinux() error {
-	data, err := s.root.ReadFile(selinuxConfig)
+	data, err := s.root.ReadFile(selinux.ConfigPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		s.log.Info("the target has no " + selinuxConfig + ": not relabelling what this stage writes")
+		s.log.Info("the target has no " + selinux.ConfigPath + ": not relabelling what this stage writes")
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", selinuxConfig, err)
+		return fmt.Errorf("%s: %w", selinux.ConfigPath, err)
 	}
-	mode, typ := "", ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok || strings.HasPrefix(k, "#") {
-			continue
-		}
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
-		switch strings.TrimSpace(k) {
-		case "SELINUX":
-			mode = v
-		case "SELINUXTYPE":
-			typ = v
-		}
-	}
-	if mode == "disabled" {
-		s.log.Info("SELinux is disabled in the target's " + selinuxConfig + ": not relabelling")
+	cfg := selinux.Parse(data)
+	if !cfg.Enabled() {
+		s.log.Info("SELinux is not enabled in the target's " + selinux.ConfigPath + ": not relabelling")
 		return nil
 	}
-	if typ == "" {
-		return fmt.Errorf("%s: SELINUX=%s but no SELINUXTYPE", selinuxConfig, mode)
+	if s.fileContexts, err = cfg.FileContexts(); err != nil {
+		return err
 	}
-	s.selinux, s.selinuxType = true, typ
+	s.selinux = true
 	return nil
 }
 
@@ -90,7 +73,7 @@ func (s *stage) relabelAll(ctx context.Context) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("relabel list: %w", err)
 	}
-	contexts := path.Join(s.Root, "etc/selinux", s.selinuxType, "contexts/files/file_contexts")
+	contexts := path.Join(s.Root, s.fileContexts)
 	_, err = s.command(ctx, "files", fmt.Sprintf("relabelling %d paths", len(seen)),
 		[]string{"setfiles", "-vF0", "-r", s.Root, contexts, "-f", f.Name()})
 	return err

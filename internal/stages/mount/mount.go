@@ -15,6 +15,8 @@ import (
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/sys"
+
+	"github.com/flintboot/flint/internal/selinux"
 )
 
 // Runner runs a command and returns its standard output (sys.Runner).
@@ -88,7 +90,7 @@ func Run(ctx context.Context, d Deps) (created []string, err error) {
 		return nil, err
 	}
 	if label == nil {
-		d.Logger.Info("SELinux is not enabled in the target root: new mountpoints are not relabelled", "config", filepath.Join(d.Root, selinuxConfig))
+		d.Logger.Info("SELinux is not enabled in the target root: new mountpoints are not relabelled", "config", filepath.Join(d.Root, selinux.ConfigPath))
 	}
 	for _, f := range fss {
 		made, err := mountOne(ctx, d, label, f)

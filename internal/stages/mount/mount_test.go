@@ -14,6 +14,8 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/sys"
+
+	"github.com/flintboot/flint/internal/selinux"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -236,7 +238,7 @@ func TestRunSELinux(t *testing.T) {
 				if err := os.MkdirAll(filepath.Join(root, "etc/selinux"), 0o755); err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(filepath.Join(root, selinuxConfig), []byte(tt.config), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(root, selinux.ConfigPath), []byte(tt.config), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			} else if err := os.Mkdir(filepath.Join(root, "etc"), 0o755); err != nil {

@@ -1,8 +1,6 @@
 package mount
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,48 +11,32 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/selinux"
 )
-
-// selinuxConfig is the target's SELinux config (selinux_config(5)).
-const selinuxConfig = "/etc/selinux/config"
 
 // labeller relabels paths inside root (absolute, as seen from the root).
 type labeller func(ctx context.Context, log *slog.Logger, root string, paths []string) error
 
 // selinuxLabeller returns the relabelling function for the target root,
-// or nil when its SELinux config is missing or says SELINUX=disabled: then
-// there is nothing to label, and setfiles may not even be there.
+// or nil when its SELinux config is missing or does not enable SELinux:
+// then there is nothing to label, and setfiles may not even be there.
 func selinuxLabeller(root string, r Runner) (labeller, error) {
-	cfgPath := filepath.Join(root, selinuxConfig)
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := os.ReadFile(filepath.Join(root, selinux.ConfigPath))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the SELinux config: %w", err)
 	}
-	mode, policy := "", ""
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok || strings.HasPrefix(k, "#") {
-			continue
-		}
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
-		switch strings.TrimSpace(k) {
-		case "SELINUX":
-			mode = v
-		case "SELINUXTYPE":
-			policy = v
-		}
-	}
-	if mode == "" || mode == "disabled" {
+	cfg := selinux.Parse(raw)
+	if !cfg.Enabled() {
 		return nil, nil
 	}
-	if policy == "" || strings.ContainsAny(policy, "/") {
-		return nil, fmt.Errorf("%s enables SELinux (%s) but names no usable SELINUXTYPE (%q)", cfgPath, mode, policy)
+	fc, err := cfg.FileContexts()
+	if err != nil {
+		return nil, err
 	}
-	contexts := filepath.Join(root, "etc/selinux", policy, "contexts/files/file_contexts")
+	contexts := filepath.Join(root, fc)
 	return func(ctx context.Context, log *slog.Logger, root string, paths []string) error {
 		// setfiles -r strips the root from each path to look up its
 		// context; -F forces the full context (the user too).
