@@ -47,52 +47,55 @@ type DB struct {
 // databases; malformed lines are skipped, as glibc's files backend does.
 func Load(r Reader) (*DB, error) {
 	db := &DB{users: map[string]User{}, groups: map[string]Group{}}
-	for _, p := range passwdFiles {
-		data, err := r.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+	err := readEntries(r, passwdFiles[:], 7, func(f []string) {
+		uid, err1 := strconv.Atoi(f[2])
+		gid, err2 := strconv.Atoi(f[3])
+		if err1 != nil || err2 != nil {
+			return
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
+		if _, dup := db.users[f[0]]; !dup {
+			db.users[f[0]] = User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Split(line, ":")
-			if len(f) != 7 || f[0] == "" || strings.HasPrefix(f[0], "+") || strings.HasPrefix(f[0], "-") {
-				continue
-			}
-			uid, err1 := strconv.Atoi(f[2])
-			gid, err2 := strconv.Atoi(f[3])
-			if err1 != nil || err2 != nil {
-				continue
-			}
-			if _, dup := db.users[f[0]]; !dup {
-				db.users[f[0]] = User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
-			}
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range groupFiles {
-		data, err := r.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	err = readEntries(r, groupFiles[:], 4, func(f []string) {
+		gid, err := strconv.Atoi(f[2])
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
+			return
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Split(line, ":")
-			if len(f) != 4 || f[0] == "" || strings.HasPrefix(f[0], "+") || strings.HasPrefix(f[0], "-") {
-				continue
-			}
-			gid, err := strconv.Atoi(f[2])
-			if err != nil {
-				continue
-			}
-			if _, dup := db.groups[f[0]]; !dup {
-				db.groups[f[0]] = Group{Name: f[0], GID: gid}
-			}
+		if _, dup := db.groups[f[0]]; !dup {
+			db.groups[f[0]] = Group{Name: f[0], GID: gid}
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return db, nil
+}
+
+// readEntries calls add with the fields of every well-formed line (n
+// colon-separated fields, a name that is not an NIS +/- entry) of the
+// files, in order; a missing file is an empty one.
+func readEntries(r Reader, files []string, n int, add func(fields []string)) error {
+	for _, p := range files {
+		data, err := r.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", p, err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Split(line, ":")
+			if len(f) != n || f[0] == "" || strings.HasPrefix(f[0], "+") || strings.HasPrefix(f[0], "-") {
+				continue
+			}
+			add(f)
+		}
+	}
+	return nil
 }
 
 // User looks a user up by name.
