@@ -92,6 +92,11 @@ type Fetcher struct {
 	caBundles map[string][]byte       // fetched CA bundles by source and hash
 	aws       awsState
 	gcs       gcsState
+
+	// bufs holds the copy buffers of finished fetches (*[]byte of
+	// copyBufferSize) for the next ones: thousands of small files would
+	// otherwise each allocate and clear one.
+	bufs sync.Pool
 }
 
 // netConfig is what the config says about fetching.
@@ -294,15 +299,20 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 		return nil
 	}
 	src := *res.Source
-	name := config.DescribeURL(src)
 	u, err := url.Parse(src)
 	if err != nil {
-		return fmt.Errorf("%s: invalid URL: %w", name, unwrapURLError(err))
+		return fmt.Errorf("%s: invalid URL: %w", config.DescribeURL(src), unwrapURLError(err))
+	}
+	// DescribeURL would parse src again to say what this says.
+	name := "data URL"
+	if !strings.EqualFold(u.Scheme, "data") {
+		name = config.DescribeURL(src)
 	}
 	p, err := newPipeline(res, name)
 	if err != nil {
 		return err
 	}
+	p.bufs = &f.bufs
 	scheme := strings.ToLower(u.Scheme)
 	switch scheme {
 	case "data", "http", "https", "tftp", "s3", "arn", "gs":

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/vincent-petithory/dataurl"
 
@@ -34,6 +35,8 @@ type pipeline struct {
 	hashName string // "sha512", "sha256"; "" for no check
 	newHash  func() hash.Hash
 	want     []byte
+	// bufs, when set, lends the copy buffer (the Fetcher's pool).
+	bufs *sync.Pool
 }
 
 func newPipeline(res config.Resource, name string) (pipeline, error) {
@@ -83,19 +86,60 @@ func (p pipeline) run(src io.Reader, s *sink) error {
 		h = p.newHash()
 		w = io.MultiWriter(h, s)
 	}
-	if _, err := io.CopyBuffer(w, r, make([]byte, copyBufferSize)); err != nil {
+	buf := p.buffer()
+	_, err := io.CopyBuffer(w, r, *buf)
+	if p.bufs != nil {
+		p.bufs.Put(buf)
+	}
+	if err != nil {
 		return p.fail("decompressing", err)
 	}
-	if h != nil {
-		if got := h.Sum(nil); !bytes.Equal(got, p.want) {
-			return &HashMismatchError{
-				URL:      p.name,
-				Expected: p.hashName + "-" + hex.EncodeToString(p.want),
-				Actual:   p.hashName + "-" + hex.EncodeToString(got),
-			}
+	return p.check(h)
+}
+
+// buffer is a copy buffer of copyBufferSize, from the pool when there is
+// one (its contents are overwritten before they are read: no clearing).
+func (p pipeline) buffer() *[]byte {
+	if p.bufs != nil {
+		if b, ok := p.bufs.Get().(*[]byte); ok {
+			return b
+		}
+	}
+	b := make([]byte, copyBufferSize)
+	return &b
+}
+
+// check compares the hash of what was written with the expected one (h is
+// nil without verification).
+func (p pipeline) check(h hash.Hash) error {
+	if h == nil {
+		return nil
+	}
+	if got := h.Sum(nil); !bytes.Equal(got, p.want) {
+		return &HashMismatchError{
+			URL:      p.name,
+			Expected: p.hashName + "-" + hex.EncodeToString(p.want),
+			Actual:   p.hashName + "-" + hex.EncodeToString(got),
 		}
 	}
 	return nil
+}
+
+// write is run for contents already whole in memory and not compressed (a
+// decoded data URL): one write, hashed on the way, with run's errors and
+// its order (on a mismatch s has received all the data).
+func (p pipeline) write(data []byte, s *sink) error {
+	var h hash.Hash
+	if p.newHash != nil {
+		h = p.newHash()
+		h.Write(data)
+	}
+	if len(data) > 0 {
+		if _, err := s.Write(data); err != nil {
+			return p.fail("writing", err)
+		}
+	}
+	return p.check(h)
 }
 
 // fail names the step that went wrong, unless the source or the writer
@@ -181,35 +225,48 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// fetchData decodes a data URL (RFC 2397) and runs it through p. The common
-// base64 form is decoded as a stream; anything else goes to dataurl, which
-// the config validation used too.
+// fetchData decodes a data URL (RFC 2397) and runs it through p. The
+// common base64 form is decoded in one go; anything else goes to dataurl,
+// which the config validation used too. Uncompressed contents are then
+// hashed and written whole, without a copy loop.
 func (f *Fetcher) fetchData(src string, p pipeline, s *sink) error {
-	if r, ok := plainBase64(src); ok {
-		return p.run(r, s)
-	}
-	du, err := dataurl.DecodeString(src)
+	data, ok, err := plainBase64(src)
 	if err != nil {
 		return fmt.Errorf("%s: invalid data URL: %w", p.name, err)
 	}
-	return p.run(bytes.NewReader(du.Data), s)
+	if !ok {
+		du, err := dataurl.DecodeString(src)
+		if err != nil {
+			return fmt.Errorf("%s: invalid data URL: %w", p.name, err)
+		}
+		data = du.Data
+	}
+	if p.gzip {
+		return p.run(bytes.NewReader(data), s)
+	}
+	return p.write(data, s)
 }
 
-// plainBase64 recognizes data:[<media type>];base64,<standard base64> with
+// plainBase64 decodes data:[<media type>];base64,<standard base64> with
 // nothing but base64 characters after the comma, which dataurl would decode
-// with base64.StdEncoding too.
-func plainBase64(src string) (io.Reader, bool) {
-	head, data, ok := strings.Cut(src, ",")
-	if !ok || !strings.HasSuffix(strings.ToLower(head), ";base64") {
-		return nil, false
+// with base64.StdEncoding too. ok is false for any other form.
+func plainBase64(src string) (data []byte, ok bool, err error) {
+	head, enc, found := strings.Cut(src, ",")
+	const suffix = ";base64"
+	if !found || len(head) < len(suffix) || !strings.EqualFold(head[len(head)-len(suffix):], suffix) {
+		return nil, false, nil
 	}
-	for i := 0; i < len(data); i++ {
-		b := data[i]
+	for i := 0; i < len(enc); i++ {
+		b := enc[i]
 		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '=') {
-			return nil, false
+			return nil, false, nil
 		}
 	}
-	return base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)), true
+	data, err = base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return nil, true, err
+	}
+	return data, true, nil
 }
 
 func tftpError(err error) *tftp.Error {
