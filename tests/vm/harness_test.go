@@ -587,3 +587,27 @@ func (s *suite) flintShare(t *testing.T) string {
 		"(of the image's %.1f MiB of files, uncompressed)",
 		float64(binary)/(1<<20), float64(units)/1024, float64(toolBytes)/(1<<20), float64(total)/(1<<20))
 }
+
+// addExt4Partition adds partition number n (sizeMiB, GPT name name) to a
+// disk image and fills it with an ext4 filesystem labelled label, made
+// by mkfs.ext4 -d from files (path → content).
+func addExt4Partition(t *testing.T, dir, disk string, n, sizeMiB int, name, label string, files map[string]string) partition {
+	t.Helper()
+	tree := filepath.Join(dir, fmt.Sprintf("part%d-tree", n))
+	for p, content := range files {
+		full := filepath.Join(tree, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, "", nil, "sgdisk", "-n", fmt.Sprintf("%d:0:+%dM", n, sizeMiB), "-t", fmt.Sprintf("%d:8300", n), "-c", fmt.Sprintf("%d:%s", n, name), disk)
+	p := partitions(t, disk)[n]
+	img := filepath.Join(dir, fmt.Sprintf("part%d.img", n))
+	run(t, "", nil, "truncate", "-s", strconv.Itoa(sizeMiB)+"M", img)
+	run(t, "", nil, "mkfs.ext4", "-q", "-F", "-L", label, "-d", tree, img)
+	run(t, "", nil, "dd", "if="+img, "of="+disk, "bs=512", fmt.Sprintf("seek=%d", p.start), "conv=notrunc,sparse", "status=none")
+	return p
+}

@@ -25,6 +25,7 @@ func TestVM(t *testing.T) {
 	t.Run("metal-config-url", s.testMetalURL)
 	t.Run("wrong-hash", s.testWrongHash)
 	t.Run("luks-raid", s.testLuksRaid)
+	t.Run("kargs-reboot", s.testKargs)
 }
 
 // writeFile writes content to dir/name and returns the path.
@@ -383,5 +384,60 @@ func (s *suite) testLuksRaid(t *testing.T) {
 		c := s.boot(t, dir, vm{Name: "second", Disks: disks,
 			Args: []string{"ignition.platform.id=qemu", "flintvm.check=luks:secret:/hello.txt"}})
 		c.mustHave(t, "FLINTVM-CHECK: content: sealed", "FLINTVM-CHECK: done", "FLINTVM-ROOT: init reached")
+	})
+}
+
+// bootEntry is the Boot Loader Specification entry the kargs scenario's
+// boot filesystem starts with.
+const bootEntry = "title flintvm\nversion 6.1\nlinux /vmlinuz\noptions root=LABEL=flintroot console=ttyS0 quiet\n"
+
+// testKargs: a config with kernelArguments on a machine whose boot
+// filesystem (labelled boot) holds BLS entries. The first boot edits the
+// entry and reboots from the kargs stage, before any disk or file is
+// touched (QEMU's -no-reboot ends the VM there); the next boot, with the
+// new arguments as the boot loader would pass them, finds nothing to
+// change and provisions the rest.
+func (s *suite) testKargs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	disk := s.newDisk(t, dir, "disk.img", 64, true)
+	bootPart := addExt4Partition(t, dir, disk, 2, 16, "boot", "boot", map[string]string{"loader/entries/flintvm.conf": bootEntry})
+	cfg := writeFile(t, dir, "config.ign", `{"ignition": {"version": "3.4.0"},
+	  "kernelArguments": {"shouldExist": ["flint.kargs=applied"], "shouldNotExist": ["quiet"]},
+	  "storage": {"files": [{"path": "/etc/after-kargs", "contents": {"source": "data:,provisioned%0A"}}]}}`)
+	args := []string{"ignition.firstboot", "ignition.platform.id=qemu", "flintvm.journal", "flint.console=1"}
+	c := s.boot(t, dir, vm{Name: "first", FwCfg: cfg, Disks: []string{disk}, Args: args})
+	if c.has("FLINTVM-ROOT: init reached") {
+		t.Fatalf("the first boot went on after the kargs stage changed the entries")
+	}
+	c.mustHave(t, "kargs: reboot: [started] rebooting so that the new kernel arguments take effect")
+	if c.has("disks: flint") || c.has("files: flint") {
+		t.Errorf("a stage after kargs started before the reboot")
+	}
+	boot := openExt4(t, disk, bootPart.start)
+	entry := boot.mustCat("/loader/entries/flintvm.conf")
+	if !strings.Contains(entry, "options root=LABEL=flintroot console=ttyS0 flint.kargs=applied\n") {
+		t.Errorf("the entry after the kargs stage:\n%s", entry)
+	}
+	root := openExt4(t, disk, rootStartSector)
+	if _, err := root.stat("/etc/after-kargs"); err == nil {
+		t.Errorf("/etc/after-kargs was written before the reboot")
+	}
+	if t.Failed() {
+		return
+	}
+
+	t.Run("after-reboot", func(t *testing.T) {
+		c := s.boot(t, dir, vm{Name: "second", FwCfg: cfg, Disks: []string{disk}, Args: append(args, "flint.kargs=applied")})
+		c.mustHave(t, "FLINTVM-ROOT: init reached", "files: stage finished")
+		if c.has("rebooting so that") {
+			t.Errorf("the kargs stage rebooted again with the arguments already in place")
+		}
+		if got := boot.mustCat("/loader/entries/flintvm.conf"); got != entry {
+			t.Errorf("the entry changed again:\n%s", got)
+		}
+		if got := root.mustCat("/etc/after-kargs"); got != "provisioned\n" {
+			t.Errorf("/etc/after-kargs = %q", got)
+		}
 	})
 }
