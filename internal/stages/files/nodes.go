@@ -244,7 +244,12 @@ type fileJob struct {
 }
 
 func isRemote(r config.Resource) bool {
-	return r.Source != nil && *r.Source != "" && !strings.HasPrefix(strings.ToLower(*r.Source), "data:")
+	if r.Source == nil || *r.Source == "" {
+		return false
+	}
+	// Only the scheme is compared: lowering a whole data URL copies it.
+	s := *r.Source
+	return len(s) < 5 || !strings.EqualFold(s[:5], "data:")
 }
 
 // file makes one file (ignition.md §4.3): contents into a temporary file
