@@ -401,7 +401,15 @@ func (r *stageRun) run(ctx context.Context) error {
 		}
 	}
 
-	r.config = config.Merge(base, user)
+	if baseFound || user.Ignition.Version == "" {
+		r.config = config.Merge(base, user)
+	} else {
+		// Merging over the empty base (nothing but the newest version)
+		// would copy the whole user config to yield it unchanged: the
+		// user config's own version wins, every other field of the base
+		// is empty.
+		r.config = user
+	}
 	err = r.stage.run(ctx, r)
 	if r.offline && errors.Is(err, resource.ErrNeedNet) {
 		// The second case: the config is cached, but later stages

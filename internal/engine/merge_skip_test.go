@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/flintboot/flint/config"
+)
+
+// TestMergeOverEmptyBaseIsIdentity backs run's shortcut: without base
+// configs, merging the user config over emptyConfig yields the user config
+// itself, so run skips the merge (a deep copy of a config that may hold
+// thousands of files).
+func TestMergeOverEmptyBaseIsIdentity(t *testing.T) {
+	paths, err := filepath.Glob("../../config/testdata/*/*.ign")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no test configs: %v", err)
+	}
+	parsed := 0
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := config.Parse(raw)
+		if err != nil {
+			continue // invalid on purpose
+		}
+		parsed++
+		if got := config.Merge(emptyConfig(), cfg); !reflect.DeepEqual(got, cfg) {
+			t.Errorf("%s: Merge(emptyConfig(), cfg) differs from cfg:\n%+v\n%+v", p, got, cfg)
+		}
+	}
+	if parsed == 0 {
+		t.Fatalf("none of %d test configs parses", len(paths))
+	}
+	t.Logf("%d configs", parsed)
+}
