@@ -31,12 +31,14 @@ const (
 	kindHardLink
 )
 
-// entry is one node of the config.
+// entry is one node of the config, pointing into it (the structs are
+// large: sorting thousands of copies cost more than writing the files).
 type entry struct {
-	kind kind
-	file config.File
-	dir  config.Directory
-	link config.Link
+	kind  kind
+	depth int // of the cleaned path, for ordered
+	file  *config.File
+	dir   *config.Directory
+	link  *config.Link
 }
 
 func (e entry) node() config.Node {
@@ -67,22 +69,26 @@ func (e entry) what() string {
 // what is written through it; hard links last, since their targets may be
 // any of the others.
 func ordered(st config.Storage) []entry {
-	var list, hard []entry
-	for _, d := range st.Directories {
-		list = append(list, entry{kind: kindDir, dir: d})
+	list := make([]entry, 0, len(st.Directories)+len(st.Files)+len(st.Links))
+	var hard []entry
+	for i := range st.Directories {
+		list = append(list, entry{kind: kindDir, dir: &st.Directories[i]})
 	}
-	for _, f := range st.Files {
-		list = append(list, entry{kind: kindFile, file: f})
+	for i := range st.Files {
+		list = append(list, entry{kind: kindFile, file: &st.Files[i]})
 	}
-	for _, l := range st.Links {
+	for i := range st.Links {
+		l := &st.Links[i]
 		if l.Hard != nil && *l.Hard {
 			hard = append(hard, entry{kind: kindHardLink, link: l})
 		} else {
 			list = append(list, entry{kind: kindSymlink, link: l})
 		}
 	}
-	depth := func(p string) int { return strings.Count(path.Clean(p), "/") }
-	sort.SliceStable(list, func(i, j int) bool { return depth(list[i].node().Path) < depth(list[j].node().Path) })
+	for i := range list {
+		list[i].depth = strings.Count(path.Clean(list[i].node().Path), "/")
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].depth < list[j].depth })
 	return append(list, hard...)
 }
 
@@ -136,9 +142,9 @@ func (s *stage) nodes(ctx context.Context) error {
 		}
 		switch e.kind {
 		case kindFile:
-			err = s.file(ctx, q, e.file, at)
+			err = s.file(ctx, q, *e.file, at)
 		case kindDir:
-			err = s.dir(e.dir)
+			err = s.dir(*e.dir)
 		default:
 			err = s.link(e)
 		}
@@ -529,7 +535,7 @@ func (s *stage) dir(d config.Directory) error {
 // symlink with the same target (then it is left as it is, owner included,
 // as the reference does), a hard link to the same inode.
 func (s *stage) link(e entry) error {
-	l := e.link
+	l := *e.link
 	what := e.what()
 	target := ""
 	if l.Target != nil {
