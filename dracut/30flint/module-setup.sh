@@ -2,6 +2,7 @@
 # dracut module "flint": puts flint, the tools its stages run, its units,
 # targets and generator into the initramfs. Read docs/distributor-notes.md
 # first; dracut.modules(7) describes the four functions below.
+# shellcheck disable=SC2154 # dracut sets moddir, initdir and the systemd*dir paths
 
 # The tools flint cannot provision a machine without: the disks stage
 # partitions (sgdisk, sfdisk, partx), probes and wipes (blkid, wipefs), makes

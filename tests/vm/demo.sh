@@ -27,15 +27,14 @@ die() {
 # find_kernel prints "PATH VERSION" of the newest kernel whose modules are
 # installed.
 find_kernel() {
-    local k v
-    for k in $(ls -r /boot/vmlinuz-* 2> /dev/null); do
+    local k v found=""
+    for k in /boot/vmlinuz-*; do
         v=${k#/boot/vmlinuz-}
         if [ -f "/lib/modules/$v/modules.dep" ]; then
-            echo "$k $v"
-            return 0
+            found="$k $v" # the glob is sorted: the last one is the newest
         fi
     done
-    return 1
+    [ -n "$found" ] && echo "$found"
 }
 
 step "1/5 what this machine needs"

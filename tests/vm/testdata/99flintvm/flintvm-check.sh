@@ -1,21 +1,26 @@
 #!/bin/sh
 # Reads flintvm.check=luks:NAME:FILE from the kernel command line; see
 # flintvm-check.service. Every result line starts with FLINTVM-CHECK.
-set -u
+set -uf
 say() { echo "FLINTVM-CHECK: $*"; }
 
 spec=""
+# shellcheck disable=SC2013 # the command line is one line of words
 for word in $(cat /proc/cmdline); do
     case $word in flintvm.check=*) spec=${word#flintvm.check=} ;; esac
 done
 name=$(echo "$spec" | sed -n 's/^luks:\([^:]*\):.*/\1/p')
 file=$(echo "$spec" | sed -n 's/^luks:[^:]*:\(.*\)/\1/p')
-[ -n "$name" ] && [ -n "$file" ] || { say "bad flintvm.check=$spec"; exit 1; }
+if [ -z "$name" ] || [ -z "$file" ]; then
+    say "bad flintvm.check=$spec"
+    exit 1
+fi
 
 mdadm --assemble --scan 2>&1 | sed 's/^/FLINTVM-CHECK: mdadm: /'
 udevadm settle
-line=$(sed -n "s/^$name[[:space:]]\{1,\}//p" /sysroot/etc/crypttab)
+line=$(sed -n "s/^${name}[[:space:]]\{1,\}//p" /sysroot/etc/crypttab)
 say "crypttab: $name $line"
+# shellcheck disable=SC2086 # a crypttab line: fields split on blanks
 set -- $line
 device=$1 keyfile=$2
 case $device in

@@ -2,6 +2,7 @@
 # dracut module "flintvm": the VM tests' probes, added to the test
 # initramfs beside flint's own module. Each unit runs only when its kernel
 # argument is given, so the image behaves as a distro's would otherwise.
+# shellcheck disable=SC2154 # dracut sets moddir, initdir and the systemd*dir paths
 
 # called by dracut
 check() {
