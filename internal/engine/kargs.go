@@ -46,8 +46,10 @@ func kargsHelper(getenv func(string) string) string {
 }
 
 // initramfsReboot returns what the kargs stage calls after a change: in
-// the initramfs, `systemctl reboot` (the job replaces the queued stage
-// units, so the disks stage does not start); anywhere else (a test, a
+// the initramfs, `systemctl reboot`. The later stages do not start because
+// their units (dracut/30flint) conflict with shutdown.target, so the
+// reboot job stops them; without that line systemd would run them during
+// the shutdown. Anywhere else (a test, a
 // chroot) nil, so that the stage only writes its flag.
 func initramfsReboot(log *slog.Logger, r interface {
 	Run(ctx context.Context, name string, args ...string) ([]byte, error)
