@@ -1,7 +1,9 @@
 // Package oplog records what flint does so that someone reading a failed
 // boot's journal sees what was being done, to what, and why it failed:
 // every side effect is an operation logged as [started], then [finished] or
-// [failed] with its duration (Run). It provides the two places the lines go:
+// [failed] with its duration (Begin). An operation that cannot keep anyone
+// waiting logs only its outcome (Quick), so that thousands of small files
+// do not cost twice as many lines. It provides the two places the lines go:
 // the systemd journal, with the structured fields distro tooling hooks
 // (NewJournalHandler), and a plain text stream for -log-to-stdout and for
 // machines without a journal (NewTextHandler).
@@ -25,8 +27,8 @@ const (
 // (the journal's CRIT).
 const LevelCritical = slog.LevelError + 4
 
-// Op is an operation in progress: Begin logs its [started] line, and
-// Finish, Fail or End its last one.
+// Op is an operation in progress: Begin logs its [started] line (Quick
+// none), and Finish or Fail its last one.
 type Op struct {
 	log   *slog.Logger
 	what  string
@@ -38,6 +40,15 @@ func Begin(log *slog.Logger, op, what string) *Op {
 	l := log.With(OpKey, op)
 	l.Info("[started] " + what)
 	return &Op{log: l, what: what, start: time.Now()}
+}
+
+// Quick starts an operation that only does local work that cannot take
+// long (creating a directory, writing contents already in the config): it
+// logs no [started] line, only the [finished] or [failed] one, which says
+// what was done. Anything that can wait (a fetch, a command) uses Begin, so
+// that a hang shows what it hangs on.
+func Quick(log *slog.Logger, op, what string) *Op {
+	return &Op{log: log.With(OpKey, op), what: what, start: time.Now()}
 }
 
 // Log is the operation's logger, for lines in between.

@@ -41,6 +41,31 @@ func TestOpAndTextHandler(t *testing.T) {
 	}
 }
 
+// TestQuick: an operation started with Quick logs only its outcome, the
+// [finished] line with its attributes or the [failed] line with the error.
+func TestQuick(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(NewTextHandler(&buf, nil)).With(StageKey, "files")
+	Quick(log, "files", "creating directory /etc/d").Finish("mode", "0755", "uid", 0, "gid", 0)
+	boom := errors.New("read-only file system")
+	if err := Quick(log, "files", "creating directory /etc/e").Fail(boom); !errors.Is(err, boom) {
+		t.Fatalf("Op.Fail(%v) = %v, want it returned unchanged", boom, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	want := []string{
+		`INFO     files: files: \[finished\] creating directory /etc/d duration=\d+s mode=0755 uid=0 gid=0$`,
+		`ERROR    files: files: \[failed\] creating directory /etc/e duration=\d+s error="read-only file system"$`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d (no [started] lines):\n%s", len(lines), len(want), &buf)
+	}
+	for i, re := range want {
+		if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT[\d:.]+Z ` + re).MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want it to match %q", i, lines[i], re)
+		}
+	}
+}
+
 type sent struct {
 	msg    string
 	pri    journal.Priority

@@ -96,6 +96,12 @@ func (s *stage) op(name, what string) *oplog.Op {
 	return oplog.Begin(s.log, name, what)
 }
 
+// quick starts an operation that logs only its outcome: a node whose
+// contents need no fetch is one [finished] or [failed] line.
+func (s *stage) quick(name, what string) *oplog.Op {
+	return oplog.Quick(s.log, name, what)
+}
+
 // command runs argv as an operation, logging it with password hashes
 // redacted; its error carries the redacted argv, exit status and standard
 // error.

@@ -262,19 +262,21 @@ func isRemote(r config.Resource) bool {
 // beside the target, verified, then renamed with the final mode and owner.
 func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Loc) error {
 	what := "file " + f.Path
+	// A failure before the write starts is one [failed] line.
+	fail := func(err error) error { return s.quick("files", "writing "+what).Fail(err) }
 	overwrite := f.Overwrite != nil && *f.Overwrite
 	hasSource := f.Contents.Source != nil
 	info, exists, err := at.Lstat()
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return fail(fmt.Errorf("%s: %w", what, err))
 	}
 	var existing *rootfs.Info
 	if exists && !overwrite {
 		if !info.Mode.IsRegular() {
-			return fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode))
+			return fail(fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode)))
 		}
 		if hasSource {
-			return fmt.Errorf("%s: %w and contents are given", what, ErrExists)
+			return fail(fmt.Errorf("%s: %w and contents are given", what, ErrExists))
 		}
 		existing = &info
 	}
@@ -287,11 +289,11 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	}
 	uid, gid, err := s.owner(f.Node, existing)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return fail(fmt.Errorf("%s: %w", what, err))
 	}
 	if existing != nil && len(f.Append) == 0 {
 		// Nothing to write: only the mode and owner the config gives.
-		op := s.op("files", what+": keeping its contents, setting mode and owner")
+		op := s.quick("files", what+": keeping its contents, setting mode and owner")
 		if f.Mode != nil {
 			if err := s.root.Chmod(f.Path, mode); err != nil {
 				return op.Fail(fmt.Errorf("%s: %w", what, err))
@@ -300,7 +302,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		if err := s.chown(f.Path, uid, gid); err != nil {
 			return op.Fail(fmt.Errorf("%s: %w", what, err))
 		}
-		op.Finish()
+		op.Finish(ownerAttrs(mode, uid, gid)...)
 		return nil
 	}
 	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
@@ -311,7 +313,17 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	if err := q.room(); err != nil {
 		return err
 	}
-	j.op = s.op("files", "writing "+what)
+	remote := isRemote(f.Contents)
+	for _, a := range f.Append {
+		remote = remote || isRemote(a)
+	}
+	// A fetch can take long: [started] says what is waited on. Contents
+	// in the config are written at once: one line says it is done.
+	if remote {
+		j.op = s.op("files", "writing "+what)
+	} else {
+		j.op = s.quick("files", "writing "+what)
+	}
 	if j.tmp, err = at.CreateTemp(); err != nil {
 		close(j.done)
 		return j.op.Fail(fmt.Errorf("%s: %w", what, err))
@@ -325,10 +337,6 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 			close(j.done)
 			return j.op.Fail(fmt.Errorf("%s: %w", what, err))
 		}
-	}
-	remote := isRemote(f.Contents)
-	for _, a := range f.Append {
-		remote = remote || isRemote(a)
 	}
 	if !remote {
 		j.fill(ctx, s.Fetcher)
@@ -398,8 +406,29 @@ func (s *stage) commit(j *fileJob) error {
 	if j.forget {
 		s.root.Forget()
 	}
-	j.op.Finish()
+	j.op.Finish(ownerAttrs(j.mode, j.uid, j.gid)...)
 	return nil
+}
+
+// ownerAttrs are the attributes of a node's [finished] line: its mode, as
+// the config writes it, and owner.
+func ownerAttrs(mode fs.FileMode, uid, gid int) []any {
+	return []any{"mode", unixMode(mode), "uid", uid, "gid", gid}
+}
+
+// unixMode writes a mode in octal as the config gives it (0644, 1777).
+func unixMode(m fs.FileMode) string {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= 0o1000
+	}
+	return fmt.Sprintf("%04o", u)
 }
 
 // queue holds the files being written, in the config's order: their
@@ -487,7 +516,7 @@ func (q *queue) abort() {
 // mode; an existing one only gets the mode and owner the config gives.
 func (s *stage) dir(d config.Directory) error {
 	what := "directory " + d.Path
-	op := s.op("files", "creating "+what)
+	op := s.quick("files", "creating "+what)
 	info, exists, err := s.lstat(d.Path)
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", what, err))
@@ -527,7 +556,11 @@ func (s *stage) dir(d config.Directory) error {
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
-	op.Finish()
+	if exists && d.Mode == nil {
+		// Kept as it was.
+		mode = info.Mode
+	}
+	op.Finish(ownerAttrs(mode, uid, gid)...)
 	return nil
 }
 
@@ -541,7 +574,7 @@ func (s *stage) link(e entry) error {
 	if l.Target != nil {
 		target = *l.Target
 	}
-	op := s.op("files", "creating "+what+" to "+target)
+	op := s.quick("files", "creating "+what+" to "+target)
 	fail := func(err error) error { return op.Fail(fmt.Errorf("%s: %w", what, err)) }
 	info, exists, err := s.lstat(l.Path)
 	if err != nil {
@@ -603,6 +636,8 @@ func (s *stage) link(e entry) error {
 		if err != nil {
 			return fail(err)
 		}
+		op.Finish("uid", uid, "gid", gid)
+		return nil
 	}
 	op.Finish()
 	return nil

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -346,4 +347,63 @@ func TestQueueBounded(t *testing.T) {
 		t.Errorf("%d temporary files waited behind the slow fetch, want about %d and no more", most, maxQueued)
 	}
 	tg.check(want{path: "d/f" + itoa(maxQueued+99), kind: "file", contents: itoa(maxQueued + 99), uid: -1, gid: -1})
+}
+
+// TestLogLines: a node written without a fetch is one [finished] line
+// naming its path, mode and owner; a remote file keeps its [started] line;
+// a failure is a [failed] line naming the node and the error; contents never
+// reach the log.
+func TestLogLines(t *testing.T) {
+	tg := newTarget(t)
+	tg.fetch.data["http://srv/r"] = "remote body"
+	err := tg.run(`{"storage":{
+		"directories":[{"path":"/d","mode":493}],
+		"files":[{"path":"/d/a","mode":420,"contents":{"source":"data:,secret-a"}},
+			{"path":"/d/r","contents":{"source":"http://srv/r"}}],
+		"links":[{"path":"/d/l","target":"/d/a"}]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := tg.logs.String()
+	for _, w := range []string{
+		`msg="[finished] creating directory /d" op=files duration=`,
+		`msg="[finished] writing file /d/a" op=files duration=`,
+		`msg="[started] writing file /d/r" op=files`,
+		`msg="[finished] writing file /d/r" op=files duration=`,
+		`msg="[finished] creating symlink /d/l to /d/a" op=files duration=`,
+	} {
+		if !strings.Contains(log, w) {
+			t.Errorf("log lacks %s", w)
+		}
+	}
+	for _, re := range []string{
+		`\[finished\] creating directory /d" .* mode=0755 uid=\d+ gid=\d+\n`,
+		`\[finished\] writing file /d/a" .* mode=0644 uid=\d+ gid=\d+\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(log) {
+			t.Errorf("log lacks a line matching %s", re)
+		}
+	}
+	for _, no := range []string{"[started] creating directory /d", "[started] writing file /d/a", "[started] creating symlink", "secret-a", "remote body"} {
+		if strings.Contains(log, no) {
+			t.Errorf("log has %q", no)
+		}
+	}
+
+	// Failures: one before the write starts, one of the fetch.
+	tg.fetch.fail["http://srv/bad"] = true
+	for _, c := range []struct{ config, want string }{
+		{`{"storage":{"files":[{"path":"/d/a","contents":{"source":"data:,x"}}]}}`, `msg="[failed] writing file /d/a" op=files duration=`},
+		{`{"storage":{"files":[{"path":"/d/f","contents":{"source":"http://srv/bad"}}]}}`, `msg="[failed] writing file /d/f" op=files duration=`},
+		{`{"storage":{"directories":[{"path":"/d/a"}]}}`, `msg="[failed] creating directory /d/a" op=files duration=`},
+	} {
+		tg.logs.Reset()
+		if err := tg.run(c.config); err == nil {
+			t.Errorf("%s: no error", c.config)
+			continue
+		}
+		if log := tg.logs.String(); !strings.Contains(log, c.want) || !strings.Contains(log, "error=") {
+			t.Errorf("%s: log lacks %s with the error", c.config, c.want)
+		}
+	}
 }
