@@ -1,0 +1,250 @@
+package vm
+
+// The blackbox tier's RAID and LUKS cases in a guest: the development
+// host and CI have no md driver and no device-mapper, so the disk cases
+// that declare Needs md or dm skip there. This test builds the blackbox
+// test binary (static) and flint, puts both in an initramfs of their own
+// (mkblackbox.sh: dracut's base module, the tools, the kernel modules,
+// an init that runs the cases and prints a result marker), and boots it
+// once. The guest runs only the cases that declare Needs
+// (FLINT_BLACKBOX_ONLY_NEEDS); those needing tang or a TPM still skip
+// there, saying so.
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	// bbTimeout bounds the one boot: the cases take about two minutes
+	// on an idle 2-core machine, several times that under load.
+	bbTimeout = 15 * time.Minute
+	// bbMemory is the guest's memory; the disk images live in its /tmp.
+	bbMemory = "2048"
+	// bbPass and bbFail start the init's result line.
+	bbPass = "FLINTBB-RESULT: PASS"
+	bbFail = "FLINTBB-RESULT: FAIL"
+	// bbKernel is the init's line saying what the kernel offers.
+	bbKernel = "FLINTBB: md yes, device-mapper yes"
+)
+
+// bbResult matches the summary lines of go test -v for the disk cases.
+var bbResult = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): TestDisks/(\S+) \(`)
+
+// bbMaySkip are the needs the guest does not offer: the cases needing
+// them may skip there (no clevis or tang in the image, no TPM).
+var bbMaySkip = regexp.MustCompile(`tang|tpm2`)
+
+// TestBlackboxInVM runs the disk cases that need md or device-mapper in
+// one QEMU guest and fails unless they all pass there (the tang and TPM
+// ones may skip).
+func TestBlackboxInVM(t *testing.T) {
+	kernel, kver := requireBlackboxVM(t)
+	dir := t.TempDir()
+	start := time.Now()
+	flint := buildFlint(t, dir)
+	bbtest := filepath.Join(dir, "blackbox.test")
+	run(t, repoRoot(t), []string{"CGO_ENABLED=0"}, goTool(), "test", "-c", "-tags", "nethttpomithttp2", "-trimpath",
+		"-o", bbtest, "./tests/blackbox")
+	initrd := filepath.Join(dir, "blackbox-initrd.img")
+	run(t, "", nil, "./mkblackbox.sh", flint, bbtest, kver, dir, initrd)
+	t.Logf("flint, the blackbox test binary and the initramfs built in %s", time.Since(start).Round(time.Second))
+
+	text, wall := bootBlackbox(t, dir, kernel, initrd)
+	t.Logf("boot: %s wall, from power-on to power-off", wall.Round(100*time.Millisecond))
+
+	results := map[string]string{}
+	var names []string
+	for _, m := range bbResult.FindAllStringSubmatch(text, -1) {
+		if _, seen := results[m[2]]; !seen {
+			names = append(names, m[2])
+		}
+		results[m[2]] = m[1]
+	}
+	sort.Strings(names)
+	var failed, badSkips []string
+	passed := 0
+	for _, n := range names {
+		t.Logf("in the guest: %s %s", results[n], n)
+		switch results[n] {
+		case "PASS":
+			passed++
+		case "FAIL":
+			failed = append(failed, n)
+		case "SKIP":
+			if !bbMaySkip.MatchString(n) {
+				badSkips = append(badSkips, n)
+			}
+		}
+	}
+	switch {
+	case !strings.Contains(text, bbKernel):
+		t.Fatalf("the guest's kernel lacks md or device-mapper (no %q line); console:\n%s", bbKernel, tail(text, 60))
+	case len(failed) > 0:
+		t.Fatalf("cases failed in the guest: %s\n%s\nconsole tail:\n%s", strings.Join(failed, ", "),
+			caseOutput(text, failed), tail(text, 40))
+	case strings.Contains(text, bbFail) || !strings.Contains(text, bbPass):
+		t.Fatalf("the blackbox run in the guest did not pass (no %q line); console:\n%s", bbPass, tail(text, 120))
+	case len(badSkips) > 0:
+		t.Fatalf("cases skipped in the guest, whose kernel and image should offer what they need: %s; console:\n%s",
+			strings.Join(badSkips, ", "), tail(text, 120))
+	case passed == 0:
+		t.Fatalf("no disk case passed in the guest; console:\n%s", tail(text, 120))
+	}
+	t.Logf("%d case runs passed in the guest, %d skipped (tang, TPM)", passed, len(names)-passed)
+}
+
+// requireBlackboxVM skips, naming what is missing, when this machine
+// cannot build the guest or boot it.
+func requireBlackboxVM(t *testing.T) (kernel, kver string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skipf("vm: skipped: the VM tier boots x86_64 Linux guests; this is %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("vm: skipped: dracut needs root to build the initramfs (run as root, as .ci/run does)")
+	}
+	var missing []string
+	for _, tool := range []string{"qemu-system-x86_64", "dracut", "sgdisk", "sfdisk", "partx", "wipefs", "blkid", "losetup",
+		"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkswap", "mdadm", "cryptsetup"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	kernel, kver = findKernel()
+	if kernel == "" {
+		missing = append(missing, "a kernel in /boot with its modules in /lib/modules (linux-image-amd64)")
+	}
+	if len(missing) > 0 {
+		t.Skipf("vm: skipped: missing %s (.ci/run installs them: qemu-system-x86 linux-image-amd64 dracut "+
+			"gdisk fdisk dosfstools xfsprogs btrfs-progs mdadm cryptsetup e2fsprogs)", strings.Join(missing, ", "))
+	}
+	return kernel, kver
+}
+
+// goTool is the go command of the toolchain running the tests.
+func goTool() string {
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		return "go"
+	}
+	return gobin
+}
+
+// bootBlackbox boots the guest once, at most bbTimeout, and returns its
+// console (without \r and terminal escapes) and the wall time. QEMU is
+// killed on every path. A guest that has not reached /init within
+// earlyTimeout (a TCG hang in the kernel's early setup, see suite.boot)
+// is killed and booted again, once.
+func bootBlackbox(t *testing.T, dir, kernel, initrd string) (string, time.Duration) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		text, wall, early := bootBlackboxOnce(t, dir, kernel, initrd)
+		if !early {
+			return text, wall
+		}
+		if attempt == 2 {
+			t.Fatalf("the kernel hung twice before starting /init; console:\n%s", tail(text, 40))
+		}
+		t.Logf("the kernel hung before starting /init (%s); booting again", tail(text, 1))
+	}
+}
+
+func bootBlackboxOnce(t *testing.T, dir, kernel, initrd string) (text string, wall time.Duration, early bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), bbTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", bbMemory, "-smp", "2",
+		"-nodefaults", "-nographic", "-serial", "stdio", "-no-reboot",
+		"-kernel", kernel, "-initrd", initrd,
+		"-append", "console=ttyS0 panic=-1 loglevel=4",
+		"-device", "virtio-rng-pci")
+	cmd.WaitDelay = 5 * time.Second
+	logPath := filepath.Join(dir, "blackbox.console.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("qemu: %v", err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	hung := make(chan bool, 1)
+	go func() {
+		deadline := time.NewTimer(earlyTimeout)
+		defer deadline.Stop()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				hung <- false
+				return
+			case <-tick.C:
+				if raw, _ := os.ReadFile(logPath); bytes.Contains(raw, []byte("Run /init as init process")) ||
+					bytes.Contains(raw, []byte("FLINTBB: md")) {
+					hung <- false
+					return
+				}
+			case <-deadline.C:
+				hung <- true
+				cancel()
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	wall = time.Since(start)
+	cancel()
+	early = <-hung
+	raw, _ := os.ReadFile(logPath)
+	text = ansi.ReplaceAllString(strings.ReplaceAll(string(raw), "\r", ""), "")
+	_ = os.WriteFile(logPath, []byte(text), 0o644)
+	if keep := os.Getenv("FLINT_VM_LOGDIR"); keep != "" {
+		_ = os.WriteFile(filepath.Join(keep, "TestBlackboxInVM.console.log"), []byte(text), 0o644)
+	}
+	switch {
+	case early:
+		return text, wall, true
+	case wall >= bbTimeout:
+		t.Fatalf("no power-off within %s; console:\n%s", bbTimeout, tail(text, 80))
+	case err != nil:
+		t.Fatalf("qemu: %v; console:\n%s", err, tail(text, 80))
+	}
+	return text, wall, false
+}
+
+// caseOutput returns what go test printed for each named case, from its
+// === RUN line to the next one (at most 60 lines each).
+func caseOutput(text string, names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		_, after, ok := strings.Cut(text, "=== RUN   TestDisks/"+n+"\n")
+		if !ok {
+			continue
+		}
+		body, _, _ := strings.Cut(after, "\n=== ")
+		lines := strings.Split(body, "\n")
+		if len(lines) > 60 {
+			lines = append(lines[:60], "…")
+		}
+		b.WriteString("--- " + n + ":\n" + strings.Join(lines, "\n") + "\n")
+	}
+	return b.String()
+}
