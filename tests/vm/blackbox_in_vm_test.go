@@ -13,6 +13,7 @@ package vm
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,21 @@ func TestBlackboxInVM(t *testing.T) {
 	text, wall := bootBlackbox(t, dir, kernel, initrd)
 	t.Logf("boot: %s wall, from power-on to power-off", wall.Round(100*time.Millisecond))
 
+	lines, err := bbVerdict(text)
+	for _, l := range lines {
+		t.Logf("in the guest: %s", l)
+	}
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// bbVerdict reads the guest's console: one line per case run (result and
+// name), and an error, with the console's relevant part, unless the
+// kernel offered md and device-mapper, no case failed, the run printed
+// its PASS marker, only the tang and TPM cases skipped, and at least one
+// case passed.
+func bbVerdict(text string) (lines []string, err error) {
 	results := map[string]string{}
 	var names []string
 	for _, m := range bbResult.FindAllStringSubmatch(text, -1) {
@@ -74,7 +90,7 @@ func TestBlackboxInVM(t *testing.T) {
 	var failed, badSkips []string
 	passed := 0
 	for _, n := range names {
-		t.Logf("in the guest: %s %s", results[n], n)
+		lines = append(lines, results[n]+" "+n)
 		switch results[n] {
 		case "PASS":
 			passed++
@@ -88,19 +104,20 @@ func TestBlackboxInVM(t *testing.T) {
 	}
 	switch {
 	case !strings.Contains(text, bbKernel):
-		t.Fatalf("the guest's kernel lacks md or device-mapper (no %q line); console:\n%s", bbKernel, tail(text, 60))
+		return lines, fmt.Errorf("the guest's kernel lacks md or device-mapper (no %q line); console:\n%s", bbKernel, tail(text, 60))
 	case len(failed) > 0:
-		t.Fatalf("cases failed in the guest: %s\n%s\nconsole tail:\n%s", strings.Join(failed, ", "),
+		return lines, fmt.Errorf("cases failed in the guest: %s\n%s\nconsole tail:\n%s", strings.Join(failed, ", "),
 			caseOutput(text, failed), tail(text, 40))
 	case strings.Contains(text, bbFail) || !strings.Contains(text, bbPass):
-		t.Fatalf("the blackbox run in the guest did not pass (no %q line); console:\n%s", bbPass, tail(text, 120))
+		return lines, fmt.Errorf("the blackbox run in the guest did not pass (no %q line); console:\n%s", bbPass, tail(text, 120))
 	case len(badSkips) > 0:
-		t.Fatalf("cases skipped in the guest, whose kernel and image should offer what they need: %s; console:\n%s",
+		return lines, fmt.Errorf("cases skipped in the guest, whose kernel and image should offer what they need: %s; console:\n%s",
 			strings.Join(badSkips, ", "), tail(text, 120))
 	case passed == 0:
-		t.Fatalf("no disk case passed in the guest; console:\n%s", tail(text, 120))
+		return lines, fmt.Errorf("no disk case passed in the guest; console:\n%s", tail(text, 120))
 	}
-	t.Logf("%d case runs passed in the guest, %d skipped (tang, TPM)", passed, len(names)-passed)
+	lines = append(lines, fmt.Sprintf("%d case runs passed, %d skipped (tang, TPM)", passed, len(names)-passed))
+	return lines, nil
 }
 
 // requireBlackboxVM skips, naming what is missing, when this machine
@@ -247,4 +264,37 @@ func caseOutput(text string, names []string) string {
 		b.WriteString("--- " + n + ":\n" + strings.Join(lines, "\n") + "\n")
 	}
 	return b.String()
+}
+
+// TestBlackboxVerdict checks, without a VM, that bbVerdict passes only a
+// console where the cases passed and fails every other one.
+func TestBlackboxVerdict(t *testing.T) {
+	const (
+		raid = "    --- PASS: TestDisks/raid.create.raid1/3.0.0 (6.77s)\n"
+		tang = "    --- SKIP: TestDisks/luks.clevis.tang/3.2.0 (0.17s)\n"
+		tpm2 = "    --- SKIP: TestDisks/luks.formattedDevice.wipeVolume.tpm2/3.2.0 (0.14s)\n"
+	)
+	head := bbKernel + "\n=== RUN   TestDisks\n=== RUN   TestDisks/raid.create.raid1/3.0.0\n"
+	for _, c := range []struct {
+		name, text, wantErr string
+	}{
+		{"pass", head + "--- PASS: TestDisks (9s)\n" + raid + tang + tpm2 + "PASS\n" + bbPass + "\n", ""},
+		{"case failed", head + "    disks_harness_test.go:949: flint run -stage disks: exit 1, want 0\n" +
+			"--- FAIL: TestDisks (9s)\n    --- FAIL: TestDisks/raid.create.raid1/3.0.0 (6.77s)\nFAIL\n" + bbFail + " (exit status 1)\n",
+			"cases failed in the guest: raid.create.raid1/3.0.0\n--- raid.create.raid1/3.0.0:\n    disks_harness_test.go:949"},
+		{"no marker", head + raid, "did not pass"},
+		{"fail marker", head + raid + bbFail + " (exit status 2)\n", "did not pass"},
+		{"no md", strings.Replace(head, bbKernel, "FLINTBB: md no, device-mapper yes", 1) + raid + bbPass + "\n", "lacks md"},
+		{"unexpected skip", head + raid + "    --- SKIP: TestDisks/raid.create.spares/3.0.0 (0.1s)\n" + bbPass + "\n",
+			"skipped in the guest, whose kernel and image should offer what they need: raid.create.spares/3.0.0"},
+		{"nothing ran", head + tang + bbPass + "\n", "no disk case passed"},
+	} {
+		_, err := bbVerdict(c.text)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.wantErr)
+		}
+	}
 }
