@@ -65,21 +65,31 @@ func (r *stageRun) fetchConfig(ctx context.Context) (config.Config, error) {
 		return config.Config{}, err
 	}
 	user := emptyConfig()
+	var declared config.Version
 	if raw != nil {
-		if user, err = r.parse(raw, "user config from "+source); err != nil {
+		if user, declared, err = r.parseDeclared(raw, "user config from "+source); err != nil {
 			return config.Config{}, err
 		}
 		r.fetched = append(r.fetched, FetchedConfig{Kind: "user", Source: source})
 	}
+	// Parsing checked the user config with the rules of the version it
+	// declares; what gets cached is checked once with the newest rules, as
+	// the reference does, since older rules differ (before 3.3 a link needs
+	// no target). Only a config that declares the newest version and
+	// names no other config was already checked with those very rules.
+	checked := raw != nil && declared == config.V3_7Exp &&
+		user.Ignition.Config.Replace.Source == nil && len(user.Ignition.Config.Merge) == 0
 
 	rendered, err := r.render(ctx, user)
 	if err != nil {
 		return config.Config{}, err
 	}
-	report := rendered.Validate()
-	r.logReport("rendered config", report)
-	if report.IsFatal() {
-		return config.Config{}, fmt.Errorf("%w: %s", ErrInvalidConfig, summary(report))
+	if !checked {
+		report := rendered.Validate()
+		r.logReport("rendered config", report)
+		if report.IsFatal() {
+			return config.Config{}, fmt.Errorf("%w: %s", ErrInvalidConfig, summary(report))
+		}
 	}
 	// Later fetches (CA bundles now, files in later stages) follow the
 	// rendered config's timeouts, proxy and CAs.
@@ -281,15 +291,21 @@ func (r *stageRun) readCache(ctx context.Context) (config.Config, error) {
 
 // parse parses a config and logs its report; what names it in both.
 func (r *stageRun) parse(raw []byte, what string) (config.Config, error) {
-	cfg, report, err := config.Parse(raw)
+	cfg, _, err := r.parseDeclared(raw, what)
+	return cfg, err
+}
+
+// parseDeclared is parse, also returning the version the config declares.
+func (r *stageRun) parseDeclared(raw []byte, what string) (config.Config, config.Version, error) {
+	cfg, v, report, err := config.ParseDeclared(raw)
 	r.logReport(what, report)
 	if err != nil {
 		if s := summary(report); s != "" {
-			return config.Config{}, fmt.Errorf("%s: %w: %s", what, err, s)
+			return config.Config{}, v, fmt.Errorf("%s: %w: %s", what, err, s)
 		}
-		return config.Config{}, fmt.Errorf("%s: %w", what, err)
+		return config.Config{}, v, fmt.Errorf("%s: %w", what, err)
 	}
-	return cfg, nil
+	return cfg, v, nil
 }
 
 // logReport logs every entry of a config's report at its severity.
