@@ -279,7 +279,7 @@ func (r *stageRun) readCache(ctx context.Context) (config.Config, error) {
 		return config.Config{}, op.Fail(fmt.Errorf("reading the config cache: %w", err))
 	}
 	var cfg config.Config
-	if err := decodeCache(raw, &cfg); err != nil {
+	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return config.Config{}, op.Fail(fmt.Errorf("config cache %s: %w", r.o.ConfigCache, err))
 	}
 	if err := r.fetcher.Configure(ctx, cfg.Ignition); err != nil {
