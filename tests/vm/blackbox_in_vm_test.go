@@ -34,6 +34,9 @@ const (
 	// bbPass and bbFail start the init's result line.
 	bbPass = "FLINTBB-RESULT: PASS"
 	bbFail = "FLINTBB-RESULT: FAIL"
+	// bbInit is the init's first line (the kernel's own "Run /init"
+	// line is below loglevel=4).
+	bbInit = "FLINTBB: init started"
 	// bbKernel is the init's line saying what the kernel offers.
 	bbKernel = "FLINTBB: md yes, device-mapper yes"
 )
@@ -214,8 +217,7 @@ func bootBlackboxOnce(t *testing.T, dir, kernel, initrd string) (text string, wa
 				hung <- false
 				return
 			case <-tick.C:
-				if raw, _ := os.ReadFile(logPath); bytes.Contains(raw, []byte("Run /init as init process")) ||
-					bytes.Contains(raw, []byte("FLINTBB: md")) {
+				if raw, _ := os.ReadFile(logPath); bytes.Contains(raw, []byte(bbInit)) {
 					hung <- false
 					return
 				}

@@ -33,6 +33,7 @@ cp "$bbtest" "$stage/flintbb/blackbox.test"
 cat > "$stage/init" <<'INIT'
 #!/bin/bash
 # The blackbox RAID and LUKS cases, then power-off (mkblackbox.sh).
+echo "FLINTBB: init started"
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
