@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"time"
 )
@@ -24,4 +25,31 @@ func ReadConfigDrive(ctx context.Context, env Env, label, relPath string, wait t
 // router, whose metadata service the agent asks.
 func DHCPServerAddress(env Env) (netip.Addr, bool) {
 	return dhcpServerAddress(env)
+}
+
+// ReadConfigDriveFiles mounts the drive labelled label read-only once and
+// returns the contents of each of names (paths on the drive) that exists;
+// a missing file is left out of the map. It waits for the drive as
+// ReadConfigDrive does. The agent reads a NoCloud (cidata) drive's
+// meta-data, user-data and vendor-data with it.
+func ReadConfigDriveFiles(ctx context.Context, env Env, label string, names []string, wait time.Duration) (map[string][]byte, error) {
+	dev, err := findDrive(ctx, env, []string{label}, wait)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	_, err = withDrive(env, dev, nil, func(dir string) ([]byte, error) {
+		for _, name := range names {
+			data, err := readDriveData(dir, dev, name)
+			if errors.Is(err, ErrNoConfig) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			files[name] = data
+		}
+		return nil, nil
+	})
+	return files, err
 }
