@@ -299,9 +299,9 @@ func TestPlatformTable(t *testing.T) {
 		if !knownPlatform(p.id) {
 			t.Errorf("platform %s is not an ignition.platform.id flint knows", p.id)
 		}
-		// Config-drive platforms are tested in TestConfigDriveMetadata.
+		// Drive platforms are tested in TestConfigDriveMetadata and TestNoCloud*.
 		_, ok := metadataCases[p.id]
-		if p.id == "kubevirt" || p.id == "powervs" {
+		if p.id == "kubevirt" || p.id == "powervs" || p.id == "ibmcloud" {
 			ok = true
 		}
 		if p.metadata != nil && !ok {

@@ -52,6 +52,7 @@ var platforms = []platform{
 	{id: "exoscale", hostname: true, metadata: exoscaleMetadata},
 	{id: "gcp", metadata: gcpMetadata},
 	{id: "hetzner", hostname: true, metadata: hetznerMetadata},
+	{id: "ibmcloud", hostname: true, metadata: ibmCloudMetadata},
 	{id: "kubevirt", hostname: true, metadata: configDriveOnly},
 	{id: "openstack", metadata: openStackMetadata},
 	{id: "oraclecloud", hostname: true, metadata: oracleCloudMetadata},

@@ -1,0 +1,168 @@
+package agent
+
+// IBM Cloud (VPC), Proxmox VE and KubeVirt's NoCloud volume attach a drive
+// labelled cidata in cloud-init's NoCloud layout: meta-data (YAML, or JSON
+// from KubeVirt) with instance-id and local-hostname, user-data and, on
+// IBM Cloud and Proxmox VE, vendor-data. Where the SSH keys and the
+// hostname are differs per platform:
+//
+//   - IBM Cloud: hostname local-hostname of meta-data; the keys are
+//     ssh_authorized_keys of the text/cloud-config part of vendor-data
+//     (MIME multipart), as the peer reads them.
+//   - Proxmox VE: hostname and ssh_authorized_keys of user-data when it
+//     is Proxmox's #cloud-config (a custom user-data holding the Ignition
+//     config has neither); instance-id from meta-data.
+//   - KubeVirt: local-hostname and public-keys (the access credentials
+//     propagated with noCloud) of meta-data.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/textproto"
+	"strings"
+	"time"
+
+	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+const (
+	cidataLabel = "cidata"
+	// The NoCloud files flint reads.
+	ncMetaData   = "/meta-data"
+	ncUserData   = "/user-data"
+	ncVendorData = "/vendor-data"
+)
+
+// cidata mounts the cidata drive once and returns the files among names
+// that it holds; meta-data must be one of them.
+func (a *Agent) cidata(ctx context.Context, wait time.Duration, names ...string) (map[string][]byte, error) {
+	mounter := a.d.Mounter
+	if mounter == nil {
+		mounter = sys.Mounter{}
+	}
+	env := providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
+	files, err := providers.ReadConfigDriveFiles(ctx, env, cidataLabel, append([]string{ncMetaData}, names...), wait)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
+	}
+	if files[ncMetaData] == nil {
+		return nil, fmt.Errorf("%s: cidata drive: %s is missing or empty: %w", a.platform.id, ncMetaData, ErrProtocol)
+	}
+	return files, nil
+}
+
+// ncKeys reads the wanted keys of one NoCloud file; errors name the file.
+func (a *Agent) ncKeys(file string, data []byte, wanted ...string) (map[string][]string, error) {
+	doc, err := readYAMLKeys(data, wanted...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cidata drive %s: %w: %w", a.platform.id, file, ErrProtocol, err)
+	}
+	return doc, nil
+}
+
+// ncString is yamlString with the file in the error.
+func (a *Agent) ncString(file string, doc map[string][]string, key string) (string, error) {
+	s, err := yamlString(doc, key)
+	if err != nil {
+		return "", fmt.Errorf("%s: cidata drive %s: %w: %w", a.platform.id, file, ErrProtocol, err)
+	}
+	return s, nil
+}
+
+// ncMeta reads meta-data's instance-id and local-hostname.
+func (a *Agent) ncMeta(files map[string][]byte, more ...string) (map[string][]string, string, string, error) {
+	doc, err := a.ncKeys(ncMetaData, files[ncMetaData], append([]string{"instance-id", "local-hostname"}, more...)...)
+	if err != nil {
+		return nil, "", "", err
+	}
+	id, err := a.ncString(ncMetaData, doc, "instance-id")
+	if err != nil {
+		return nil, "", "", err
+	}
+	host, err := a.ncString(ncMetaData, doc, "local-hostname")
+	return doc, id, host, err
+}
+
+// isCloudConfig reports a #cloud-config document.
+func isCloudConfig(data []byte) bool {
+	return bytes.HasPrefix(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), []byte("#cloud-config"))
+}
+
+func ibmCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncVendorData)
+	if err != nil {
+		return metadata{}, err
+	}
+	_, id, host, err := a.ncMeta(files)
+	if err != nil {
+		return metadata{}, err
+	}
+	m := metadata{hostname: host}
+	m.add("IBMCLOUD_INSTANCE_ID", id)
+	m.add("IBMCLOUD_LOCAL_HOSTNAME", host)
+	if vd := files[ncVendorData]; vd != nil {
+		if m.keys, err = a.vendorDataKeys(vd); err != nil {
+			return metadata{}, err
+		}
+	}
+	return m, nil
+}
+
+// vendorDataKeys reads ssh_authorized_keys from vendor-data: a
+// #cloud-config, or a MIME multipart document whose text/cloud-config
+// parts are read when they mention the keys.
+func (a *Agent) vendorDataKeys(data []byte) ([]string, error) {
+	if isCloudConfig(data) {
+		doc, err := a.ncKeys(ncVendorData, data, "ssh_authorized_keys")
+		return doc["ssh_authorized_keys"], err
+	}
+	fail := func(what string, err error) ([]string, error) {
+		return nil, fmt.Errorf("%s: cidata drive %s: %s: %w: %w", a.platform.id, ncVendorData, what, ErrProtocol, err)
+	}
+	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(data))).ReadMIMEHeader()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fail("not #cloud-config nor MIME", err)
+	}
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+		return fail("not #cloud-config nor MIME multipart", errYAML)
+	}
+	// The body starts after the header's blank line.
+	body := data
+	if k := bytes.Index(data, []byte("\n\n")); k >= 0 {
+		body = data[k+2:]
+	} else if k := bytes.Index(data, []byte("\r\n\r\n")); k >= 0 {
+		body = data[k+4:]
+	}
+	var keys []string
+	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			return keys, nil
+		}
+		if err != nil {
+			return fail("MIME part", err)
+		}
+		part, err := io.ReadAll(p)
+		if err != nil {
+			return fail("MIME part", err)
+		}
+		pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+		if pt != "text/cloud-config" || !bytes.Contains(part, []byte("ssh_authorized_keys")) {
+			continue
+		}
+		doc, err := a.ncKeys(ncVendorData, part, "ssh_authorized_keys")
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, doc["ssh_authorized_keys"]...)
+	}
+}
