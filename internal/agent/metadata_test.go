@@ -301,7 +301,7 @@ func TestPlatformTable(t *testing.T) {
 		}
 		// Drive platforms are tested in TestConfigDriveMetadata and TestNoCloud*.
 		_, ok := metadataCases[p.id]
-		if p.id == "kubevirt" || p.id == "powervs" || p.id == "ibmcloud" {
+		if p.id == "kubevirt" || p.id == "powervs" || p.id == "proxmoxve" || p.id == "ibmcloud" {
 			ok = true
 		}
 		if p.metadata != nil && !ok {

@@ -166,3 +166,35 @@ func (a *Agent) vendorDataKeys(data []byte) ([]string, error) {
 		keys = append(keys, doc["ssh_authorized_keys"]...)
 	}
 }
+
+func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncUserData)
+	if err != nil {
+		return metadata{}, err
+	}
+	_, id, _, err := a.ncMeta(files)
+	if err != nil {
+		return metadata{}, err
+	}
+	var m metadata
+	if ud := files[ncUserData]; isCloudConfig(ud) {
+		doc, err := a.ncKeys(ncUserData, ud, "hostname", "fqdn", "ssh_authorized_keys")
+		if err != nil {
+			return metadata{}, err
+		}
+		if m.hostname, err = a.ncString(ncUserData, doc, "hostname"); err != nil {
+			return metadata{}, err
+		}
+		if m.hostname == "" {
+			if m.hostname, err = a.ncString(ncUserData, doc, "fqdn"); err != nil {
+				return metadata{}, err
+			}
+		}
+		m.keys = doc["ssh_authorized_keys"]
+	} else {
+		a.log.Info("user-data on the cidata drive is not #cloud-config: no hostname nor SSH keys there")
+	}
+	m.add("PROXMOXVE_INSTANCE_ID", id)
+	m.add("PROXMOXVE_HOSTNAME", m.hostname)
+	return m, nil
+}

@@ -49,6 +49,14 @@ const ibmVendorData = "Content-Type: multipart/form-data; boundary=3efa30189c9e\
 	"--3efa30189c9e\nContent-Type: text/cloud-config\n\n#cloud-config\n\nwrite_files:\n  -\n    content: |\n        [base]\n        name=x\n    path: /etc/yum.repos.d/x.repo\n\n" +
 	"--3efa30189c9e--\n"
 
+// Proxmox VE's generated user-data, with the password hash that must not
+// leak into errors.
+const proxmoxUserData = "#cloud-config\nhostname: pve-vm\nmanage_etc_hosts: true\nfqdn: pve-vm.example.com\nuser: core\n" +
+	"password: $5$6LDowW6p$.RyFu8lVH7Cw3AB\nssh_authorized_keys:\n  - ssh-rsa AAAAB3Nza dummy@dummy.local\n  - ssh-ed25519 AAAAC3 second\n" +
+	"chpasswd:\n  expire: False\nusers:\n  - default\npackage_upgrade: true\n"
+
+const proxmoxNetworkConfig = "version: 1\nconfig:\n    - type: physical\n      name: eth0\n      mac_address: 'bc:24:11:00:00:01'\n      subnets:\n      - type: dhcp4\n"
+
 func TestNoCloudMetadata(t *testing.T) {
 	for _, c := range []struct {
 		id, label string
@@ -64,6 +72,19 @@ func TestNoCloudMetadata(t *testing.T) {
 			"network-config": "version: 1\nconfig: []\n",
 		}, "vsi-1", []string{"ssh-rsa AAAAB3NzaC1yc2 3TIX+eesnqasq9w== testuser@test.com", "ssh-ed25519 AAAAC3Nza testuser2@test.com"},
 			[]attribute{{"IBMCLOUD_INSTANCE_ID", "0717_2a588fe2-7da2-4321"}, {"IBMCLOUD_LOCAL_HOSTNAME", "vsi-1"}}},
+		{"proxmoxve", "cidata", map[string]string{
+			"meta-data":      "instance-id: 15a9919cb91024fbd1d70fa07f0efa749cbba03b\n",
+			"user-data":      proxmoxUserData,
+			"vendor-data":    "",
+			"network-config": proxmoxNetworkConfig,
+		}, "pve-vm", []string{"ssh-rsa AAAAB3Nza dummy@dummy.local", "ssh-ed25519 AAAAC3 second"},
+			[]attribute{{"PROXMOXVE_INSTANCE_ID", "15a9919cb91024fbd1d70fa07f0efa749cbba03b"}, {"PROXMOXVE_HOSTNAME", "pve-vm"}}},
+		// A custom user-data holding the Ignition config: no keys, no hostname.
+		{"proxmoxve", "cidata", map[string]string{
+			"meta-data":      "instance-id: 15a9\n",
+			"user-data":      `{"ignition":{"version":"3.4.0"}}`,
+			"network-config": proxmoxNetworkConfig,
+		}, "", nil, []attribute{{"PROXMOXVE_INSTANCE_ID", "15a9"}}},
 	} {
 		t.Run(c.id+"/"+c.label, func(t *testing.T) {
 			root, mounter := driveRoot(t, c.label, c.files)
@@ -107,8 +128,10 @@ func TestNoCloudFailures(t *testing.T) {
 		want     string
 	}{
 		{"no meta-data", "ibmcloud", map[string]string{"user-data": "{}"}, "meta-data is missing"},
-		{"meta-data a list", "ibmcloud", map[string]string{"meta-data": "- instance-id: x\n"}, "line 1: not a top-level key"},
+		{"meta-data a list", "proxmoxve", map[string]string{"meta-data": "- instance-id: x\n"}, "line 1: not a top-level key"},
 		{"nested hostname", "ibmcloud", map[string]string{"meta-data": "instance-id: x\nlocal-hostname:\n  name: h\n"}, `key "local-hostname"`},
+		{"key in a mapping list", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nssh_authorized_keys:\n  - name: k\n    password: $5$secret\n"}, "line 3: a mapping in the list"},
+		{"anchor", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nhostname: &h pve\n"}, "anchor"},
 		{"vendor-data not MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "echo hi\n"}, "not #cloud-config nor MIME"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,7 +148,7 @@ func TestNoCloudFailures(t *testing.T) {
 		})
 	}
 	// No drive at all.
-	for _, id := range []string{"ibmcloud"} {
+	for _, id := range []string{"ibmcloud", "proxmoxve"} {
 		a := newTestAgent(t, id, "http://127.0.0.1:1", t.TempDir())
 		if _, err := a.fetchMetadata(context.Background(), "test"); err == nil || !strings.Contains(err.Error(), "no config drive appeared") {
 			t.Errorf("%s without a drive: %v, want an error naming the drive", id, err)

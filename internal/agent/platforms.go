@@ -58,6 +58,7 @@ var platforms = []platform{
 	{id: "oraclecloud", hostname: true, metadata: oracleCloudMetadata},
 	{id: "packet", metadata: packetMetadata, checkIn: packetCheckIn, reportFailure: packetReportFailure},
 	{id: "powervs", metadata: configDriveOnly},
+	{id: "proxmoxve", hostname: true, metadata: proxmoxVEMetadata},
 	{id: "scaleway", hostname: true, metadata: scalewayMetadata, checkIn: scalewayCheckIn},
 	{id: "upcloud", hostname: true, metadata: upCloudMetadata},
 	{id: "vultr", hostname: true, metadata: vultrMetadata},
