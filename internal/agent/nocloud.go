@@ -25,6 +25,8 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/textproto"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -197,4 +199,54 @@ func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	m.add("PROXMOXVE_INSTANCE_ID", id)
 	m.add("PROXMOXVE_HOSTNAME", m.hostname)
 	return m, nil
+}
+
+// kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
+// (cidata) or the ConfigDrive volume (config-2).
+func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	label, err := a.waitLabel(ctx, a.driveWait(configDriveWait), cidataLabel, configDriveLabel)
+	if err != nil {
+		return metadata{}, err
+	}
+	if label == configDriveLabel {
+		return a.configDrive(ctx, 0)
+	}
+	files, err := a.cidata(ctx, 0)
+	if err != nil {
+		return metadata{}, err
+	}
+	doc, id, host, err := a.ncMeta(files, "public-keys", "instance-type")
+	if err != nil {
+		return metadata{}, err
+	}
+	it, err := a.ncString(ncMetaData, doc, "instance-type")
+	if err != nil {
+		return metadata{}, err
+	}
+	m := metadata{hostname: host, keys: doc["public-keys"]}
+	m.add("KUBEVIRT_HOSTNAME", host)
+	m.add("KUBEVIRT_INSTANCE_ID", id)
+	m.add("KUBEVIRT_INSTANCE_TYPE", it)
+	return m, nil
+}
+
+// waitLabel waits up to wait for a filesystem with one of labels to
+// appear in /dev/disk/by-label and returns the first label found.
+func (a *Agent) waitLabel(ctx context.Context, wait time.Duration, labels ...string) (string, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		for _, l := range labels {
+			if _, err := os.Stat(a.path(filepath.Join("/dev/disk/by-label", l))); err == nil {
+				return l, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("%s: config drive %v after %v: %w", a.platform.id, labels, wait, providers.ErrNoDrive)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(min(wait/10+time.Millisecond, time.Second)):
+		}
+	}
 }

@@ -85,6 +85,15 @@ func TestNoCloudMetadata(t *testing.T) {
 			"user-data":      `{"ignition":{"version":"3.4.0"}}`,
 			"network-config": proxmoxNetworkConfig,
 		}, "", nil, []attribute{{"PROXMOXVE_INSTANCE_ID", "15a9"}}},
+		// KubeVirt writes its NoCloud meta-data as JSON.
+		{"kubevirt", "cidata", map[string]string{
+			"meta-data": `{"instance-type":"u1.small","instance-id":"5d307ca9-b3ef","local-hostname":"vm-nc","public-keys":{"1":"ssh-rsa BBBB two","0":"ssh-ed25519 AAAA one"}}`,
+			"user-data": `{"ignition":{"version":"3.4.0"}}`,
+		}, "vm-nc", []string{"ssh-ed25519 AAAA one", "ssh-rsa BBBB two"},
+			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-nc"}, {"KUBEVIRT_INSTANCE_ID", "5d307ca9-b3ef"}, {"KUBEVIRT_INSTANCE_TYPE", "u1.small"}}},
+		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
+			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
+			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
 	} {
 		t.Run(c.id+"/"+c.label, func(t *testing.T) {
 			root, mounter := driveRoot(t, c.label, c.files)
@@ -132,6 +141,7 @@ func TestNoCloudFailures(t *testing.T) {
 		{"nested hostname", "ibmcloud", map[string]string{"meta-data": "instance-id: x\nlocal-hostname:\n  name: h\n"}, `key "local-hostname"`},
 		{"key in a mapping list", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nssh_authorized_keys:\n  - name: k\n    password: $5$secret\n"}, "line 3: a mapping in the list"},
 		{"anchor", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nhostname: &h pve\n"}, "anchor"},
+		{"broken JSON", "kubevirt", map[string]string{"meta-data": `{"instance-id": 42`}, "meta-data"},
 		{"vendor-data not MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "echo hi\n"}, "not #cloud-config nor MIME"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,7 +158,7 @@ func TestNoCloudFailures(t *testing.T) {
 		})
 	}
 	// No drive at all.
-	for _, id := range []string{"ibmcloud", "proxmoxve"} {
+	for _, id := range []string{"ibmcloud", "proxmoxve", "kubevirt"} {
 		a := newTestAgent(t, id, "http://127.0.0.1:1", t.TempDir())
 		if _, err := a.fetchMetadata(context.Background(), "test"); err == nil || !strings.Contains(err.Error(), "no config drive appeared") {
 			t.Errorf("%s without a drive: %v, want an error naming the drive", id, err)

@@ -53,7 +53,7 @@ var platforms = []platform{
 	{id: "gcp", metadata: gcpMetadata},
 	{id: "hetzner", hostname: true, metadata: hetznerMetadata},
 	{id: "ibmcloud", hostname: true, metadata: ibmCloudMetadata},
-	{id: "kubevirt", hostname: true, metadata: configDriveOnly},
+	{id: "kubevirt", hostname: true, metadata: kubeVirtMetadata},
 	{id: "openstack", metadata: openStackMetadata},
 	{id: "oraclecloud", hostname: true, metadata: oracleCloudMetadata},
 	{id: "packet", metadata: packetMetadata, checkIn: packetCheckIn, reportFailure: packetReportFailure},
