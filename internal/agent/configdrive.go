@@ -1,11 +1,12 @@
 package agent
 
-// OpenStack (when the VM has a config drive), PowerVS and KubeVirt put the
-// instance's metadata on a config drive labelled config-2, in OpenStack's
-// layout: openstack/latest/meta_data.json holds uuid, hostname,
+// OpenStack and CloudStack (when the VM has a config drive), PowerVS and
+// KubeVirt put the instance's metadata on a config drive labelled
+// config-2, in OpenStack's layout: openstack/latest/meta_data.json holds uuid, hostname,
 // availability_zone and public_keys (key name → key). The drive is
 // mounted read-only for the time of the read, with the config providers'
-// code. OpenStack without a drive has the metadata service (ec2.go).
+// code. OpenStack and CloudStack without a drive have their metadata
+// service (ec2.go).
 
 import (
 	"bytes"
@@ -43,6 +44,20 @@ func (a *Agent) driveWait(def time.Duration) time.Duration {
 
 // configDrive reads the metadata on the config-2 drive.
 func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, error) {
+	prefix := strings.ToUpper(a.platform.id) + "_"
+	return a.configDriveSpec(ctx, wait, jsonSpec{
+		hostname: "hostname",
+		keys:     []string{"public_keys.*"},
+		attrs: []field{
+			{prefix + "HOSTNAME", "hostname"},
+			{prefix + "INSTANCE_ID", "uuid"},
+			{prefix + "AVAILABILITY_ZONE", "availability_zone"},
+		},
+	})
+}
+
+// configDriveSpec reads meta_data.json on the config-2 drive with spec.
+func (a *Agent) configDriveSpec(ctx context.Context, wait time.Duration, spec jsonSpec) (metadata, error) {
 	mounter := a.d.Mounter
 	if mounter == nil {
 		mounter = sys.Mounter{}
@@ -58,16 +73,7 @@ func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, 
 	if err := d.Decode(&doc); err != nil {
 		return metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveMetadata, ErrProtocol, err)
 	}
-	prefix := strings.ToUpper(a.platform.id) + "_"
-	return jsonSpec{
-		hostname: "hostname",
-		keys:     []string{"public_keys.*"},
-		attrs: []field{
-			{prefix + "HOSTNAME", "hostname"},
-			{prefix + "INSTANCE_ID", "uuid"},
-			{prefix + "AVAILABILITY_ZONE", "availability_zone"},
-		},
-	}.read(doc), nil
+	return spec.read(doc), nil
 }
 
 // configDriveOnly serves the platforms whose metadata is only on the drive.
@@ -84,4 +90,27 @@ func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	}
 	a.log.Info("no config drive: asking the metadata service", "label", configDriveLabel)
 	return openStackService(ctx, a)
+}
+
+// cloudStackMetadata reads the config drive when the VM has one, as the
+// peer's cloudstack-configdrive does, and the virtual router's metadata
+// service otherwise. CloudStack's ConfigDriveBuilder writes the drive's
+// meta_data.json from the router's values: local-hostname as hostname,
+// vm-id as uuid, the keys under public_keys; the attributes keep the
+// router's names.
+func cloudStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	m, err := a.configDriveSpec(ctx, a.driveWait(openStackDriveWait), jsonSpec{
+		hostname: "hostname",
+		keys:     []string{"public_keys.*"},
+		attrs: []field{
+			{"CLOUDSTACK_AVAILABILITY_ZONE", "availability_zone"},
+			{"CLOUDSTACK_LOCAL_HOSTNAME", "hostname"},
+			{"CLOUDSTACK_VM_ID", "uuid"},
+		},
+	})
+	if !errors.Is(err, providers.ErrNoDrive) {
+		return m, err
+	}
+	a.log.Info("no config drive: asking the virtual router", "label", configDriveLabel)
+	return cloudStackService(ctx, a)
 }

@@ -105,3 +105,61 @@ func TestConfigDriveMissing(t *testing.T) {
 		t.Errorf("broken meta_data.json: %v, want ErrProtocol", err)
 	}
 }
+
+// CloudStack's config drive as its ConfigDriveBuilder writes it: the
+// cloudstack/ tree and an OpenStack meta_data.json built from it. With
+// the drive the virtual router is not asked; the keys file is removed
+// when the drive has no keys.
+func TestCloudStackConfigDrive(t *testing.T) {
+	files := map[string]string{
+		"cloudstack/userdata/user_data.txt":         `{"ignition":{"version":"3.4.0"}}`,
+		"cloudstack/metadata/availability-zone.txt": "zone-1",
+		"cloudstack/metadata/local-hostname.txt":    "vm-7",
+		"cloudstack/metadata/vm-id.txt":             "9f3c0c5e-0c1d-4f0e-8a5e-2c3b4d5e6f70",
+		"cloudstack/metadata/public-keys.txt":       "ssh-rsa AAAAB3Nza user@host",
+		"openstack/latest/meta_data.json": `{"keys":[{"type":"ssh","data":"ssh-rsa AAAAB3Nza user@host","name":"user@host"}],` +
+			`"public_keys":{"user@host":"ssh-rsa AAAAB3Nza user@host"},"availability_zone":"zone-1","hostname":"vm-7","uuid":"9f3c0c5e-0c1d-4f0e-8a5e-2c3b4d5e6f70"}`,
+		"openstack/latest/user_data":        `{"ignition":{"version":"3.4.0"}}`,
+		"openstack/latest/vendor_data.json": "{}",
+	}
+	root, mounter := driveRoot(t, "config-2", files)
+	f := newFakeService(t, nil)
+	a := newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a.d.Mounter = mounter
+	m, err := a.fetchMetadata(context.Background(), "test")
+	if err != nil {
+		t.Fatalf("metadata: %v", err)
+	}
+	want := []attribute{{"CLOUDSTACK_AVAILABILITY_ZONE", "zone-1"}, {"CLOUDSTACK_LOCAL_HOSTNAME", "vm-7"}, {"CLOUDSTACK_VM_ID", "9f3c0c5e-0c1d-4f0e-8a5e-2c3b4d5e6f70"}}
+	if m.hostname != "vm-7" || !slices.Equal(m.keys, []string{"ssh-rsa AAAAB3Nza user@host"}) || !slices.Equal(m.attrs, want) {
+		t.Errorf("hostname %q, keys %q, attributes %v", m.hostname, m.keys, m.attrs)
+	}
+	if n := len(f.requests()); n != 0 || len(mounter.mounts) != 1 || len(mounter.unmount) != 1 {
+		t.Errorf("%d router requests, mounts %v, unmounts %v; want none, one, one", n, mounter.mounts, mounter.unmount)
+	}
+
+	// No keys on the drive: the keys file goes.
+	root = userRoot(t)
+	delete(files, "cloudstack/metadata/public-keys.txt")
+	files["openstack/latest/meta_data.json"] = `{"availability_zone":"zone-1","hostname":"vm-7","uuid":"9f3c"}`
+	mounter = addDrive(t, root, "config-2", files)
+	keys := filepath.Join(root, "home/core/.ssh/authorized_keys.d/flint")
+	os.MkdirAll(filepath.Dir(keys), 0o700)
+	os.WriteFile(keys, []byte("ssh-rsa OLD\n"), 0o600)
+	a = newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a.d.Mounter = mounter
+	if err := a.SSHKeys(context.Background(), "core"); err != nil {
+		t.Fatalf("ssh-keys: %v", err)
+	}
+	if _, err := os.Stat(keys); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("keys file without keys on the drive: %v, want it removed", err)
+	}
+
+	// A broken meta_data.json fails: no falling back to the router.
+	root, mounter = driveRoot(t, "config-2", map[string]string{"openstack/latest/meta_data.json": `{"uuid": 4`})
+	a = newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a.d.Mounter = mounter
+	if _, err := a.fetchMetadata(context.Background(), "test"); !errors.Is(err, ErrProtocol) || len(f.requests()) != 0 {
+		t.Errorf("broken meta_data.json: %v after %d router requests, want ErrProtocol and none", err, len(f.requests()))
+	}
+}

@@ -129,10 +129,10 @@ func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	return a.cloudStackStyle(ctx, a.endpoint("exoscale", "http://169.254.169.254")+"/1.0/meta-data", "EXOSCALE_")
 }
 
-// cloudStackMetadata reads the metadata service of CloudStack's virtual
+// cloudStackService reads the metadata service of CloudStack's virtual
 // router, the DHCP server of the instance's lease (as the config provider
 // finds it).
-func cloudStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+func cloudStackService(ctx context.Context, a *Agent) (metadata, error) {
 	base := a.d.Endpoints["cloudstack"]
 	if base == "" {
 		addr, ok := providers.DHCPServerAddress(providers.Env{Root: a.d.Root})

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flintboot/flint/internal/resource"
 )
@@ -322,14 +323,14 @@ func (r *urlRecorder) Get(_ context.Context, req resource.Request) ([]byte, erro
 // the lease.
 func TestCloudStackRouter(t *testing.T) {
 	root := t.TempDir()
-	a, _ := New(Deps{Root: root, Getter: &urlRecorder{}}, "cloudstack")
+	a, _ := New(Deps{Root: root, Getter: &urlRecorder{}, DriveWait: time.Millisecond}, "cloudstack")
 	if _, err := a.fetchMetadata(context.Background(), "test"); err == nil || !strings.Contains(err.Error(), "no DHCP lease") {
 		t.Errorf("without a lease: %v, want an error saying so", err)
 	}
 	os.MkdirAll(filepath.Join(root, "run/systemd/netif/leases"), 0o755)
 	os.WriteFile(filepath.Join(root, "run/systemd/netif/leases/2"), []byte("ADDRESS=10.1.1.20\nSERVER_ADDRESS=10.1.1.1\n"), 0o644)
 	rec := &urlRecorder{}
-	a, _ = New(Deps{Root: root, Getter: rec}, "cloudstack")
+	a, _ = New(Deps{Root: root, Getter: rec, DriveWait: time.Millisecond}, "cloudstack")
 	a.fetchMetadata(context.Background(), "test")
 	if len(rec.urls) == 0 || rec.urls[0] != "http://10.1.1.1:80/latest/meta-data/local-hostname" {
 		t.Errorf("asked %v, want the router's local-hostname first", rec.urls)
