@@ -217,22 +217,7 @@ func (a *Agent) reportHealth(ctx context.Context, state string, d *details) erro
 }
 
 func (a *Agent) healthExchange(ctx context.Context, base, state string, d *details) error {
-	body, err := a.get(ctx, resource.Request{URL: base + "/?comp=versions", Header: wireServerHeader()})
-	if err != nil {
-		return err
-	}
-	const preferred, supported = "Versions>Preferred>Version", "Versions>Supported>Version"
-	v, err := xmlTexts(body, preferred, supported)
-	if err != nil {
-		return fmt.Errorf("%s: WireServer versions: %w: %w", a.platform.id, ErrProtocol, err)
-	}
-	offered := append(v[preferred], v[supported]...)
-	if !slices.Contains(offered, wireServerVersion) {
-		return fmt.Errorf("%s: WireServer does not support protocol %s (it offers %s): %w", a.platform.id,
-			wireServerVersion, strings.Join(offered, ", "), ErrProtocol)
-	}
-
-	body, err = a.get(ctx, resource.Request{URL: base + "/machine/?comp=goalstate", Header: wireServerHeader()})
+	body, err := a.goalStateDocument(ctx, base)
 	if err != nil {
 		return err
 	}
@@ -256,6 +241,26 @@ func (a *Agent) healthExchange(ctx context.Context, base, state string, d *detai
 		Body:   healthDocument(gs, state, d),
 	})
 	return err
+}
+
+// goalStateDocument checks that WireServer speaks protocol 2012-11-30
+// and returns its goal state document.
+func (a *Agent) goalStateDocument(ctx context.Context, base string) ([]byte, error) {
+	body, err := a.get(ctx, resource.Request{URL: base + "/?comp=versions", Header: wireServerHeader()})
+	if err != nil {
+		return nil, err
+	}
+	const preferred, supported = "Versions>Preferred>Version", "Versions>Supported>Version"
+	v, err := xmlTexts(body, preferred, supported)
+	if err != nil {
+		return nil, fmt.Errorf("%s: WireServer versions: %w: %w", a.platform.id, ErrProtocol, err)
+	}
+	offered := append(v[preferred], v[supported]...)
+	if !slices.Contains(offered, wireServerVersion) {
+		return nil, fmt.Errorf("%s: WireServer does not support protocol %s (it offers %s): %w", a.platform.id,
+			wireServerVersion, strings.Join(offered, ", "), ErrProtocol)
+	}
+	return a.get(ctx, resource.Request{URL: base + "/machine/?comp=goalstate", Header: wireServerHeader()})
 }
 
 // azureIMDSRetry are the statuses IMDS answers while coming up or

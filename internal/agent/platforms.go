@@ -46,7 +46,7 @@ var platforms = []platform{
 	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
 	{id: "aws", metadata: awsMetadata},
 	{id: "azure", hostname: true, metadata: azureMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
-	{id: "azurestack", checkIn: azureCheckIn, reportFailure: azureReportFailure},
+	{id: "azurestack", metadata: azureStackMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
 	{id: "cloudstack", metadata: cloudStackMetadata},
 	{id: "digitalocean", hostname: true, metadata: digitalOceanMetadata},
 	{id: "exoscale", hostname: true, metadata: exoscaleMetadata},

@@ -1,0 +1,80 @@
+package agent
+
+// Azure Stack has no instance metadata service for the SSH keys: they
+// come from WireServer's certificates endpoint, which the goal state
+// names, encrypted to a certificate the agent makes for the request
+// (package wirecert has the exchange's cryptography). The peer reads the
+// hostname from a separate identity endpoint (169.254.169.254
+// /Microsoft.Compute/identity), not from this exchange; flint does not
+// read it yet.
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/agent/wirecert"
+	"github.com/flintboot/flint/internal/resource"
+)
+
+// certificatesFormat is the only <Format> of WireServer's certificates
+// answer flint reads: a CMS (PKCS#7) EnvelopedData holding a PFX.
+const certificatesFormat = "Pkcs7BlobWithPfxContents"
+
+// azureStackMetadata reads the SSH keys from WireServer: the goal state's
+// Certificates URL, asked with a fresh transport certificate. A goal
+// state without that URL means the VM was given no keys.
+func azureStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
+	var m metadata
+	body, err := a.goalStateDocument(ctx, a.wireServer())
+	if err != nil {
+		return m, err
+	}
+	const certsPath = "GoalState>Container>RoleInstanceList>RoleInstance>Configuration>Certificates"
+	g, err := xmlTexts(body, certsPath)
+	if err != nil {
+		return m, fmt.Errorf("%s: WireServer goal state: %w: %w", a.platform.id, ErrProtocol, err)
+	}
+	if len(g[certsPath]) == 0 || g[certsPath][0] == "" {
+		a.log.Info("the goal state names no certificates: the VM was given no SSH keys")
+		return m, nil
+	}
+	url := g[certsPath][0]
+
+	r, err := wirecert.NewRecipient()
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", a.platform.id, err)
+	}
+	h := wireServerHeader()
+	r.AddHeaders(h)
+	body, err = a.get(ctx, resource.Request{URL: url, Header: h})
+	if err != nil {
+		return m, err
+	}
+	const dataPath, formatPath = "CertificateFile>Data", "CertificateFile>Format"
+	c, err := xmlTexts(body, dataPath, formatPath)
+	if err != nil {
+		return m, fmt.Errorf("%s: %s: %w: %w", a.platform.id, config.DescribeURL(url), ErrProtocol, err)
+	}
+	if f := c[formatPath]; len(f) > 0 && f[0] != certificatesFormat {
+		return m, fmt.Errorf("%s: %s: certificates in format %q, want %s: %w", a.platform.id, config.DescribeURL(url), f[0], certificatesFormat, ErrProtocol)
+	}
+	if len(c[dataPath]) == 0 {
+		return m, fmt.Errorf("%s: %s: the answer has no <Data>: %w", a.platform.id, config.DescribeURL(url), ErrProtocol)
+	}
+	der, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(strings.Join(c[dataPath], "")), ""))
+	if err != nil {
+		return m, fmt.Errorf("%s: %s: <Data> is not base64: %w: %w", a.platform.id, config.DescribeURL(url), ErrProtocol, err)
+	}
+	keys, skipped, err := r.SSHKeys(der)
+	if err != nil {
+		return m, fmt.Errorf("%s: %s: %w: %w", a.platform.id, config.DescribeURL(url), ErrProtocol, err)
+	}
+	if skipped > 0 {
+		a.log.Warn("certificates without an RSA key are not SSH keys flint can write: skipped", "skipped", skipped)
+	}
+	m.keys = keys
+	return m, nil
+}
