@@ -16,15 +16,10 @@ package agent
 //     propagated with noCloud) of meta-data.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
-	"mime/multipart"
-	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,54 +114,62 @@ func ibmCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
 
 // vendorDataKeys reads ssh_authorized_keys from vendor-data: a
 // #cloud-config, or a MIME multipart document whose text/cloud-config
-// parts are read when they mention the keys.
+// parts are read when they mention the keys. The parts are split here
+// rather than with mime/multipart, which would add to the binary for
+// this one file; a part encoded other than as plain text is refused.
 func (a *Agent) vendorDataKeys(data []byte) ([]string, error) {
 	if isCloudConfig(data) {
 		doc, err := a.ncKeys(ncVendorData, data, "ssh_authorized_keys")
 		return doc["ssh_authorized_keys"], err
 	}
-	fail := func(what string, err error) ([]string, error) {
-		return nil, fmt.Errorf("%s: cidata drive %s: %s: %w: %w", a.platform.id, ncVendorData, what, ErrProtocol, err)
+	fail := func(what string) ([]string, error) {
+		return nil, fmt.Errorf("%s: cidata drive %s: %s: %w: %w", a.platform.id, ncVendorData, what, ErrProtocol, errYAML)
 	}
-	h, err := textproto.NewReader(bufio.NewReader(bytes.NewReader(data))).ReadMIMEHeader()
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fail("not #cloud-config nor MIME", err)
-	}
-	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	head, body, _ := bytes.Cut(data, []byte("\n\n"))
+	mt, params, err := mime.ParseMediaType(mimeHeader(head, "Content-Type"))
 	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
-		return fail("not #cloud-config nor MIME multipart", errYAML)
+		return fail("not #cloud-config nor MIME multipart")
 	}
-	// The body starts after the header's blank line.
-	body := data
-	if k := bytes.Index(data, []byte("\n\n")); k >= 0 {
-		body = data[k+2:]
-	} else if k := bytes.Index(data, []byte("\r\n\r\n")); k >= 0 {
-		body = data[k+4:]
-	}
+	delim := "--" + params["boundary"]
 	var keys []string
-	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
-	for {
-		p, err := r.NextPart()
-		if errors.Is(err, io.EOF) {
-			return keys, nil
+	parts := strings.Split("\n"+string(body), "\n"+delim)
+	if len(parts) < 2 || !strings.HasPrefix(parts[len(parts)-1], "--") {
+		return fail("MIME multipart without its closing boundary")
+	}
+	// parts[0] is the preamble, the last the epilogue after "--".
+	for _, part := range parts[1 : len(parts)-1] {
+		ph, pb, ok := strings.Cut(strings.TrimPrefix(part, "\n"), "\n\n")
+		if !ok {
+			return fail("a MIME part without a blank line after its header")
 		}
-		if err != nil {
-			return fail("MIME part", err)
-		}
-		part, err := io.ReadAll(p)
-		if err != nil {
-			return fail("MIME part", err)
-		}
-		pt, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
-		if pt != "text/cloud-config" || !bytes.Contains(part, []byte("ssh_authorized_keys")) {
+		pt, _, _ := mime.ParseMediaType(mimeHeader([]byte(ph), "Content-Type"))
+		if pt != "text/cloud-config" || !strings.Contains(pb, "ssh_authorized_keys") {
 			continue
 		}
-		doc, err := a.ncKeys(ncVendorData, part, "ssh_authorized_keys")
+		switch strings.ToLower(mimeHeader([]byte(ph), "Content-Transfer-Encoding")) {
+		case "", "7bit", "8bit", "binary":
+		default:
+			return fail("a text/cloud-config part with a transfer encoding")
+		}
+		doc, err := a.ncKeys(ncVendorData, []byte(pb), "ssh_authorized_keys")
 		if err != nil {
 			return nil, err
 		}
 		keys = append(keys, doc["ssh_authorized_keys"]...)
 	}
+	return keys, nil
+}
+
+// mimeHeader returns the value of the header field name in head (lines
+// "Name: value"), "" when absent.
+func mimeHeader(head []byte, name string) string {
+	for _, line := range strings.Split(string(head), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {

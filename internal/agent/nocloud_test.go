@@ -142,6 +142,8 @@ func TestNoCloudFailures(t *testing.T) {
 		{"key in a mapping list", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nssh_authorized_keys:\n  - name: k\n    password: $5$secret\n"}, "line 3: a mapping in the list"},
 		{"anchor", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nhostname: &h pve\n"}, "anchor"},
 		{"broken JSON", "kubevirt", map[string]string{"meta-data": `{"instance-id": 42`}, "meta-data"},
+		{"encoded cloud-config part", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\nContent-Transfer-Encoding: quoted-printable\n\n#cloud-config\nssh_authorized_keys:\n- ssh-rsa A=3D\n--b--\n"}, "transfer encoding"},
+		{"unterminated MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\n\n#cloud-config\nssh_authorized_keys:\n- ssh-rsa A\n"}, "closing boundary"},
 		{"vendor-data not MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "echo hi\n"}, "not #cloud-config nor MIME"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -234,16 +234,17 @@ func yamlValue(rest string, block []string, n int) ([]string, error) {
 	}
 	if names != nil {
 		// Mapping values in key order, as the config drive's keys are.
-		idx := make([]int, len(names))
-		for k := range idx {
-			idx[k] = k
+		byName := map[string]string{}
+		for k, name := range names {
+			if _, dup := byName[name]; dup {
+				return nil, fmt.Errorf("line %d: %q given twice: %w", n, name, errYAML)
+			}
+			byName[name] = vals[k]
 		}
-		slices.SortFunc(idx, func(a, b int) int { return strings.Compare(names[a], names[b]) })
-		sorted := make([]string, len(idx))
-		for k, x := range idx {
-			sorted[k] = vals[x]
+		slices.Sort(names)
+		for k, name := range names {
+			vals[k] = byName[name]
 		}
-		vals = sorted
 	}
 	return vals, nil
 }

@@ -18,7 +18,7 @@ func TestReadYAMLKeys(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, doc[k], v)
 		}
 	}
-	for _, bad := range []string{"a: 1\na: 2\n", "a: |\n  x\n", "a: *x\n", "\ta: 1\n", "a:\n  - - x\n", "a: \"open\n", "a: [x, [y]]\n", "plain line\n"} {
+	for _, bad := range []string{"a: 1\na: 2\n", "a: |\n  x\n", "a: *x\n", "\ta: 1\n", "a:\n  - - x\n", "a: \"open\n", "a: [x, [y]]\n", "plain line\n", "a:\n  k: 1\n  k: 2\n"} {
 		if _, err := readYAMLKeys([]byte(bad), "a"); !errors.Is(err, errYAML) {
 			t.Errorf("%q: %v, want errYAML", bad, err)
 		}
