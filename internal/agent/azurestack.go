@@ -3,15 +3,16 @@ package agent
 // Azure Stack has no instance metadata service for the SSH keys: they
 // come from WireServer's certificates endpoint, which the goal state
 // names, encrypted to a certificate the agent makes for the request
-// (package wirecert has the exchange's cryptography). The peer reads the
-// hostname from a separate identity endpoint (169.254.169.254
-// /Microsoft.Compute/identity), not from this exchange; flint does not
-// read it yet.
+// (package wirecert has the exchange's cryptography). The hostname is not
+// part of that exchange: it is the VM's name on a separate identity
+// endpoint (169.254.169.254/Microsoft.Compute/identity, where the peer
+// reads it too).
 
 import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/flintboot/flint/config"
@@ -22,6 +23,20 @@ import (
 // certificatesFormat is the only <Format> of WireServer's certificates
 // answer flint reads: a CMS (PKCS#7) EnvelopedData holding a PFX.
 const certificatesFormat = "Pkcs7BlobWithPfxContents"
+
+// azureStackHostname reads the VM's name from Azure Stack's identity
+// endpoint (JSON with vmName; the Metadata header is required, as on
+// Azure's IMDS).
+func azureStackHostname(ctx context.Context, a *Agent) (string, error) {
+	var id struct {
+		VMName string `json:"vmName"`
+	}
+	err := a.getJSON(ctx, resource.Request{
+		URL:    a.endpoint("azurestack", "http://169.254.169.254") + "/Microsoft.Compute/identity?api-version=2019-03-11",
+		Header: http.Header{"Metadata": {"true"}},
+	}, &id)
+	return id.VMName, err
+}
 
 // azureStackMetadata reads the SSH keys from WireServer: the goal state's
 // Certificates URL, asked with a fresh transport certificate. A goal

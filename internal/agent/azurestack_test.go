@@ -200,3 +200,40 @@ func TestAzureStackCertificatesErrors(t *testing.T) {
 		})
 	}
 }
+
+// The hostname on Azure Stack is the VM's name on the identity endpoint,
+// asked with the Metadata header; WireServer is not asked at all.
+func TestAzureStackHostname(t *testing.T) {
+	f := newFakeService(t, map[string]http.HandlerFunc{
+		"GET /Microsoft.Compute/identity?api-version=2019-03-11": func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Metadata") != "true" {
+				http.Error(w, "Required metadata header not specified", http.StatusBadRequest)
+				return
+			}
+			io.WriteString(w, `{"vmName":"stack-vm-01","subscriptionId":"0000"}`)
+		},
+	})
+	sysroot := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(sysroot, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestAgent(t, "azurestack", f.srv.URL, t.TempDir())
+	if err := a.Hostname(context.Background(), sysroot); err != nil {
+		t.Fatalf("Hostname() = %v", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(sysroot, "etc/hostname")); err != nil || string(got) != "stack-vm-01\n" {
+		t.Errorf("etc/hostname = %q, %v; want %q", got, err, "stack-vm-01\n")
+	}
+	if reqs := f.requests(); len(reqs) != 1 {
+		t.Errorf("got %d requests, want only the identity one: %+v", len(reqs), reqs)
+	}
+
+	// An answer that is not the identity document fails, naming the cause.
+	bad := newFakeService(t, map[string]http.HandlerFunc{
+		"GET /Microsoft.Compute/identity?api-version=2019-03-11": answer(200, "<html>"),
+	})
+	a = newTestAgent(t, "azurestack", bad.srv.URL, t.TempDir())
+	if err := a.Hostname(context.Background(), sysroot); !errors.Is(err, ErrProtocol) {
+		t.Errorf("Hostname() with a broken answer = %v, want ErrProtocol", err)
+	}
+}

@@ -107,11 +107,20 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.id, ErrUnsupported)
 	}
 	op := oplog.Begin(a.log, "hostname", "setting the hostname from metadata")
-	m, err := a.fetchMetadata(ctx, "hostname")
-	if err != nil {
-		return op.Fail(err)
+	var name string
+	if a.platform.hostnameOnly != nil {
+		n, err := a.platform.hostnameOnly(ctx, a)
+		if err != nil {
+			return op.Fail(err)
+		}
+		name = strings.TrimSpace(n)
+	} else {
+		m, err := a.fetchMetadata(ctx, "hostname")
+		if err != nil {
+			return op.Fail(err)
+		}
+		name = strings.TrimSpace(m.hostname)
 	}
-	name := strings.TrimSpace(m.hostname)
 	if name == "" {
 		return op.Fail(fmt.Errorf("%s: the metadata service gives no hostname", a.platform.id))
 	}

@@ -111,7 +111,7 @@ func testFetcher(t *testing.T, total time.Duration) *resource.Fetcher {
 func newTestAgent(t *testing.T, id, base, root string) *Agent {
 	t.Helper()
 	eps := map[string]string{}
-	for _, s := range []string{"wireserver", "azure", "aws", "gcp", "digitalocean", "packet", "scaleway", "hetzner", "openstack", "upcloud", "vultr", "aliyun", "exoscale", "akamai", "oraclecloud", "cloudstack"} {
+	for _, s := range []string{"wireserver", "azure", "aws", "gcp", "digitalocean", "packet", "scaleway", "hetzner", "openstack", "upcloud", "vultr", "aliyun", "exoscale", "akamai", "oraclecloud", "cloudstack", "azurestack"} {
 		eps[s] = base
 	}
 	a, err := New(Deps{Getter: testFetcher(t, 2*time.Second), Logger: testLogger(t), Root: root, Endpoints: eps, LocalPort: func() int { return 0 }, DriveWait: 10 * time.Millisecond}, id)

@@ -31,6 +31,11 @@ type platform struct {
 	hostname bool
 	// metadata reads hostname, SSH keys and attributes.
 	metadata func(ctx context.Context, a *Agent) (metadata, error)
+	// hostnameOnly, when set, reads just the hostname, from where the
+	// platform keeps it apart from the rest (Azure Stack's identity
+	// endpoint), so `flint agent hostname` does not make the whole,
+	// costlier metadata exchange.
+	hostnameOnly func(ctx context.Context, a *Agent) (string, error)
 	// checkIn reports a good boot.
 	checkIn func(ctx context.Context, a *Agent) error
 	// reportFailure reports a failed provisioning with a short, redacted
@@ -46,7 +51,7 @@ var platforms = []platform{
 	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
 	{id: "aws", metadata: awsMetadata},
 	{id: "azure", hostname: true, metadata: azureMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
-	{id: "azurestack", metadata: azureStackMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
+	{id: "azurestack", hostname: true, hostnameOnly: azureStackHostname, metadata: azureStackMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
 	{id: "cloudstack", metadata: cloudStackMetadata},
 	{id: "digitalocean", hostname: true, metadata: digitalOceanMetadata},
 	{id: "exoscale", hostname: true, metadata: exoscaleMetadata},
