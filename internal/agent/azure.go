@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -283,4 +284,87 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 			{"AZURE_LOCATION", "compute.location"},
 		},
 	})
+}
+
+// azureVirtualIPv4 reads AZURE_IPV4_VIRTUAL, the load balancer's address
+// in front of the VM, as the peer does: from WireServer's SharedConfig
+// (the goal state's RoleInstance>Configuration>SharedConfig URL), the
+// loadBalancedPublicAddress (address:port) of the last input endpoint
+// of the <Instance> whose id is <Incarnation instance="…">. A goal state
+// without that URL, or a VM behind no load balancer, has none.
+func azureVirtualIPv4(ctx context.Context, a *Agent) ([]attribute, error) {
+	body, err := a.goalStateDocument(ctx, a.wireServer())
+	if err != nil {
+		return nil, err
+	}
+	const scPath = "GoalState>Container>RoleInstanceList>RoleInstance>Configuration>SharedConfig"
+	g, err := xmlTexts(body, scPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: WireServer goal state: %w: %w", a.platform.id, ErrProtocol, err)
+	}
+	if len(g[scPath]) == 0 || g[scPath][0] == "" {
+		a.log.Info("the goal state names no SharedConfig: no load balancer address")
+		return nil, nil
+	}
+	url := g[scPath][0]
+	body, err = a.get(ctx, resource.Request{URL: url, Header: wireServerHeader()})
+	if err != nil {
+		return nil, err
+	}
+	ip, err := sharedConfigVirtualIP(body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: SharedConfig %s: %w: %w", a.platform.id, config.DescribeURL(url), ErrProtocol, err)
+	}
+	if ip == "" {
+		return nil, nil
+	}
+	return []attribute{{"AZURE_IPV4_VIRTUAL", ip}}, nil
+}
+
+// sharedConfigVirtualIP returns the address of the last parseable
+// loadBalancedPublicAddress of this instance's input endpoints, "" when
+// there is none.
+func sharedConfigVirtualIP(data []byte) (string, error) {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	attr := func(e xml.StartElement, name string) string {
+		for _, at := range e.Attr {
+			if at.Name.Local == name {
+				return at.Value
+			}
+		}
+		return ""
+	}
+	var self, inst string
+	lb := map[string]string{}
+	var stack []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, t.Name.Local)
+			switch strings.Join(stack, ">") {
+			case "SharedConfig>Incarnation":
+				self = attr(t, "instance")
+			case "SharedConfig>Instances>Instance":
+				inst = attr(t, "id")
+			case "SharedConfig>Instances>Instance>InputEndpoints>Endpoint":
+				host, _, err := net.SplitHostPort(attr(t, "loadBalancedPublicAddress"))
+				if ip := net.ParseIP(host); err == nil && ip != nil {
+					lb[inst] = ip.String()
+				}
+			}
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if self == "" {
+		return "", errors.New("no <Incarnation instance=…>")
+	}
+	return lb[self], nil
 }

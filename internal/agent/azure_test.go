@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ const (
       <RoleInstance>
         <InstanceId>f5f5ed9b9a2a45c1a4e0d5cf6e1e0a11.vm0</InstanceId>
         <State>Started</State>
-        <Configuration><SharedConfig>http://168.63.129.16/machine/x?comp=config&amp;type=sharedConfig</SharedConfig></Configuration>
+        <Configuration><SharedConfig>BASE/machine/x?comp=config&amp;type=sharedConfig</SharedConfig></Configuration>
       </RoleInstance>
     </RoleInstanceList>
   </Container>
@@ -267,5 +269,110 @@ func TestHealthDocumentEscapes(t *testing.T) {
 		if !strings.Contains(doc, want) {
 			t.Errorf("health document lacks %s:\n%s", want, doc)
 		}
+	}
+}
+
+// sharedConfigXML is WireServer's SharedConfig for a VM behind a load
+// balancer, in the shape WireServer serves it.
+const sharedConfigXML = `<?xml version="1.0" encoding="utf-8"?>
+<SharedConfig version="1.0.0.0" goalStateIncarnation="1">
+  <Deployment name="db00a7755a5e4e8a8fe4b19bc3b330c3" guid="{ce5a036f-5c93-40e7-8adf-2613631008ab}" incarnation="2">
+    <Service name="MyVMRoleService" guid="{00000000-0000-0000-0000-000000000000}" />
+    <ServiceInstance name="db00a7755a5e4e8a8fe4b19bc3b330c3.1" guid="{d113f4d7-9ead-4e73-b715-b724b5b7842c}" />
+  </Deployment>
+  <Incarnation number="1" instance="MachineRole_IN_0" guid="{a0faca35-52e5-4ec7-8fd1-63d2bc107d9b}" />
+  <Role guid="{73d95f1c-6472-e58e-7a1a-523554e11d46}" name="MachineRole" settleTimeSeconds="10" />
+  <Instances>
+    <Instance id="OtherRole_IN_0" address="10.0.0.5">
+      <InputEndpoints><Endpoint name="http" loadBalancedPublicAddress="40.1.1.1:80" protocol="tcp" /></InputEndpoints>
+    </Instance>
+    <Instance id="MachineRole_IN_0" address="10.0.0.4">
+      <FaultDomains randomId="0" updateId="0" updateCount="0" />
+      <InputEndpoints>
+        <Endpoint name="ssh" address="10.0.0.4:22" protocol="tcp" hostName="MachineRole_IN_0_ssh" isPublic="true" loadBalancedPublicAddress="52.174.1.2:22" enableDirectServerReturn="False" isDirectAddress="false" disableStealthMode="false" />
+        <Endpoint name="broken" loadBalancedPublicAddress="not-an-address" protocol="tcp" />
+      </InputEndpoints>
+    </Instance>
+  </Instances>
+</SharedConfig>`
+
+// AZURE_IPV4_VIRTUAL comes from WireServer's SharedConfig, and only the
+// attributes command asks for it.
+func TestAzureVirtualIPv4(t *testing.T) {
+	imds := `{"compute":{"vmSize":"Standard_B1s","osProfile":{"computerName":"vm-1"}},
+		"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.0.0.4"}]}}]}}`
+	for name, tc := range map[string]struct {
+		goalState, sharedConfig string
+		want                    []string // lines of the FLINT_ half
+		wantErr                 error
+	}{
+		"behind a load balancer": {
+			goalState: goalStateXML, sharedConfig: sharedConfigXML,
+			want: []string{"FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_VMSIZE=Standard_B1s", "FLINT_AZURE_IPV4_VIRTUAL=52.174.1.2"},
+		},
+		"no load balancer": {
+			goalState:    goalStateXML,
+			sharedConfig: strings.Replace(sharedConfigXML, `instance="MachineRole_IN_0"`, `instance="Lonely_IN_0"`, 1),
+			want:         []string{"FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_VMSIZE=Standard_B1s"},
+		},
+		"no SharedConfig in the goal state": {
+			goalState: strings.Replace(goalStateXML, "<Configuration><SharedConfig>BASE/machine/x?comp=config&amp;type=sharedConfig</SharedConfig></Configuration>", "", 1),
+			want:      []string{"FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_VMSIZE=Standard_B1s"},
+		},
+		"SharedConfig not XML": {goalState: goalStateXML, sharedConfig: "<SharedConfig><Incarnation", wantErr: ErrProtocol},
+		"SharedConfig without incarnation": {
+			goalState: goalStateXML, sharedConfig: "<SharedConfig><Instances/></SharedConfig>", wantErr: ErrProtocol,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var f *fakeService
+			f = newFakeService(t, map[string]http.HandlerFunc{
+				"GET /?comp=versions": answer(200, versionsXML),
+				"GET /machine/?comp=goalstate": func(w http.ResponseWriter, r *http.Request) {
+					io.WriteString(w, strings.ReplaceAll(tc.goalState, "BASE", f.srv.URL))
+				},
+				"GET /machine/x?comp=config&type=sharedConfig":  answer(200, tc.sharedConfig),
+				"GET /metadata/instance?api-version=2021-02-01": answer(200, imds),
+			})
+			a := newTestAgent(t, "azure", f.srv.URL, t.TempDir())
+			out := filepath.Join(t.TempDir(), "flint")
+			err := a.Attributes(context.Background(), out)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("attributes: %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(out)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				if strings.HasPrefix(l, "FLINT_") {
+					got = append(got, l)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("attributes =\n%q\nwant\n%q", got, tc.want)
+			}
+			for _, r := range f.requests() {
+				if strings.HasPrefix(r.uri, "/machine/") && (r.header.Get("X-Ms-Version") != wireServerVersion || r.header.Get("X-Ms-Agent-Name") != "flint") {
+					t.Errorf("%s: no WireServer protocol headers", r.uri)
+				}
+			}
+			if strings.Contains(tc.goalState, "BASE") && f.count("GET /machine/x?comp=config&type=sharedConfig") != 1 {
+				t.Errorf("SharedConfig asked %d times, want once", f.count("GET /machine/x?comp=config&type=sharedConfig"))
+			}
+		})
+	}
+	// The SSH keys and the hostname need IMDS only.
+	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": answer(200, imds)})
+	a := newTestAgent(t, "azure", f.srv.URL, t.TempDir())
+	if _, err := a.fetchMetadata(context.Background(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("%d requests for the metadata, want IMDS's one", n)
 	}
 }

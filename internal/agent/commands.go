@@ -148,6 +148,13 @@ func (a *Agent) Attributes(ctx context.Context, path string) error {
 	if err != nil {
 		return op.Fail(err)
 	}
+	if a.platform.attributes != nil {
+		more, err := a.platform.attributes(ctx, a)
+		if err != nil {
+			return op.Fail(err)
+		}
+		m.attrs = append(m.attrs, more...)
+	}
 	var b strings.Builder
 	for _, prefix := range []string{"FLINT_", "AFTERBURN_"} {
 		for _, at := range m.attrs {

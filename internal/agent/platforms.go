@@ -36,6 +36,10 @@ type platform struct {
 	// endpoint), so `flint agent hostname` does not make the whole,
 	// costlier metadata exchange.
 	hostnameOnly func(ctx context.Context, a *Agent) (string, error)
+	// attributes, when set, adds attributes that only `flint agent
+	// attributes` reads, from an exchange the other commands need not make
+	// (Azure's load balancer address from WireServer).
+	attributes func(ctx context.Context, a *Agent) ([]attribute, error)
 	// checkIn reports a good boot.
 	checkIn func(ctx context.Context, a *Agent) error
 	// reportFailure reports a failed provisioning with a short, redacted
@@ -50,7 +54,7 @@ var platforms = []platform{
 	{id: "akamai", metadata: akamaiMetadata},
 	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
 	{id: "aws", metadata: awsMetadata},
-	{id: "azure", hostname: true, metadata: azureMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
+	{id: "azure", hostname: true, metadata: azureMetadata, attributes: azureVirtualIPv4, checkIn: azureCheckIn, reportFailure: azureReportFailure},
 	{id: "azurestack", hostname: true, hostnameOnly: azureStackHostname, metadata: azureStackMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
 	{id: "cloudstack", metadata: cloudStackMetadata},
 	{id: "digitalocean", hostname: true, metadata: digitalOceanMetadata},
