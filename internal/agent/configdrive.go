@@ -24,6 +24,8 @@ import (
 const (
 	configDriveLabel    = "config-2"
 	configDriveMetadata = "/openstack/latest/meta_data.json"
+	// configDriveNetwork is KubeVirt's network description.
+	configDriveNetwork = "/openstack/latest/network_data.json"
 	// openStackDriveWait is how long OpenStack's drive may take to show
 	// up: the agent runs long after udev has settled, so a drive that is
 	// not there by then is not coming, and the metadata service answers.
@@ -44,8 +46,13 @@ func (a *Agent) driveWait(def time.Duration) time.Duration {
 
 // configDrive reads the metadata on the config-2 drive.
 func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, error) {
-	prefix := strings.ToUpper(a.platform.id) + "_"
-	return a.configDriveSpec(ctx, wait, jsonSpec{
+	return a.configDriveSpec(ctx, wait, configDriveSpecFor(a.platform.id))
+}
+
+// configDriveSpecFor is what meta_data.json gives on platform id.
+func configDriveSpecFor(id string) jsonSpec {
+	prefix := strings.ToUpper(id) + "_"
+	return jsonSpec{
 		hostname: "hostname",
 		keys:     []string{"public_keys.*"},
 		attrs: []field{
@@ -53,27 +60,58 @@ func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, 
 			{prefix + "INSTANCE_ID", "uuid"},
 			{prefix + "AVAILABILITY_ZONE", "availability_zone"},
 		},
-	})
+	}
 }
 
 // configDriveSpec reads meta_data.json on the config-2 drive with spec.
 func (a *Agent) configDriveSpec(ctx context.Context, wait time.Duration, spec jsonSpec) (metadata, error) {
+	m, _, err := a.configDriveFiles(ctx, wait, spec)
+	return m, err
+}
+
+// configDriveFiles reads meta_data.json on the config-2 drive with spec,
+// and the files among more that the drive holds, in one mount.
+func (a *Agent) configDriveFiles(ctx context.Context, wait time.Duration, spec jsonSpec, more ...string) (metadata, map[string][]byte, error) {
 	mounter := a.d.Mounter
 	if mounter == nil {
 		mounter = sys.Mounter{}
 	}
 	env := providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
-	data, err := providers.ReadConfigDrive(ctx, env, configDriveLabel, configDriveMetadata, wait)
+	var data []byte
+	var files map[string][]byte
+	var err error
+	if len(more) == 0 {
+		data, err = providers.ReadConfigDrive(ctx, env, configDriveLabel, configDriveMetadata, wait)
+	} else if files, err = providers.ReadConfigDriveFiles(ctx, env, configDriveLabel, append([]string{configDriveMetadata}, more...), wait); err == nil {
+		if data = files[configDriveMetadata]; data == nil {
+			err = fmt.Errorf("%s on config drive %s: %w", configDriveMetadata, configDriveLabel, providers.ErrNoConfig)
+		}
+	}
 	if err != nil {
-		return metadata{}, fmt.Errorf("%s: %w", a.platform.id, err)
+		return metadata{}, nil, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	var doc any
 	if err := d.Decode(&doc); err != nil {
-		return metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveMetadata, ErrProtocol, err)
+		return metadata{}, nil, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveMetadata, ErrProtocol, err)
 	}
-	return spec.read(doc), nil
+	return spec.read(doc), files, nil
+}
+
+// kubeVirtConfigDrive reads KubeVirt's config-2 drive: meta_data.json, and
+// the addresses of network_data.json when there is one.
+func (a *Agent) kubeVirtConfigDrive(ctx context.Context) (metadata, error) {
+	m, files, err := a.configDriveFiles(ctx, 0, configDriveSpecFor(a.platform.id), configDriveNetwork)
+	if err != nil || files[configDriveNetwork] == nil {
+		return m, err
+	}
+	ifaces, err := a.netInterfaces(files[configDriveNetwork])
+	if err != nil {
+		return metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveNetwork, ErrProtocol, err)
+	}
+	m.addIPAttrs(ifaces, "KUBEVIRT_", true)
+	return m, nil
 }
 
 // configDriveOnly serves the platforms whose metadata is only on the drive.

@@ -14,6 +14,9 @@ package agent
 //     config has neither); instance-id from meta-data.
 //   - KubeVirt: local-hostname and public-keys (the access credentials
 //     propagated with noCloud) of meta-data.
+//
+// Proxmox VE and KubeVirt's addresses come from network-config
+// (netconfig.go); a drive without one has none.
 
 import (
 	"bytes"
@@ -35,6 +38,7 @@ const (
 	ncMetaData   = "/meta-data"
 	ncUserData   = "/user-data"
 	ncVendorData = "/vendor-data"
+	ncNetConfig  = "/network-config"
 )
 
 // cidata mounts the cidata drive once and returns the files among names
@@ -172,8 +176,30 @@ func mimeHeader(head []byte, name string) string {
 	return ""
 }
 
+// ncAddrs adds <PLATFORM>_IPV4 and _IPV6 from network-config, if any.
+func (a *Agent) ncAddrs(m *metadata, data []byte) error {
+	if data == nil {
+		return nil
+	}
+	ifaces, err := a.netInterfaces(data)
+	if err != nil {
+		return fmt.Errorf("%s: cidata drive %s: %w: %w", a.platform.id, ncNetConfig, ErrProtocol, err)
+	}
+	m.addIPAttrs(ifaces, strings.ToUpper(a.platform.id)+"_", a.platform.id == "kubevirt")
+	return nil
+}
+
+// netInterfaces reads a network description in YAML or JSON.
+func (a *Agent) netInterfaces(data []byte) ([]netIface, error) {
+	tree, err := readYAMLTree(data)
+	if err != nil {
+		return nil, err
+	}
+	return networkInterfaces(tree)
+}
+
 func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncUserData)
+	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncUserData, ncNetConfig)
 	if err != nil {
 		return metadata{}, err
 	}
@@ -201,7 +227,7 @@ func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	}
 	m.add("PROXMOXVE_INSTANCE_ID", id)
 	m.add("PROXMOXVE_HOSTNAME", m.hostname)
-	return m, nil
+	return m, a.ncAddrs(&m, files[ncNetConfig])
 }
 
 // kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
@@ -212,9 +238,9 @@ func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		return metadata{}, err
 	}
 	if label == configDriveLabel {
-		return a.configDrive(ctx, 0)
+		return a.kubeVirtConfigDrive(ctx)
 	}
-	files, err := a.cidata(ctx, 0)
+	files, err := a.cidata(ctx, 0, ncNetConfig)
 	if err != nil {
 		return metadata{}, err
 	}
@@ -230,7 +256,7 @@ func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	m.add("KUBEVIRT_HOSTNAME", host)
 	m.add("KUBEVIRT_INSTANCE_ID", id)
 	m.add("KUBEVIRT_INSTANCE_TYPE", it)
-	return m, nil
+	return m, a.ncAddrs(&m, files[ncNetConfig])
 }
 
 // waitLabel waits up to wait for a filesystem with one of labels to

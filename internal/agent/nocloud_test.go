@@ -57,6 +57,110 @@ const proxmoxUserData = "#cloud-config\nhostname: pve-vm\nmanage_etc_hosts: true
 
 const proxmoxNetworkConfig = "version: 1\nconfig:\n    - type: physical\n      name: eth0\n      mac_address: 'bc:24:11:00:00:01'\n      subnets:\n      - type: dhcp4\n"
 
+// Proxmox VE's generated network-config (v1) for a VM with static
+// addresses on its first NIC and DHCP on its second.
+const proxmoxStaticNetworkConfig = `version: 1
+config:
+    - type: physical
+      name: eth0
+      mac_address: 'bc:24:11:5e:3a:9f'
+      subnets:
+      - type: static
+        address: '192.168.1.1'
+        netmask: '255.255.255.0'
+        gateway: '192.168.1.254'
+      - type: static6
+        address: '2001:db8:85a3::8a2e:370:0/64'
+        gateway: '2001:db8:85a3::8a2e:370:1'
+      - type: static
+        address: '192.168.2.1/24'
+    - type: physical
+      name: eth1
+      mac_address: 'bc:24:11:5e:3a:a0'
+      subnets:
+      - type: dhcp4
+    - type: nameserver
+      address:
+      - '1.1.1.1'
+      - '2606:4700:4700::1111'
+      search:
+      - 'example.com'
+`
+
+// KubeVirt's NoCloud networkData as users write it (v2): a MAC-matched
+// interface named after its network, one on DHCP, two with static
+// addresses.
+const kubeVirtNetworkConfigV2 = `version: 2
+ethernets:
+  default:
+    match:
+      macaddress: "02:00:00:0a:0b:0c"
+    addresses:
+      - 10.0.2.20/24
+    dhcp4: false
+  eth0:
+    dhcp4: true
+    dhcp6: true
+  eth1:
+    addresses:
+      - 192.168.1.10/24
+      - 2001:db8::10/64
+      - 192.168.1.11/24
+    gateway4: 192.168.1.1
+    gateway6: 2001:db8::1
+    nameservers:
+      addresses: [8.8.8.8, "2001:4860:4860::8888"]
+    routes:
+      - to: 10.10.0.0/16
+        via: 192.168.1.254
+  eth2:
+    addresses: ["172.16.0.5/24"]
+`
+
+// The same in version 1: the first physical entry is on DHCP.
+const kubeVirtNetworkConfigV1 = `network:
+  version: 1
+  config:
+  - type: physical
+    name: eth0
+    mac_address: "02:00:00:0a:0b:0c"
+    subnets:
+    - type: dhcp
+  - type: physical
+    name: eth1
+    subnets:
+    - type: static6
+      address: fd00::20/64
+    - type: static
+      address: 10.0.2.20
+      netmask: 255.255.255.0
+      gateway: 10.0.2.1
+      dns_nameservers:
+      - 10.0.2.3
+      routes:
+      - network: 10.10.0.0
+        netmask: 255.255.0.0
+        gateway: 10.0.2.254
+`
+
+// KubeVirt's config drive network_data.json (OpenStack's format): the
+// unnamed link comes after the named one.
+const kubeVirtNetworkData = `{
+  "links": [
+    {"id": "tap0", "type": "phy", "ethernet_mac_address": "02:00:00:0a:0b:0c", "mtu": 1500},
+    {"id": "tap1", "name": "eth0", "type": "phy", "ethernet_mac_address": "02:00:00:0a:0b:0d"}
+  ],
+  "networks": [
+    {"id": "network0", "type": "ipv4", "link": "tap0", "ip_address": "10.0.0.9", "netmask": "255.255.255.0"},
+    {"id": "network1", "type": "ipv4_dhcp", "link": "tap1"},
+    {"id": "network2", "type": "ipv6", "link": "tap1", "ip_address": "fd10::5", "netmask": "64"},
+    {"id": "network3", "type": "ipv4", "link": "tap1", "ip_address": "10.1.0.5", "netmask": "255.255.255.0",
+     "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "10.1.0.1"}]},
+    {"id": "network4", "type": "ipv4", "link": "tap1", "ip_address": "10.1.0.6", "netmask": "255.255.255.0"}
+  ],
+  "services": [{"type": "dns", "address": "8.8.8.8"}]
+}`
+
 func TestNoCloudMetadata(t *testing.T) {
 	for _, c := range []struct {
 		id, label string
@@ -76,9 +180,10 @@ func TestNoCloudMetadata(t *testing.T) {
 			"meta-data":      "instance-id: 15a9919cb91024fbd1d70fa07f0efa749cbba03b\n",
 			"user-data":      proxmoxUserData,
 			"vendor-data":    "",
-			"network-config": proxmoxNetworkConfig,
+			"network-config": proxmoxStaticNetworkConfig,
 		}, "pve-vm", []string{"ssh-rsa AAAAB3Nza dummy@dummy.local", "ssh-ed25519 AAAAC3 second"},
-			[]attribute{{"PROXMOXVE_INSTANCE_ID", "15a9919cb91024fbd1d70fa07f0efa749cbba03b"}, {"PROXMOXVE_HOSTNAME", "pve-vm"}}},
+			[]attribute{{"PROXMOXVE_INSTANCE_ID", "15a9919cb91024fbd1d70fa07f0efa749cbba03b"}, {"PROXMOXVE_HOSTNAME", "pve-vm"},
+				{"PROXMOXVE_IPV4", "192.168.2.1"}, {"PROXMOXVE_IPV6", "2001:db8:85a3::8a2e:370:0"}}},
 		// A custom user-data holding the Ignition config: no keys, no hostname.
 		{"proxmoxve", "cidata", map[string]string{
 			"meta-data":      "instance-id: 15a9\n",
@@ -91,9 +196,23 @@ func TestNoCloudMetadata(t *testing.T) {
 			"user-data": `{"ignition":{"version":"3.4.0"}}`,
 		}, "vm-nc", []string{"ssh-ed25519 AAAA one", "ssh-rsa BBBB two"},
 			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-nc"}, {"KUBEVIRT_INSTANCE_ID", "5d307ca9-b3ef"}, {"KUBEVIRT_INSTANCE_TYPE", "u1.small"}}},
+		{"kubevirt", "cidata", map[string]string{
+			"meta-data":      "instance-id: vm-v2.default\nlocal-hostname: vm-v2\n",
+			"network-config": kubeVirtNetworkConfigV2,
+		}, "vm-v2", nil, []attribute{{"KUBEVIRT_HOSTNAME", "vm-v2"}, {"KUBEVIRT_INSTANCE_ID", "vm-v2.default"},
+			{"KUBEVIRT_IPV4", "192.168.1.10"}, {"KUBEVIRT_IPV6", "2001:db8::10"}}},
+		{"kubevirt", "cidata", map[string]string{
+			"meta-data":      "instance-id: vm-v1.default\nlocal-hostname: vm-v1\n",
+			"network-config": kubeVirtNetworkConfigV1,
+		}, "vm-v1", nil, []attribute{{"KUBEVIRT_HOSTNAME", "vm-v1"}, {"KUBEVIRT_INSTANCE_ID", "vm-v1.default"},
+			{"KUBEVIRT_IPV4", "10.0.2.20"}, {"KUBEVIRT_IPV6", "fd00::20"}}},
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
 			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "openstack/latest/network_data.json": kubeVirtNetworkData}, "vm-1.novalocal",
+			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
+			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"},
+				{"KUBEVIRT_IPV4", "10.1.0.5"}, {"KUBEVIRT_IPV6", "fd10::5"}}},
 	} {
 		t.Run(c.id+"/"+c.label, func(t *testing.T) {
 			root, mounter := driveRoot(t, c.label, c.files)
@@ -135,19 +254,31 @@ func TestNoCloudFailures(t *testing.T) {
 		name, id string
 		files    map[string]string
 		want     string
+		label    string // cidata when empty
 	}{
-		{"no meta-data", "ibmcloud", map[string]string{"user-data": "{}"}, "meta-data is missing"},
-		{"meta-data a list", "proxmoxve", map[string]string{"meta-data": "- instance-id: x\n"}, "line 1: not a top-level key"},
-		{"nested hostname", "ibmcloud", map[string]string{"meta-data": "instance-id: x\nlocal-hostname:\n  name: h\n"}, `key "local-hostname"`},
-		{"key in a mapping list", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nssh_authorized_keys:\n  - name: k\n    password: $5$secret\n"}, "line 3: a mapping in the list"},
-		{"anchor", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nhostname: &h pve\n"}, "anchor"},
-		{"broken JSON", "kubevirt", map[string]string{"meta-data": `{"instance-id": 42`}, "meta-data"},
-		{"encoded cloud-config part", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\nContent-Transfer-Encoding: quoted-printable\n\n#cloud-config\nssh_authorized_keys:\n- ssh-rsa A=3D\n--b--\n"}, "transfer encoding"},
-		{"unterminated MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\n\n#cloud-config\nssh_authorized_keys:\n- ssh-rsa A\n"}, "closing boundary"},
-		{"vendor-data not MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "echo hi\n"}, "not #cloud-config nor MIME"},
+		{"no meta-data", "ibmcloud", map[string]string{"user-data": "{}"}, "meta-data is missing", ""},
+		{"meta-data a list", "proxmoxve", map[string]string{"meta-data": "- instance-id: x\n"}, "line 1: not a top-level key", ""},
+		{"nested hostname", "ibmcloud", map[string]string{"meta-data": "instance-id: x\nlocal-hostname:\n  name: h\n"}, `key "local-hostname"`, ""},
+		{"key in a mapping list", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nssh_authorized_keys:\n  - name: k\n    password: $5$secret\n"}, "line 3: a mapping in the list", ""},
+		{"anchor", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "user-data": "#cloud-config\nhostname: &h pve\n"}, "anchor", ""},
+		{"broken JSON", "kubevirt", map[string]string{"meta-data": `{"instance-id": 42`}, "meta-data", ""},
+		{"encoded cloud-config part", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\nContent-Transfer-Encoding: quoted-printable\n\n#cloud-config\nssh_authorized_keys:\n- ssh-rsa A=3D\n--b--\n"}, "transfer encoding", ""},
+		{"unterminated MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/cloud-config\n\n#cloud-config\nssh_authorized_keys:\n- ssh-rsa A\n"}, "closing boundary", ""},
+		{"vendor-data not MIME", "ibmcloud", map[string]string{"meta-data": "instance-id: x\n", "vendor-data": "echo hi\n"}, "not #cloud-config nor MIME", ""},
+		{"network-config with a tab", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "network-config": "version: 1\nconfig:\n\t- type: secret\n"}, "/network-config: ", ""},
+		{"network-config block scalar", "kubevirt", map[string]string{"meta-data": "instance-id: x\n", "network-config": "version: 2\nethernets:\n  eth0:\n    addresses: |\n      secret\n"}, "line 5: a value over several lines", ""},
+		{"network-config not an address", "kubevirt", map[string]string{"meta-data": "instance-id: x\n", "network-config": "version: 2\nethernets:\n  eth0:\n    addresses: [secret/24]\n"}, "ethernet eth0 address 0: not an IP address", ""},
+		{"netplan address with options", "kubevirt", map[string]string{"meta-data": "instance-id: x\n", "network-config": "version: 2\nethernets:\n  eth0:\n    addresses:\n      - 10.0.0.2/24:\n          label: secret\n"}, "a mapping, want", ""},
+		{"v1 subnets a mapping", "proxmoxve", map[string]string{"meta-data": "instance-id: x\n", "network-config": "version: 1\nconfig:\n  - type: physical\n    subnets:\n      type: secret\n"}, "config entry 0 subnets: not a list", ""},
+		{"unknown version", "kubevirt", map[string]string{"meta-data": "instance-id: x\n", "network-config": "version: 3\n"}, "network config version 3", ""},
+		{"network_data.json broken", "kubevirt", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "openstack/latest/network_data.json": `{"links": [{"id": "secret"`}, "network_data.json", "config-2"},
+		{"network_data.json address", "kubevirt", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "openstack/latest/network_data.json": `{"links": [{"id": "t"}], "networks": [{"type": "ipv4", "link": "t", "ip_address": "secret"}]}`}, "network 0 ip_address: not an IP address", "config-2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			root, mounter := driveRoot(t, "cidata", c.files)
+			if c.label == "" {
+				c.label = "cidata"
+			}
+			root, mounter := driveRoot(t, c.label, c.files)
 			a := newTestAgent(t, c.id, "http://127.0.0.1:1", root)
 			a.d.Mounter = mounter
 			_, err := a.fetchMetadata(context.Background(), "test")

@@ -8,6 +8,9 @@ package agent
 // read is an error, never a guess. The other keys' values are skipped
 // whatever they hold, as long as they are indented below their key.
 //
+// network-config, read whole, is the exception: readYAMLTree reads its
+// nested block mappings and lists, and nothing more.
+//
 // Errors name the line, never its text: user-data holds password hashes.
 
 import (
@@ -383,4 +386,189 @@ func yamlString(doc map[string][]string, key string) (string, error) {
 		return v[0], nil
 	}
 	return "", nil
+}
+
+// readYAMLTree reads a whole network-config document: block mappings and
+// block sequences nested by indentation, whose leaves are scalars or flow
+// lists of scalars, into map[string]any, []any and string ("" for an
+// empty value). A list item may be a mapping whose first key is on the
+// dash's line. JSON (which NoCloud allows too) goes through encoding/json.
+// Anything else (an anchor, a tag, a block scalar, a flow mapping, a list
+// directly in a list, a value over several lines, a key given twice,
+// tabs in the indentation, a line indented where no value goes) is an
+// error naming the line, never quoting it.
+func readYAMLTree(data []byte) (any, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		d := json.NewDecoder(bytes.NewReader(t))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			return nil, fmt.Errorf("%w: %w", errYAML, err)
+		}
+		if d.More() {
+			return nil, fmt.Errorf("data after the JSON document: %w", errYAML)
+		}
+		return v, nil
+	}
+	p := &yamlParser{}
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if blankOrComment(l) || (l == "---" && len(p.lines) == 0) {
+			continue
+		}
+		if l == "..." {
+			break
+		}
+		ind := indentOf(l)
+		if ind < 0 {
+			return nil, fmt.Errorf("line %d: a tab in the indentation: %w", i+1, errYAML)
+		}
+		p.lines = append(p.lines, yamlLine{i + 1, ind, strings.TrimRight(l[ind:], " \t")})
+	}
+	if len(p.lines) == 0 {
+		return nil, nil
+	}
+	v, err := p.node(p.lines[0].ind)
+	if err != nil {
+		return nil, err
+	}
+	if p.i < len(p.lines) {
+		return nil, fmt.Errorf("line %d: outside the document's top-level node: %w", p.lines[p.i].n, errYAML)
+	}
+	return v, nil
+}
+
+// yamlLine is one line with content: its number, indentation and text
+// after the indentation.
+type yamlLine struct {
+	n, ind int
+	text   string
+}
+
+// yamlParser walks the lines of readYAMLTree; i is the next line.
+type yamlParser struct {
+	lines []yamlLine
+	i     int
+}
+
+// isItem reports a block sequence entry ("- x" or "-").
+func isItem(s string) bool { return s == "-" || strings.HasPrefix(s, "- ") }
+
+// node reads the sequence or mapping whose first line is the next one,
+// indented by ind.
+func (p *yamlParser) node(ind int) (any, error) {
+	if isItem(p.lines[p.i].text) {
+		return p.sequence(ind)
+	}
+	return p.mapping(ind)
+}
+
+func (p *yamlParser) sequence(ind int) (any, error) {
+	out := []any{}
+	for p.i < len(p.lines) {
+		l := p.lines[p.i]
+		if l.ind < ind || (l.ind == ind && !isItem(l.text)) {
+			break
+		}
+		if l.ind > ind {
+			return nil, fmt.Errorf("line %d: indented deeper than the list item before: %w", l.n, errYAML)
+		}
+		rest := strings.TrimLeft(l.text[1:], " ")
+		switch _, _, isKey := splitKey(rest); {
+		case rest == "" || rest[0] == '#':
+			p.i++
+			var v any = ""
+			if p.i < len(p.lines) && p.lines[p.i].ind > ind {
+				var err error
+				if v, err = p.node(p.lines[p.i].ind); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, v)
+		case isItem(rest):
+			return nil, fmt.Errorf("line %d: a list directly in a list: %w", l.n, errYAML)
+		case isKey:
+			// A mapping whose first key is on the dash's line: read it as
+			// if the dash were a space.
+			col := ind + len(l.text) - len(rest)
+			p.lines[p.i] = yamlLine{l.n, col, rest}
+			v, err := p.mapping(col)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		default:
+			v, err := p.leaf(rest, l.n, ind)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func (p *yamlParser) mapping(ind int) (any, error) {
+	out := map[string]any{}
+	for p.i < len(p.lines) {
+		l := p.lines[p.i]
+		if l.ind < ind {
+			break
+		}
+		if l.ind > ind {
+			return nil, fmt.Errorf("line %d: indented deeper than the key before: %w", l.n, errYAML)
+		}
+		if isItem(l.text) {
+			return nil, fmt.Errorf("line %d: a list item among a mapping's keys: %w", l.n, errYAML)
+		}
+		key, rest, ok := splitKey(l.text)
+		if !ok {
+			return nil, fmt.Errorf("line %d: not \"key: value\": %w", l.n, errYAML)
+		}
+		if _, dup := out[key]; dup {
+			return nil, fmt.Errorf("line %d: a key given twice: %w", l.n, errYAML)
+		}
+		if rest != "" && rest[0] != '#' {
+			v, err := p.leaf(rest, l.n, ind)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = v
+			continue
+		}
+		// "key:" and the block below, or a list at the key's own
+		// indentation; nothing there is an empty value.
+		p.i++
+		var v any = ""
+		if p.i < len(p.lines) {
+			if next := p.lines[p.i]; next.ind > ind || (next.ind == ind && isItem(next.text)) {
+				var err error
+				if v, err = p.node(next.ind); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+// leaf reads the scalar or flow list s on line n (the parser's next
+// line, whose node is indented by ind) and moves past it: nothing may be
+// indented below it.
+func (p *yamlParser) leaf(s string, n, ind int) (any, error) {
+	p.i++
+	if p.i < len(p.lines) && p.lines[p.i].ind > ind {
+		return nil, fmt.Errorf("line %d: a value over several lines: %w", p.lines[p.i].n, errYAML)
+	}
+	if strings.HasPrefix(s, "[") {
+		vals, err := yamlFlowList(s, n)
+		out := []any{}
+		for _, v := range vals {
+			out = append(out, v)
+		}
+		return out, err
+	}
+	return yamlScalar(s, n)
 }

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +23,71 @@ func TestReadYAMLKeys(t *testing.T) {
 	for _, bad := range []string{"a: 1\na: 2\n", "a: |\n  x\n", "a: *x\n", "\ta: 1\n", "a:\n  - - x\n", "a: \"open\n", "a: [x, [y]]\n", "plain line\n", "a:\n  k: 1\n  k: 2\n"} {
 		if _, err := readYAMLKeys([]byte(bad), "a"); !errors.Is(err, errYAML) {
 			t.Errorf("%q: %v, want errYAML", bad, err)
+		}
+	}
+}
+
+func TestReadYAMLTree(t *testing.T) {
+	for name, c := range map[string]struct {
+		in   string
+		want string // fmt's %v of the tree
+	}{
+		"mapping in a list, list at the key's indentation": {
+			"---\n# comment\nversion: 1\nconfig:\n    - type: physical   # first\n      name: eth0\n      subnets:\n      - type: static\n        address: '192.168.1.1'\n      - type: dhcp6\n    - type: nameserver\n      address:\n      - \"1.1.1.1\"\n...\nignored: [\n",
+			"map[config:[map[name:eth0 subnets:[map[address:192.168.1.1 type:static] map[type:dhcp6]] type:physical] map[address:[1.1.1.1] type:nameserver]] version:1]",
+		},
+		"nested mappings, flow list, empty values": {
+			"version: 2\nethernets:\n  eth0:\n    addresses: [192.168.1.10/24, '2001:db8::10/64']\n    match:\n      macaddress: \"06:aa\"\n  id0:\n  eth1:\n    dhcp4: true\n    routes: # none\n",
+			"map[ethernets:map[eth0:map[addresses:[192.168.1.10/24 2001:db8::10/64] match:map[macaddress:06:aa]] eth1:map[dhcp4:true routes:] id0:] version:2]",
+		},
+		"item on the dash's line below": {"-\n  a: 1\n- b\n-\n", "[map[a:1] b ]"},
+		"indented document":             {"  a:\n    - x\n  b: y\n", "map[a:[x] b:y]"},
+		"JSON":                          {`{"version": 1, "config": [{"type": "physical"}]}`, "map[config:[map[type:physical]] version:1]"},
+		"empty":                         {"# nothing\n", "<nil>"},
+	} {
+		v, err := readYAMLTree([]byte(c.in))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := fmt.Sprint(v); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, c.want)
+		}
+	}
+	for name, c := range map[string]struct{ in, want string }{
+		"tab":                         {"a:\n\tb: secret\n", "line 2: a tab"},
+		"key twice":                   {"a: 1\nb: 2\na: secret\n", "line 3: a key given twice"},
+		"anchor":                      {"a: &x secret\n", "line 1: an anchor"},
+		"alias":                       {"a:\n  - *secret\n", "line 2: an anchor"},
+		"tag":                         {"a: !!str secret\n", "line 1: an anchor"},
+		"block scalar":                {"a: |\n  secret\n", "line 2: a value over several lines"},
+		"folded plain scalar":         {"a: x\n  secret\n", "line 2: a value over several lines"},
+		"folded list item":            {"- x\n  secret\n", "line 2: a value over several lines"},
+		"flow mapping":                {"a: {b: secret}\n", "line 1: an anchor, alias, tag, block scalar or flow mapping"},
+		"nested flow list":            {"a: [x, [secret]]\n", "line 1: a flow list"},
+		"list in a list":              {"- - secret\n", "line 1: a list directly in a list"},
+		"list item among keys":        {"a:\n  b: 1\n  - secret\n", "line 3: a list item among a mapping's keys"},
+		"deeper key":                  {"a: 1\n  b: secret\n", "line 2: a value over several lines"},
+		"deeper key after a block":    {"a:\n  b: 1\n    c: secret\n", "line 3: a value over several lines"},
+		"deeper key after a mapping":  {"a:\n    b:\n      c: 1\n  d: secret\n", "line 4: indented deeper than the key before"},
+		"deeper item":                 {"a:\n- x\n  - secret\n", "line 3: a value over several lines"},
+		"deeper item in a list":       {"- x\n-\n    a: 1\n  b: secret\n", "line 4: indented deeper than the list item before"},
+		"deeper item after a mapping": {"- a:\n    b: 1\n   - secret\n", "line 3: indented deeper than the key before"},
+		"not a key":                   {"a: 1\nsecret\n", "line 2: not \"key: value\""},
+		"quoted key":                  {"\"a\": secret\n", "line 1: not \"key: value\""},
+		"unclosed quote":              {"a: \"secret\n", "line 1: a double-quoted string"},
+		"text after a quote":          {"a: 'x' secret\n", "line 1: a single-quoted string"},
+		"dedented after a list":       {"  - a\nb: secret\n", "line 2: outside the document's top-level node"},
+		"key after a list":            {"- a\nb: secret\n", "line 2: outside the document's top-level node"},
+		"broken JSON":                 {`{"a": "secret"`, "YAML flint does not read"},
+		"JSON and more":               {`{"a": 1} {"b": "secret"}`, "data after the JSON document"},
+	} {
+		_, err := readYAMLTree([]byte(c.in))
+		if !errors.Is(err, errYAML) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want errYAML saying %q", name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: the error quotes the document: %v", name, err)
 		}
 	}
 }
