@@ -17,24 +17,21 @@ package agent
 // for the SSH keys, the hostname and the VM size.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
+
+	"github.com/flintboot/flint/internal/dhcplease"
 )
 
 const (
@@ -51,18 +48,6 @@ func wireServerHeader() http.Header {
 	return http.Header{"X-Ms-Agent-Name": {"flint"}, "X-Ms-Version": {wireServerVersion}}
 }
 
-// dhcpLeaseGlobs are the lease files searched for option 245:
-// systemd-networkd's (OPTION_245=A83F8110), NetworkManager's internal
-// client's (the same format) and dhclient's (option unknown-245
-// a8:3f:81:10;). The peer asks NetworkManager over D-Bus instead; flint
-// reads the files so it needs no D-Bus client.
-var dhcpLeaseGlobs = []string{
-	"/run/systemd/netif/leases/*",
-	"/var/lib/NetworkManager/*.lease",
-	"/var/lib/dhclient/*.lease*",
-	"/var/lib/dhcp/*.lease*",
-}
-
 // wireServer returns WireServer's base URL.
 func (a *Agent) wireServer() string {
 	if u := a.d.Endpoints["wireserver"]; u != "" {
@@ -76,57 +61,17 @@ func (a *Agent) wireServer() string {
 	return "http://" + ip
 }
 
-// fabricAddress returns the address in the first DHCP lease holding
-// option 245, "" when none does. path maps an absolute path under the
-// agent's root.
+// fabricAddress returns WireServer's address from DHCP option 245 of the
+// first lease that has it (package dhcplease reads networkd's,
+// NetworkManager's and dhclient's files; the peer asks NetworkManager
+// over D-Bus instead), or "".
 func fabricAddress(path func(string) string) string {
-	for _, g := range dhcpLeaseGlobs {
-		files, _ := filepath.Glob(path(g))
-		for _, f := range files {
-			if ip := leaseOption245(f); ip != "" {
-				return ip
-			}
+	for _, l := range dhcplease.Read(path) {
+		if l.Option245.IsValid() {
+			return l.Option245.String()
 		}
 	}
 	return ""
-}
-
-// leaseOption245 reads option 245 from one lease file in either format.
-func leaseOption245(file string) string {
-	f, err := os.Open(file)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		var raw []byte
-		if v, ok := strings.CutPrefix(line, "OPTION_245="); ok {
-			raw, err = hex.DecodeString(v)
-		} else if v, ok := strings.CutPrefix(line, "option unknown-245 "); ok {
-			raw, err = colonHex(strings.TrimSuffix(v, ";"))
-		} else {
-			continue
-		}
-		if err == nil && len(raw) == 4 {
-			return net.IP(raw).String()
-		}
-	}
-	return ""
-}
-
-// colonHex decodes dhclient's a8:3f:81:10 (leading zeros may be left out).
-func colonHex(s string) ([]byte, error) {
-	var out []byte
-	for _, p := range strings.Split(s, ":") {
-		b, err := strconv.ParseUint(p, 16, 8)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, byte(b))
-	}
-	return out, nil
 }
 
 // goalState is the part of WireServer's goal state the health report

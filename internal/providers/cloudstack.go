@@ -9,29 +9,21 @@ package providers
 // and finds the router in systemd-networkd's lease files.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flintboot/flint/internal/resource"
+
+	"github.com/flintboot/flint/internal/dhcplease"
 )
 
 const (
 	cloudstackDrivePath    = "/cloudstack/userdata/user_data.txt"
 	cloudstackUserDataPath = "/latest/user-data"
-	// networkdLeaseDir is where systemd-networkd keeps one file per interface
-	// (named by ifindex) with the DHCPv4 lease it holds.
-	networkdLeaseDir = "/run/systemd/netif/leases"
 	// leasePollInterval is how often the reference looks for a lease
 	// while networkd has none yet.
 	leasePollInterval = 500 * time.Millisecond
@@ -106,74 +98,25 @@ func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 		return addr, nil
 	}
 	wait := env.wait(raceDriveWait)
-	env.logger().Info("waiting for a DHCP lease", "platform", "cloudstack", "dir", env.path(networkdLeaseDir), "timeout", wait)
+	env.logger().Info("waiting for a DHCP lease naming its server", "platform", "cloudstack", "timeout", wait)
 	ok, err := pollUntil(ctx, wait, leasePollInterval, found)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("waiting for a DHCP lease in %s: %w", networkdLeaseDir, err)
+		return netip.Addr{}, fmt.Errorf("waiting for a DHCP lease: %w", err)
 	}
 	if !ok {
-		return netip.Addr{}, fmt.Errorf("%s after %v: %w", networkdLeaseDir, wait, errNoLease)
+		return netip.Addr{}, fmt.Errorf("after %v (systemd-networkd, NetworkManager and dhclient leases): %w", wait, errNoLease)
 	}
 	return addr, nil
 }
 
-// dhcpServerAddress returns the SERVER_ADDRESS of the first lease file
-// (by interface index, as the reference walks interfaces) that has a
-// valid one.
+// dhcpServerAddress returns the server address of the first DHCP lease
+// (systemd-networkd's by interface index, as the reference walks
+// interfaces, then NetworkManager's and dhclient's) that names one.
 func dhcpServerAddress(env Env) (netip.Addr, bool) {
-	entries, err := os.ReadDir(env.path(networkdLeaseDir))
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			names = append(names, e.Name())
+	for _, l := range dhcplease.Read(env.path) {
+		if l.Server.IsValid() {
+			return l.Server, true
 		}
-	}
-	slices.SortFunc(names, compareIfindex)
-	for _, name := range names {
-		data, err := os.ReadFile(filepath.Join(env.path(networkdLeaseDir), name))
-		if err != nil {
-			continue
-		}
-		if addr, ok := leaseServerAddress(data); ok {
-			return addr, true
-		}
-	}
-	return netip.Addr{}, false
-}
-
-// compareIfindex orders lease file names numerically (they are interface
-// indexes), anything else after them by name.
-func compareIfindex(a, b string) int {
-	ia, errA := strconv.Atoi(a)
-	ib, errB := strconv.Atoi(b)
-	switch {
-	case errA == nil && errB == nil:
-		return ia - ib
-	case errA == nil:
-		return -1
-	case errB == nil:
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-// leaseServerAddress reads SERVER_ADDRESS=<ip> from a systemd-networkd
-// lease file (KEY=VALUE lines).
-func leaseServerAddress(data []byte) (netip.Addr, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		key, value, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok || key != "SERVER_ADDRESS" {
-			continue
-		}
-		addr, err := netip.ParseAddr(value)
-		if err != nil || addr.Zone() != "" {
-			return netip.Addr{}, false
-		}
-		return addr, true
 	}
 	return netip.Addr{}, false
 }
