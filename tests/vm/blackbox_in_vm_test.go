@@ -8,7 +8,9 @@ package vm
 // an init that runs the cases and prints a result marker), and boots it
 // once. The guest runs only the cases that declare Needs
 // (FLINT_BLACKBOX_ONLY_NEEDS); those needing tang or a TPM still skip
-// there, saying so.
+// there, saying so. The same boot applies the example kickstarts that
+// need md or device-mapper (TestKickstartExamples: the server example's
+// RAID1 and LUKS), which the host skips for the same reason.
 
 import (
 	"bytes"
@@ -28,7 +30,7 @@ import (
 const (
 	// bbTimeout bounds the one boot: the cases take about two minutes
 	// on an idle 2-core machine, several times that under load.
-	bbTimeout = 15 * time.Minute
+	bbTimeout = 20 * time.Minute
 	// bbMemory is the guest's memory; the disk images live in its /tmp.
 	bbMemory = "2048"
 	// bbPass and bbFail start the init's result line.
@@ -41,16 +43,22 @@ const (
 	bbKernel = "FLINTBB: md yes, device-mapper yes"
 )
 
-// bbResult matches the summary lines of go test -v for the disk cases.
-var bbResult = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): TestDisks/(\S+) \(`)
+// bbResult matches the summary lines of go test -v for the disk cases
+// and the kickstart examples (test/case/version).
+var bbResult = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): ((?:TestDisks|TestKickstartExamples)/\S+) \(`)
+
+// bbMustPass are the runs the guest must pass, each at least once: the
+// kickstart server example (RAID1 and LUKS), the one example the host
+// cannot apply.
+var bbMustPass = []string{"TestKickstartExamples/server/"}
 
 // bbMaySkip are the needs the guest does not offer: the cases needing
 // them may skip there (no clevis or tang in the image, no TPM).
 var bbMaySkip = regexp.MustCompile(`tang|tpm2`)
 
-// TestBlackboxInVM runs the disk cases that need md or device-mapper in
-// one QEMU guest and fails unless they all pass there (the tang and TPM
-// ones may skip).
+// TestBlackboxInVM runs the disk cases and the kickstart examples that
+// need md or device-mapper in one QEMU guest and fails unless they all
+// pass there (the tang and TPM ones may skip).
 func TestBlackboxInVM(t *testing.T) {
 	kernel, kver := requireBlackboxVM(t)
 	dir := t.TempDir()
@@ -60,7 +68,8 @@ func TestBlackboxInVM(t *testing.T) {
 	run(t, repoRoot(t), []string{"CGO_ENABLED=0"}, goTool(), "test", "-c", "-tags", "nethttpomithttp2", "-trimpath",
 		"-o", bbtest, "./tests/blackbox")
 	initrd := filepath.Join(dir, "blackbox-initrd.img")
-	run(t, "", nil, "./mkblackbox.sh", flint, bbtest, kver, dir, initrd)
+	examples := filepath.Join(repoRoot(t), "examples", "kickstart")
+	run(t, "", nil, "./mkblackbox.sh", flint, bbtest, examples, kver, dir, initrd)
 	t.Logf("flint, the blackbox test binary and the initramfs built in %s", time.Since(start).Round(time.Second))
 
 	text, wall := bootBlackbox(t, dir, kernel, initrd)
@@ -78,8 +87,8 @@ func TestBlackboxInVM(t *testing.T) {
 // bbVerdict reads the guest's console: one line per case run (result and
 // name), and an error, with the console's relevant part, unless the
 // kernel offered md and device-mapper, no case failed, the run printed
-// its PASS marker, only the tang and TPM cases skipped, and at least one
-// case passed.
+// its PASS marker, only the tang and TPM cases skipped, at least one
+// case passed, and every bbMustPass run passed at least once.
 func bbVerdict(text string) (lines []string, err error) {
 	results := map[string]string{}
 	var names []string
@@ -90,19 +99,30 @@ func bbVerdict(text string) (lines []string, err error) {
 		results[m[2]] = m[1]
 	}
 	sort.Strings(names)
-	var failed, badSkips []string
+	var failed, badSkips, missing []string
 	passed := 0
+	mustPass := map[string]bool{}
 	for _, n := range names {
 		lines = append(lines, results[n]+" "+n)
 		switch results[n] {
 		case "PASS":
 			passed++
+			for _, p := range bbMustPass {
+				if strings.HasPrefix(n, p) {
+					mustPass[p] = true
+				}
+			}
 		case "FAIL":
 			failed = append(failed, n)
 		case "SKIP":
 			if !bbMaySkip.MatchString(n) {
 				badSkips = append(badSkips, n)
 			}
+		}
+	}
+	for _, p := range bbMustPass {
+		if !mustPass[p] {
+			missing = append(missing, p+"…")
 		}
 	}
 	switch {
@@ -118,6 +138,8 @@ func bbVerdict(text string) (lines []string, err error) {
 			strings.Join(badSkips, ", "), tail(text, 120))
 	case passed == 0:
 		return lines, fmt.Errorf("no disk case passed in the guest; console:\n%s", tail(text, 120))
+	case len(missing) > 0:
+		return lines, fmt.Errorf("no run of %s passed in the guest; console:\n%s", strings.Join(missing, ", "), tail(text, 120))
 	}
 	lines = append(lines, fmt.Sprintf("%d case runs passed, %d skipped (tang, TPM)", passed, len(names)-passed))
 	return lines, nil
@@ -254,7 +276,7 @@ func bootBlackboxOnce(t *testing.T, dir, kernel, initrd string) (text string, wa
 func caseOutput(text string, names []string) string {
 	var b strings.Builder
 	for _, n := range names {
-		_, after, ok := strings.Cut(text, "=== RUN   TestDisks/"+n+"\n")
+		_, after, ok := strings.Cut(text, "=== RUN   "+n+"\n")
 		if !ok {
 			continue
 		}
@@ -272,23 +294,31 @@ func caseOutput(text string, names []string) string {
 // console where the cases passed and fails every other one.
 func TestBlackboxVerdict(t *testing.T) {
 	const (
-		raid = "    --- PASS: TestDisks/raid.create.raid1/3.0.0 (6.77s)\n"
-		tang = "    --- SKIP: TestDisks/luks.clevis.tang/3.2.0 (0.17s)\n"
-		tpm2 = "    --- SKIP: TestDisks/luks.formattedDevice.wipeVolume.tpm2/3.2.0 (0.14s)\n"
+		raid   = "    --- PASS: TestDisks/raid.create.raid1/3.0.0 (6.77s)\n"
+		tang   = "    --- SKIP: TestDisks/luks.clevis.tang/3.2.0 (0.17s)\n"
+		tpm2   = "    --- SKIP: TestDisks/luks.formattedDevice.wipeVolume.tpm2/3.2.0 (0.14s)\n"
+		server = "=== RUN   TestKickstartExamples\n=== RUN   TestKickstartExamples/server/3.2.0\n" +
+			"--- PASS: TestKickstartExamples (80s)\n    --- PASS: TestKickstartExamples/server/3.2.0 (40.1s)\n"
 	)
 	head := bbKernel + "\n=== RUN   TestDisks\n=== RUN   TestDisks/raid.create.raid1/3.0.0\n"
 	for _, c := range []struct {
 		name, text, wantErr string
 	}{
-		{"pass", head + "--- PASS: TestDisks (9s)\n" + raid + tang + tpm2 + "PASS\n" + bbPass + "\n", ""},
+		{"pass", head + "--- PASS: TestDisks (9s)\n" + raid + tang + tpm2 + server + "PASS\n" + bbPass + "\n", ""},
 		{"case failed", head + "    disks_harness_test.go:949: flint run -stage disks: exit 1, want 0\n" +
-			"--- FAIL: TestDisks (9s)\n    --- FAIL: TestDisks/raid.create.raid1/3.0.0 (6.77s)\nFAIL\n" + bbFail + " (exit status 1)\n",
-			"cases failed in the guest: raid.create.raid1/3.0.0\n--- raid.create.raid1/3.0.0:\n    disks_harness_test.go:949"},
-		{"no marker", head + raid, "did not pass"},
-		{"fail marker", head + raid + bbFail + " (exit status 2)\n", "did not pass"},
-		{"no md", strings.Replace(head, bbKernel, "FLINTBB: md no, device-mapper yes", 1) + raid + bbPass + "\n", "lacks md"},
-		{"unexpected skip", head + raid + "    --- SKIP: TestDisks/raid.create.spares/3.0.0 (0.1s)\n" + bbPass + "\n",
-			"skipped in the guest, whose kernel and image should offer what they need: raid.create.spares/3.0.0"},
+			"--- FAIL: TestDisks (9s)\n    --- FAIL: TestDisks/raid.create.raid1/3.0.0 (6.77s)\n" + server + "FAIL\n" + bbFail + " (exit status 1)\n",
+			"cases failed in the guest: TestDisks/raid.create.raid1/3.0.0\n--- TestDisks/raid.create.raid1/3.0.0:\n    disks_harness_test.go:949"},
+		{"kickstart failed", head + raid + "=== RUN   TestKickstartExamples/server/3.2.0\n    kickstart_test.go:180: flint run -stage files: exit 1\n" +
+			"    --- FAIL: TestKickstartExamples/server/3.2.0 (30s)\nFAIL\n" + bbFail + " (exit status 1)\n",
+			"cases failed in the guest: TestKickstartExamples/server/3.2.0\n--- TestKickstartExamples/server/3.2.0:\n    kickstart_test.go:180"},
+		{"no marker", head + raid + server, "did not pass"},
+		{"fail marker", head + raid + server + bbFail + " (exit status 2)\n", "did not pass"},
+		{"no md", strings.Replace(head, bbKernel, "FLINTBB: md no, device-mapper yes", 1) + raid + server + bbPass + "\n", "lacks md"},
+		{"unexpected skip", head + raid + "    --- SKIP: TestDisks/raid.create.spares/3.0.0 (0.1s)\n" + server + bbPass + "\n",
+			"skipped in the guest, whose kernel and image should offer what they need: TestDisks/raid.create.spares/3.0.0"},
+		{"kickstart skipped", head + raid + "    --- SKIP: TestKickstartExamples/server/3.2.0 (2s)\n" + bbPass + "\n",
+			"skipped in the guest, whose kernel and image should offer what they need: TestKickstartExamples/server/3.2.0"},
+		{"kickstart not run", head + raid + bbPass + "\n", "no run of TestKickstartExamples/server/… passed"},
 		{"nothing ran", head + tang + bbPass + "\n", "no disk case passed"},
 	} {
 		_, err := bbVerdict(c.text)
