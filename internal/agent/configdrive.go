@@ -21,8 +21,11 @@ import (
 	"github.com/flintboot/flint/internal/sys"
 )
 
+// configDriveLabels are the config drive's labels: OpenStack's, in either
+// case, as the config's provider accepts them.
+var configDriveLabels = []string{"config-2", "CONFIG-2"}
+
 const (
-	configDriveLabel    = "config-2"
 	configDriveMetadata = "/openstack/latest/meta_data.json"
 	// configDriveNetwork is KubeVirt's network description.
 	configDriveNetwork = "/openstack/latest/network_data.json"
@@ -81,10 +84,10 @@ func (a *Agent) configDriveFiles(ctx context.Context, wait time.Duration, spec j
 	var files map[string][]byte
 	var err error
 	if len(more) == 0 {
-		data, err = providers.ReadConfigDrive(ctx, env, configDriveLabel, configDriveMetadata, wait)
-	} else if files, err = providers.ReadConfigDriveFiles(ctx, env, configDriveLabel, append([]string{configDriveMetadata}, more...), wait); err == nil {
+		data, err = providers.ReadConfigDrive(ctx, env, configDriveLabels, configDriveMetadata, wait)
+	} else if files, err = providers.ReadConfigDriveFiles(ctx, env, configDriveLabels, append([]string{configDriveMetadata}, more...), wait); err == nil {
 		if data = files[configDriveMetadata]; data == nil {
-			err = fmt.Errorf("%s on config drive %s: %w", configDriveMetadata, configDriveLabel, providers.ErrNoConfig)
+			err = fmt.Errorf("%s on the config drive: %w", configDriveMetadata, providers.ErrNoConfig)
 		}
 	}
 	if err != nil {
@@ -126,7 +129,7 @@ func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	if !errors.Is(err, providers.ErrNoDrive) {
 		return m, err
 	}
-	a.log.Info("no config drive: asking the metadata service", "label", configDriveLabel)
+	a.log.Info("no config drive: asking the metadata service", "labels", configDriveLabels)
 	return openStackService(ctx, a)
 }
 
@@ -149,6 +152,6 @@ func cloudStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	if !errors.Is(err, providers.ErrNoDrive) {
 		return m, err
 	}
-	a.log.Info("no config drive: asking the virtual router", "label", configDriveLabel)
+	a.log.Info("no config drive: asking the virtual router", "labels", configDriveLabels)
 	return cloudStackService(ctx, a)
 }

@@ -25,6 +25,7 @@ import (
 	"mime"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,8 +33,11 @@ import (
 	"github.com/flintboot/flint/internal/sys"
 )
 
+// cidataLabels are the NoCloud drive's labels, in either case (cloud-init
+// accepts both).
+var cidataLabels = []string{"cidata", "CIDATA"}
+
 const (
-	cidataLabel = "cidata"
 	// The NoCloud files flint reads.
 	ncMetaData   = "/meta-data"
 	ncUserData   = "/user-data"
@@ -49,7 +53,7 @@ func (a *Agent) cidata(ctx context.Context, wait time.Duration, names ...string)
 		mounter = sys.Mounter{}
 	}
 	env := providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
-	files, err := providers.ReadConfigDriveFiles(ctx, env, cidataLabel, append([]string{ncMetaData}, names...), wait)
+	files, err := providers.ReadConfigDriveFiles(ctx, env, cidataLabels, append([]string{ncMetaData}, names...), wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
@@ -233,11 +237,11 @@ func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 // kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
 // (cidata) or the ConfigDrive volume (config-2).
 func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	label, err := a.waitLabel(ctx, a.driveWait(configDriveWait), cidataLabel, configDriveLabel)
+	label, err := a.waitLabel(ctx, a.driveWait(configDriveWait), append(slices.Clone(cidataLabels), configDriveLabels...)...)
 	if err != nil {
 		return metadata{}, err
 	}
-	if label == configDriveLabel {
+	if slices.Contains(configDriveLabels, label) {
 		return a.kubeVirtConfigDrive(ctx)
 	}
 	files, err := a.cidata(ctx, 0, ncNetConfig)

@@ -209,6 +209,15 @@ func TestNoCloudMetadata(t *testing.T) {
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
 			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+		// The labels in capitals, as some tools write them.
+		{"kubevirt", "CONFIG-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
+			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
+			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+		{"proxmoxve", "CIDATA", map[string]string{
+			"meta-data":      "instance-id: 15a9\n",
+			"user-data":      `{"ignition":{"version":"3.4.0"}}`,
+			"network-config": proxmoxNetworkConfig,
+		}, "", nil, []attribute{{"PROXMOXVE_INSTANCE_ID", "15a9"}}},
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "openstack/latest/network_data.json": kubeVirtNetworkData}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
 			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"},
