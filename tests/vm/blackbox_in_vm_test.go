@@ -13,8 +13,6 @@ package vm
 // RAID1 and LUKS), which the host skips for the same reason.
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -203,63 +201,17 @@ func bootBlackbox(t *testing.T, dir, kernel, initrd string) (string, time.Durati
 
 func bootBlackboxOnce(t *testing.T, dir, kernel, initrd string) (text string, wall time.Duration, early bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), bbTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", bbMemory, "-smp", "2",
-		"-nodefaults", "-nographic", "-serial", "stdio", "-no-reboot",
-		"-kernel", kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 loglevel=4",
-		"-device", "virtio-rng-pci")
-	cmd.WaitDelay = 5 * time.Second
-	logPath := filepath.Join(dir, "blackbox.console.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("qemu: %v", err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-		}
+	text, wall, early, err := runQEMU(t, qemuRun{
+		args: []string{"-accel", "tcg", "-cpu", "max", "-m", bbMemory, "-smp", "2",
+			"-nodefaults", "-nographic", "-serial", "stdio", "-no-reboot",
+			"-kernel", kernel, "-initrd", initrd,
+			"-append", "console=ttyS0 panic=-1 loglevel=4",
+			"-device", "virtio-rng-pci"},
+		logPath:    filepath.Join(dir, "blackbox.console.log"),
+		initMarker: bbInit,
+		timeout:    bbTimeout,
+		keepName:   "TestBlackboxInVM.console.log",
 	})
-	hung := make(chan bool, 1)
-	go func() {
-		deadline := time.NewTimer(earlyTimeout)
-		defer deadline.Stop()
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				hung <- false
-				return
-			case <-tick.C:
-				if raw, _ := os.ReadFile(logPath); bytes.Contains(raw, []byte(bbInit)) {
-					hung <- false
-					return
-				}
-			case <-deadline.C:
-				hung <- true
-				cancel()
-				return
-			}
-		}
-	}()
-	err = cmd.Wait()
-	wall = time.Since(start)
-	cancel()
-	early = <-hung
-	raw, _ := os.ReadFile(logPath)
-	text = ansi.ReplaceAllString(strings.ReplaceAll(string(raw), "\r", ""), "")
-	_ = os.WriteFile(logPath, []byte(text), 0o644)
-	if keep := os.Getenv("FLINT_VM_LOGDIR"); keep != "" {
-		_ = os.WriteFile(filepath.Join(keep, "TestBlackboxInVM.console.log"), []byte(text), 0o644)
-	}
 	switch {
 	case early:
 		return text, wall, true

@@ -288,12 +288,53 @@ func (s *suite) bootOnce(t *testing.T, dir string, v vm) (c console, early bool)
 	if v.Net {
 		args = append(args, "-netdev", "user,id=n0", "-device", "virtio-net-pci,netdev=n0")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
-	cmd.WaitDelay = 5 * time.Second
 	logPath := filepath.Join(dir, v.Name+".console.log")
-	logFile, err := os.Create(logPath)
+	text, wall, early, err := runQEMU(t, qemuRun{
+		args:       args,
+		logPath:    logPath,
+		initMarker: "Run /init as init process",
+		timeout:    bootTimeout,
+		keepName:   strings.NewReplacer("/", "_").Replace(t.Name()) + "." + v.Name + ".console.log",
+	})
+	c = console{text: text, wall: wall}
+	switch {
+	case early:
+		return c, true
+	case wall >= bootTimeout:
+		t.Fatalf("boot %s: no power-off within %s; console:\n%s", v.Name, bootTimeout, tail(text, 80))
+	case err != nil:
+		t.Fatalf("boot %s: qemu: %v; console:\n%s", v.Name, err, tail(text, 80))
+	}
+	t.Logf("boot %s: %s wall (console in %s)", v.Name, wall.Round(100*time.Millisecond), logPath)
+	return c, false
+}
+
+// qemuRun is one run of QEMU by a test.
+type qemuRun struct {
+	args []string
+	// logPath receives the console (cleaned of \r and terminal escapes
+	// once QEMU has stopped).
+	logPath string
+	// initMarker is the console text that shows the guest reached its
+	// /init: without it within earlyTimeout the run is an early hang.
+	initMarker string
+	// timeout bounds the whole run.
+	timeout time.Duration
+	// keepName is the console's file name in $FLINT_VM_LOGDIR, when set.
+	keepName string
+}
+
+// runQEMU runs QEMU once and returns its console, the wall time, whether
+// the guest hung before its /init (then it was killed: see suite.boot),
+// and QEMU's error. QEMU is killed on every path: by the timeout, the
+// early-hang watchdog, or the test's cleanup.
+func runQEMU(t *testing.T, r qemuRun) (text string, wall time.Duration, early bool, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", r.args...)
+	cmd.WaitDelay = 5 * time.Second
+	logFile, err := os.Create(r.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +363,7 @@ func (s *suite) bootOnce(t *testing.T, dir string, v vm) (c console, early bool)
 				hung <- false
 				return
 			case <-tick.C:
-				if raw, _ := os.ReadFile(logPath); bytes.Contains(raw, []byte("Run /init as init process")) {
+				if raw, _ := os.ReadFile(r.logPath); bytes.Contains(raw, []byte(r.initMarker)) {
 					hung <- false
 					return
 				}
@@ -334,27 +375,16 @@ func (s *suite) bootOnce(t *testing.T, dir string, v vm) (c console, early bool)
 		}
 	}()
 	err = cmd.Wait()
-	wall := time.Since(start)
+	wall = time.Since(start)
 	cancel()
 	early = <-hung
-	raw, _ := os.ReadFile(logPath)
-	text := ansi.ReplaceAllString(strings.ReplaceAll(string(raw), "\r", ""), "")
-	_ = os.WriteFile(logPath, []byte(text), 0o644)
-	if keep := os.Getenv("FLINT_VM_LOGDIR"); keep != "" {
-		name := strings.NewReplacer("/", "_").Replace(t.Name()) + "." + v.Name + ".console.log"
-		_ = os.WriteFile(filepath.Join(keep, name), []byte(text), 0o644)
+	raw, _ := os.ReadFile(r.logPath)
+	text = ansi.ReplaceAllString(strings.ReplaceAll(string(raw), "\r", ""), "")
+	_ = os.WriteFile(r.logPath, []byte(text), 0o644)
+	if keep := os.Getenv("FLINT_VM_LOGDIR"); keep != "" && r.keepName != "" {
+		_ = os.WriteFile(filepath.Join(keep, r.keepName), []byte(text), 0o644)
 	}
-	c = console{text: text, wall: wall}
-	switch {
-	case early:
-		return c, true
-	case wall >= bootTimeout:
-		t.Fatalf("boot %s: no power-off within %s; console:\n%s", v.Name, bootTimeout, tail(text, 80))
-	case err != nil:
-		t.Fatalf("boot %s: qemu: %v; console:\n%s", v.Name, err, tail(text, 80))
-	}
-	t.Logf("boot %s: %s wall (console in %s)", v.Name, wall.Round(100*time.Millisecond), logPath)
-	return c, false
+	return text, wall, early, err
 }
 
 // tail returns the last n lines of s.
