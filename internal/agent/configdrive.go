@@ -47,6 +47,16 @@ func (a *Agent) driveWait(def time.Duration) time.Duration {
 	return def
 }
 
+// driveEnv is the providers' environment for mounting a drive: the
+// target root, Deps.Mounter (the system's by default) and the log.
+func (a *Agent) driveEnv() providers.Env {
+	mounter := a.d.Mounter
+	if mounter == nil {
+		mounter = sys.Mounter{}
+	}
+	return providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
+}
+
 // configDrive reads the metadata on the config-2 drive.
 func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, error) {
 	return a.configDriveSpec(ctx, wait, configDriveSpecFor(a.platform.id))
@@ -75,11 +85,7 @@ func (a *Agent) configDriveSpec(ctx context.Context, wait time.Duration, spec js
 // configDriveFiles reads meta_data.json on the config-2 drive with spec,
 // and the files among more that the drive holds, in one mount.
 func (a *Agent) configDriveFiles(ctx context.Context, wait time.Duration, spec jsonSpec, more ...string) (metadata, map[string][]byte, error) {
-	mounter := a.d.Mounter
-	if mounter == nil {
-		mounter = sys.Mounter{}
-	}
-	env := providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
+	env := a.driveEnv()
 	var data []byte
 	var files map[string][]byte
 	var err error

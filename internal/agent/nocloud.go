@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/internal/providers"
-	"github.com/flintboot/flint/internal/sys"
 )
 
 // cidataLabels are the NoCloud drive's labels, in either case (cloud-init
@@ -48,12 +47,7 @@ const (
 // cidata mounts the cidata drive once and returns the files among names
 // that it holds; meta-data must be one of them.
 func (a *Agent) cidata(ctx context.Context, wait time.Duration, names ...string) (map[string][]byte, error) {
-	mounter := a.d.Mounter
-	if mounter == nil {
-		mounter = sys.Mounter{}
-	}
-	env := providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
-	files, err := providers.ReadConfigDriveFiles(ctx, env, cidataLabels, append([]string{ncMetaData}, names...), wait)
+	files, err := providers.ReadConfigDriveFiles(ctx, a.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
