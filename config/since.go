@@ -10,10 +10,3 @@ func FieldSince(path string) (Version, bool) {
 	v, ok := fieldSince[path]
 	return v, ok
 }
-
-// FormatSince returns the spec version that introduced a filesystem format,
-// and false for a format no version has.
-func FormatSince(format string) (Version, bool) {
-	v, ok := formatSince[format]
-	return v, ok
-}
