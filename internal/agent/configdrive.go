@@ -9,9 +9,7 @@ package agent
 // service (ec2.go).
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -99,10 +97,8 @@ func (a *Agent) configDriveFiles(ctx context.Context, wait time.Duration, spec j
 	if err != nil {
 		return metadata{}, nil, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var doc any
-	if err := d.Decode(&doc); err != nil {
+	doc, err := decodeJSONDoc(data)
+	if err != nil {
 		return metadata{}, nil, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveMetadata, ErrProtocol, err)
 	}
 	return spec.read(doc), files, nil

@@ -35,13 +35,21 @@ func (a *Agent) getJSONDoc(ctx context.Context, r resource.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var doc any
-	if err := d.Decode(&doc); err != nil {
+	doc, err := decodeJSONDoc(data)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %s: decoding the answer: %w: %w", a.platform.id, r.URL, ErrProtocol, err)
 	}
 	return doc, nil
+}
+
+// decodeJSONDoc decodes one JSON document for jsonGet, numbers as
+// json.Number.
+func decodeJSONDoc(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var doc any
+	err := d.Decode(&doc)
+	return doc, err
 }
 
 // jsonGet returns the values at path in v; absent paths, nulls and empty
