@@ -28,3 +28,19 @@ func ModeFromUnix(m int) fs.FileMode {
 	}
 	return fm
 }
+
+// ModeToUnix is the inverse of ModeFromUnix: the permission bits with
+// setuid, setgid and sticky as 04000, 02000 and 01000.
+func ModeToUnix(m fs.FileMode) uint32 {
+	u := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		u |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		u |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		u |= 0o1000
+	}
+	return u
+}

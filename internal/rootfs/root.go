@@ -336,21 +336,6 @@ func infoOf(st *unix.Stat_t) Info {
 	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size)}
 }
 
-// unixMode is the inverse of ModeFromUnix.
-func unixMode(m fs.FileMode) uint32 {
-	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		u |= unix.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= unix.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= unix.S_ISVTX
-	}
-	return u
-}
-
 // MkdirAll makes the directory p and its missing parents (parents 0755,
 // p itself mode) and says whether p was created. An existing directory is
 // kept as it is; an existing node of another kind is ErrNotDir.
@@ -382,7 +367,7 @@ func (r *Root) MkdirAll(p string, mode fs.FileMode) (created bool, err error) {
 		return true, r.pathError("mkdir", p, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+	if err := unix.Fchmod(fd, ModeToUnix(mode)); err != nil {
 		return true, r.pathError("chmod", p, err)
 	}
 	return true, nil
@@ -489,7 +474,7 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int) error {
 			return &fs.PathError{Op: "chown", Path: t.Real, Err: err}
 		}
 	}
-	if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+	if err := unix.Fchmod(fd, ModeToUnix(mode)); err != nil {
 		return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
 	}
 	if err := unix.Renameat(t.parent, t.tmp, t.parent, t.base); err != nil {
@@ -549,7 +534,7 @@ func (r *Root) OpenAppend(p string, mode os.FileMode) (*os.File, error) {
 	if errors.Is(err, unix.ENOENT) {
 		fd, err = unix.Openat(l.parent, l.base, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err == nil {
-			err = unix.Fchmod(fd, unixMode(mode))
+			err = unix.Fchmod(fd, ModeToUnix(mode))
 		}
 	}
 	if err != nil {
@@ -750,7 +735,7 @@ func (r *Root) Chmod(p string, mode fs.FileMode) error {
 		return r.pathError("chmod", p, err)
 	}
 	defer unix.Close(fd)
-	if err := unix.Fchmod(fd, unixMode(mode)); err != nil {
+	if err := unix.Fchmod(fd, ModeToUnix(mode)); err != nil {
 		return r.pathError("chmod", p, err)
 	}
 	return nil

@@ -418,17 +418,7 @@ func ownerAttrs(mode fs.FileMode, uid, gid int) []any {
 
 // unixMode writes a mode in octal as the config gives it (0644, 1777).
 func unixMode(m fs.FileMode) string {
-	u := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		u |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		u |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		u |= 0o1000
-	}
-	return fmt.Sprintf("%04o", u)
+	return fmt.Sprintf("%04o", rootfs.ModeToUnix(m))
 }
 
 // queue holds the files being written, in the config's order: their
