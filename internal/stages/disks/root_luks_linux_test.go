@@ -19,6 +19,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -99,6 +100,20 @@ func startTang(t *testing.T) (url, thp string) {
 	return fmt.Sprintf("http://127.0.0.1:%d", port), strings.TrimSpace(string(out))
 }
 
+// preparedLuks builds a stage over the real system for the config's
+// first LUKS volume, on dev, with its key prepared as Run prepares it.
+func preparedLuks(t *testing.T, cfg config.Config, dev string) (*stage, *luksRun, *recorder) {
+	t.Helper()
+	d, rec := realDeps(t, cfg, testLogger(t))
+	d.Fetcher = resource.New(resource.Options{Logger: d.Logger})
+	s := &stage{Deps: d, log: d.Logger, keyDir: t.TempDir()}
+	v := &luksRun{cfg: cfg.Storage.Luks[0], node: dev}
+	if err := s.prepareKeys(context.Background(), []*luksRun{v}); err != nil {
+		t.Fatal(err)
+	}
+	return s, v, rec
+}
+
 func TestRootLuksFormatAndTangBinding(t *testing.T) {
 	needRoot(t, "cryptsetup", "clevis", "tang-show-keys", "jose")
 	url, thp := startTang(t)
@@ -106,15 +121,8 @@ func TestRootLuksFormatAndTangBinding(t *testing.T) {
 	cfg := parseConfig(t, `{"ignition":{"version":"3.4.0"},"storage":{"luks":[{"name":"flint-root-tang","device":"`+dev+`",
 		"label":"tangvol","options":["--pbkdf","pbkdf2","--pbkdf-force-iterations","1000"],
 		"clevis":{"tang":[{"url":"`+url+`","thumbprint":"`+thp+`"}]}}]}}`)
-	d, rec := realDeps(t, cfg, testLogger(t))
-	d.Fetcher = resource.New(resource.Options{Logger: d.Logger})
-	d.TempDir = t.TempDir()
-	s := &stage{Deps: d, log: d.Logger, keyDir: t.TempDir()}
-	v := &luksRun{cfg: cfg.Storage.Luks[0], node: dev}
+	s, v, rec := preparedLuks(t, cfg, dev)
 	ctx := context.Background()
-	if err := s.prepareKeys(ctx, []*luksRun{v}); err != nil {
-		t.Fatal(err)
-	}
 	if fi, err := os.Stat(v.key); err != nil || fi.Mode().Perm() != 0o400 || !v.generated {
 		t.Fatalf("key file %s: %v, %v (generated %v), want mode 0400", v.key, fi.Mode(), err, v.generated)
 	}
@@ -188,13 +196,7 @@ func TestRootLuksReuseDecision(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := parseConfig(t, `{"ignition":{"version":"3.4.0"},"storage":{"luks":[{"name":"flint-root-reuse","device":"`+dev+`",
 				"keyFile":{"source":"data:,`+strings.ReplaceAll(tt.key, " ", "%20")+`"},`+tt.luks+`}]}}`)
-			d, rec := realDeps(t, cfg, testLogger(t))
-			d.Fetcher = resource.New(resource.Options{Logger: d.Logger})
-			s := &stage{Deps: d, log: d.Logger, keyDir: t.TempDir()}
-			v := &luksRun{cfg: cfg.Storage.Luks[0], node: dev}
-			if err := s.prepareKeys(context.Background(), []*luksRun{v}); err != nil {
-				t.Fatal(err)
-			}
+			s, v, rec := preparedLuks(t, cfg, dev)
 			err := s.decideLuks(context.Background(), v)
 			if tt.wantErr == "" {
 				if err != nil || v.action != luksReuse {

@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/flintboot/flint/internal/resource"
 )
 
 // tctiEnv is the variable tpm2-tools, and through them clevis's tpm2
@@ -152,15 +150,8 @@ func TestRootLuksTPM2Binding(t *testing.T) {
 			dev := loopDisk(t, 48)
 			cfg := parseConfig(t, `{"ignition":{"version":"3.4.0"},"storage":{"luks":[{"name":"flint-root-tpm2","device":"`+dev+`",
 				"label":"tpm2vol","options":["--pbkdf","pbkdf2","--pbkdf-force-iterations","1000"],"clevis":`+clevis+`}]}}`)
-			d, rec := realDeps(t, cfg, testLogger(t))
-			d.Fetcher = resource.New(resource.Options{Logger: d.Logger})
-			d.TempDir = t.TempDir()
-			s := &stage{Deps: d, log: d.Logger, keyDir: t.TempDir()}
-			v := &luksRun{cfg: cfg.Storage.Luks[0], node: dev}
+			s, v, rec := preparedLuks(t, cfg, dev)
 			ctx := context.Background()
-			if err := s.prepareKeys(ctx, []*luksRun{v}); err != nil {
-				t.Fatal(err)
-			}
 			if err := s.decideLuks(ctx, v); err != nil || v.action != luksCreate {
 				t.Fatalf("decideLuks() = %v, action %v, want create", err, v.action)
 			}
