@@ -466,21 +466,15 @@ const maxQueued = 256
 
 // room commits from the head of the queue, waiting for its contents if
 // need be, until a file can be added.
-func (q *queue) room() error {
-	for len(q.jobs) >= maxQueued {
-		j := q.jobs[0]
-		<-j.done
-		q.jobs = q.jobs[1:]
-		if err := q.s.commit(j); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (q *queue) room() error { return q.drain(maxQueued - 1) }
 
 // flush waits for every queued file and commits them in order.
-func (q *queue) flush() error {
-	for len(q.jobs) > 0 {
+func (q *queue) flush() error { return q.drain(0) }
+
+// drain commits from the head of the queue, waiting for each file's
+// contents, until at most n files are left.
+func (q *queue) drain(n int) error {
+	for len(q.jobs) > n {
 		j := q.jobs[0]
 		<-j.done
 		q.jobs = q.jobs[1:]
