@@ -229,9 +229,16 @@ func redactURL(s string) string {
 // Every error and log line in flint that names a URL goes through it.
 func DescribeURL(s string) string {
 	u, err := url.Parse(s)
-	switch {
-	case err != nil:
+	if err != nil {
 		return "(unparsable URL)"
+	}
+	return DescribeParsedURL(u)
+}
+
+// DescribeParsedURL is DescribeURL for a URL the caller has parsed already
+// (the fetcher, once for every file), so that it is not parsed twice.
+func DescribeParsedURL(u *url.URL) string {
+	switch {
 	case strings.EqualFold(u.Scheme, "data"):
 		return "data URL"
 	case u.Opaque != "":

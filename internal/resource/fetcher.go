@@ -303,11 +303,7 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 	if err != nil {
 		return fmt.Errorf("%s: invalid URL: %w", config.DescribeURL(src), unwrapURLError(err))
 	}
-	// DescribeURL would parse src again to say what this says.
-	name := "data URL"
-	if !strings.EqualFold(u.Scheme, "data") {
-		name = config.DescribeURL(src)
-	}
+	name := config.DescribeParsedURL(u)
 	p, err := newPipeline(res, name)
 	if err != nil {
 		return err
