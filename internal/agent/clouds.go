@@ -45,7 +45,7 @@ func gcpMetadata(ctx context.Context, a *Agent) (metadata, error) {
 			}
 		}
 	}
-	return m, a.readFields(ctx, &m, base, h, []field{
+	return m, a.readFields(ctx, &m, base, h, "instance/hostname", []field{
 		{"GCP_HOSTNAME", "instance/hostname"},
 		{"GCP_IP_EXTERNAL_0", "instance/network-interfaces/0/access-configs/0/external-ip"},
 		{"GCP_IP_LOCAL_0", "instance/network-interfaces/0/ip"},
@@ -87,7 +87,7 @@ func hetznerMetadata(ctx context.Context, a *Agent) (metadata, error) {
 			return m, fmt.Errorf("hetzner: %s/public-keys: %w: %w", base, ErrProtocol, err)
 		}
 	}
-	return m, a.readFields(ctx, &m, base, nil, []field{
+	return m, a.readFields(ctx, &m, base, nil, "hostname", []field{
 		{"HETZNER_AVAILABILITY_ZONE", "availability-zone"},
 		{"HETZNER_HOSTNAME", "hostname"},
 		{"HETZNER_INSTANCE_ID", "instance-id"},
@@ -109,7 +109,7 @@ func vultrMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		return m, err
 	}
 	m.keys = strings.Split(keys, "\n")
-	return m, a.readFields(ctx, &m, base, nil, []field{
+	return m, a.readFields(ctx, &m, base, nil, "hostname", []field{
 		{"VULTR_HOSTNAME", "hostname"},
 		{"VULTR_INSTANCE_ID", "instanceid"},
 		{"VULTR_INSTANCE_V2_ID", "instance-v2-id"},

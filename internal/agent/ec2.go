@@ -21,9 +21,14 @@ import (
 type field struct{ attr, path string }
 
 // readFields adds each field's value under base as an attribute; absent
-// values (404) are left out.
-func (a *Agent) readFields(ctx context.Context, m *metadata, base string, h http.Header, fields []field) error {
+// values (404) are left out. The value at hostnamePath is m.hostname,
+// read already: it is not asked for again.
+func (a *Agent) readFields(ctx context.Context, m *metadata, base string, h http.Header, hostnamePath string, fields []field) error {
 	for _, f := range fields {
+		if f.path == hostnamePath {
+			m.add(f.attr, m.hostname)
+			continue
+		}
 		v, err := a.getText(ctx, base+"/"+f.path, h)
 		if err != nil {
 			return err
@@ -65,7 +70,7 @@ func (a *Agent) ec2Metadata(ctx context.Context, base string, h http.Header, hos
 	if m.keys, err = a.ec2Keys(ctx, base, h); err != nil {
 		return m, err
 	}
-	return m, a.readFields(ctx, &m, base, h, fields)
+	return m, a.readFields(ctx, &m, base, h, hostnamePath, fields)
 }
 
 // awsMetadata uses IMDSv2: a session token from PUT /latest/api/token goes
@@ -162,5 +167,5 @@ func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix string) (metad
 		"public-hostname", "public-ipv4", "service-offering", "vm-id"} {
 		fields = append(fields, field{prefix + strings.ToUpper(strings.ReplaceAll(f, "-", "_")), f})
 	}
-	return m, a.readFields(ctx, &m, base, nil, fields)
+	return m, a.readFields(ctx, &m, base, nil, "local-hostname", fields)
 }
