@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/flintboot/flint/internal/stages/kargs"
 )
 
 // The kargs stage's knobs for distributors (docs/kargs.md).
@@ -51,9 +53,7 @@ func kargsHelper(getenv func(string) string) string {
 // reboot job stops them; without that line systemd would run them during
 // the shutdown. Anywhere else (a test, a
 // chroot) nil, so that the stage only writes its flag.
-func initramfsReboot(log *slog.Logger, r interface {
-	Run(ctx context.Context, name string, args ...string) ([]byte, error)
-}) func(context.Context) error {
+func initramfsReboot(log *slog.Logger, r kargs.Runner) func(context.Context) error {
 	if _, err := os.Stat(initrdRelease); err != nil {
 		log.Debug("not in the initramfs: the kargs stage will not reboot", "marker", initrdRelease)
 		return nil
