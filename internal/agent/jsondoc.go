@@ -77,12 +77,7 @@ func jsonGet(v any, path string) []string {
 				walk(x[parts[0]], parts[1:])
 				return
 			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range sortedKeys(x) {
 				walk(x[k], parts[1:])
 			}
 		case []any:
@@ -97,6 +92,16 @@ func jsonGet(v any, path string) []string {
 	}
 	walk(v, strings.Split(path, "."))
 	return out
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // read applies the spec to doc. Keys are split into lines: some platforms

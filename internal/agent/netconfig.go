@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
 )
 
@@ -162,7 +161,6 @@ func netConfigV2(root map[string]any) ([]netIface, error) {
 	// Sort keys: "0" and the name for named interfaces, "1" and the key
 	// for the others (sorting strings adds no code to the binary).
 	byKey := map[string]netIface{}
-	var keys []string
 	for key, v := range eths {
 		what := "ethernet " + key
 		eth, err := netMap(v, what)
@@ -189,14 +187,18 @@ func netConfigV2(root map[string]any) ([]netIface, error) {
 			sk = "1" + key
 		}
 		byKey[sk] = iface
-		keys = append(keys, sk)
 	}
-	slices.Sort(keys)
+	return ifacesByKey(byKey), nil
+}
+
+// ifacesByKey returns the interfaces of byKey in the order of their keys.
+func ifacesByKey(byKey map[string]netIface) []netIface {
+	keys := sortedKeys(byKey)
 	out := make([]netIface, len(keys))
 	for i, k := range keys {
 		out[i] = byKey[k]
 	}
-	return out, nil
+	return out
 }
 
 // openStackInterfaces reads network_data.json: each link that networks
@@ -249,21 +251,15 @@ func openStackInterfaces(root map[string]any) ([]netIface, error) {
 	}
 	// Sort keys as in netConfigV2: named links by name, the others in
 	// the order of their first network.
-	keys := make([]string, len(order))
-	bySortKey := map[string]*netIface{}
+	bySortKey := map[string]netIface{}
 	for i, id := range order {
-		keys[i] = fmt.Sprintf("1%08d", i)
+		key := fmt.Sprintf("1%08d", i)
 		if n := byLink[id].name; n != "" {
-			keys[i] = fmt.Sprintf("0%s\x00%08d", n, i)
+			key = fmt.Sprintf("0%s\x00%08d", n, i)
 		}
-		bySortKey[keys[i]] = byLink[id]
+		bySortKey[key] = *byLink[id]
 	}
-	slices.Sort(keys)
-	out := make([]netIface, len(keys))
-	for i, k := range keys {
-		out[i] = *bySortKey[k]
-	}
-	return out, nil
+	return ifacesByKey(bySortKey), nil
 }
 
 // addIPAttrs adds <prefix>IPV4 and <prefix>IPV6 from ifaces as the peer
