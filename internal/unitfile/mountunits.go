@@ -86,10 +86,17 @@ func needsNetwork(device string, luks []config.Luks) bool {
 		if device != "/dev/mapper/"+l.Name && device != "/dev/disk/by-id/dm-name-"+l.Name {
 			continue
 		}
-		custom := l.Clevis.Custom.NeedsNetwork
-		return len(l.Clevis.Tang) > 0 || (custom != nil && *custom)
+		return LuksNeedsNetwork(l)
 	}
 	return false
+}
+
+// LuksNeedsNetwork says whether a LUKS volume only unlocks with the
+// network: tang servers, or a custom pin that says so. Its mount unit is
+// a remote one, and the files stage's crypttab line says _netdev.
+func LuksNeedsNetwork(l config.Luks) bool {
+	custom := l.Clevis.Custom.NeedsNetwork
+	return len(l.Clevis.Tang) > 0 || (custom != nil && *custom)
 }
 
 func deref(s *string) string {

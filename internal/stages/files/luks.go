@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/unitfile"
 )
 
 // Where the files stage keeps what unlocks LUKS volumes at boot
@@ -42,7 +43,7 @@ func (s *stage) crypttab(ctx context.Context) error {
 			}
 		}
 		opts := "luks"
-		if len(l.Clevis.Tang) > 0 || (l.Clevis.Custom.NeedsNetwork != nil && *l.Clevis.Custom.NeedsNetwork) {
+		if unitfile.LuksNeedsNetwork(l) {
 			opts += ",_netdev"
 		}
 		opts += ",x-initrd.attach"
