@@ -15,7 +15,6 @@ package vm
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -147,28 +146,9 @@ func bbVerdict(text string) (lines []string, err error) {
 // cannot build the guest or boot it.
 func requireBlackboxVM(t *testing.T) (kernel, kver string) {
 	t.Helper()
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skipf("vm: skipped: the VM tier boots x86_64 Linux guests; this is %s/%s", runtime.GOOS, runtime.GOARCH)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("vm: skipped: dracut needs root to build the initramfs (run as root, as .ci/run does)")
-	}
-	var missing []string
-	for _, tool := range []string{"qemu-system-x86_64", "dracut", "sgdisk", "sfdisk", "partx", "wipefs", "blkid", "losetup",
-		"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkswap", "mdadm", "cryptsetup"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	kernel, kver = findKernel()
-	if kernel == "" {
-		missing = append(missing, "a kernel in /boot with its modules in /lib/modules (linux-image-amd64)")
-	}
-	if len(missing) > 0 {
-		t.Skipf("vm: skipped: missing %s (.ci/run installs them: qemu-system-x86 linux-image-amd64 dracut "+
-			"gdisk fdisk dosfstools xfsprogs btrfs-progs mdadm cryptsetup e2fsprogs)", strings.Join(missing, ", "))
-	}
-	return kernel, kver
+	return requireVMHost(t, []string{"qemu-system-x86_64", "dracut", "sgdisk", "sfdisk", "partx", "wipefs", "blkid", "losetup",
+		"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkswap", "mdadm", "cryptsetup"}, nil,
+		"qemu-system-x86 linux-image-amd64 dracut gdisk fdisk dosfstools xfsprogs btrfs-progs mdadm cryptsetup e2fsprogs")
 }
 
 // goTool is the go command of the toolchain running the tests.

@@ -60,27 +60,38 @@ type suite struct {
 // cannot boot a VM: .ci/run installs all of it on Debian.
 func requireTools(t *testing.T) (kernel, kver string) {
 	t.Helper()
+	var missing []string
+	if bb, err := exec.LookPath("busybox"); err == nil && !isStatic(bb) {
+		missing = append(missing, "a static busybox (busybox-static)")
+	}
+	return requireVMHost(t, []string{"qemu-system-x86_64", "dracut", "lsinitrd", "sgdisk", "mkfs.ext4", "debugfs", "mdadm", "cryptsetup", "busybox", "mtype"},
+		missing, "qemu-system-x86 linux-image-amd64 dracut dracut-network busybox-static mtools")
+}
+
+// requireVMHost skips the test, naming what is missing, unless this is an
+// x86_64 Linux host, the test runs as root (dracut needs it), every one of
+// tools is on PATH and a kernel with its modules is installed. missing is
+// what the caller already found lacking; packages names what .ci/run
+// installs for it.
+func requireVMHost(t *testing.T, tools, missing []string, packages string) (kernel, kver string) {
+	t.Helper()
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("vm: skipped: the VM tier boots x86_64 Linux guests; this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("vm: skipped: dracut needs root to build the initramfs (run as root, as .ci/run does)")
 	}
-	var missing []string
-	for _, tool := range []string{"qemu-system-x86_64", "dracut", "lsinitrd", "sgdisk", "mkfs.ext4", "debugfs", "mdadm", "cryptsetup", "busybox", "mtype"} {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
-	}
-	if bb, err := exec.LookPath("busybox"); err == nil && !isStatic(bb) {
-		missing = append(missing, "a static busybox (busybox-static)")
 	}
 	kernel, kver = findKernel()
 	if kernel == "" {
 		missing = append(missing, "a kernel in /boot with its modules in /lib/modules (linux-image-amd64)")
 	}
 	if len(missing) > 0 {
-		t.Skipf("vm: skipped: missing %s (.ci/run installs them: qemu-system-x86 linux-image-amd64 dracut dracut-network busybox-static mtools)", strings.Join(missing, ", "))
+		t.Skipf("vm: skipped: missing %s (.ci/run installs them: %s)", strings.Join(missing, ", "), packages)
 	}
 	return kernel, kver
 }
