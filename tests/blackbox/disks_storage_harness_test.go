@@ -10,13 +10,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/flintboot/flint/internal/stages/disks/tangtest"
 )
 
 // blackboxKey is the key of the LUKS volumes the cases make before the
@@ -51,7 +51,7 @@ func requireFor(t *testing.T, needs []string) {
 				t.Skip("needs cryptsetup (apt-get install cryptsetup)")
 			}
 		case "tang":
-			for _, tool := range []string{"clevis", "tang-show-keys", tangd, "jose"} {
+			for _, tool := range []string{"clevis", "tang-show-keys", tangtest.Tangd, "jose"} {
 				if _, err := exec.LookPath(tool); err != nil {
 					t.Skipf("needs clevis and tang (%s: %v): apt-get install clevis clevis-luks tang curl", tool, err)
 				}
@@ -80,71 +80,11 @@ func (ts tangServer) expand(s string) string {
 	return strings.ReplaceAll(s, "$KEY", keyURL)
 }
 
-const tangd = "/usr/libexec/tangd"
-
-// startTang runs a tang server with fresh keys on 127.0.0.1: a listener
-// that hands each connection to its own tangd, as tangd.socket does
-// (Accept=yes). Its processes are killed when the test ends.
+// startTang runs the case's tang server (see tangtest.Start).
 func startTang(t *testing.T) tangServer {
 	t.Helper()
-	db := t.TempDir()
-	if out, err := exec.Command("/usr/libexec/tangd-keygen", db).CombinedOutput(); err != nil {
-		t.Fatalf("tangd-keygen: %v: %s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	running := map[*exec.Cmd]bool{}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for cmd := range running {
-			cmd.Process.Kill()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f, err := c.(*net.TCPConn).File()
-			c.Close()
-			if err != nil {
-				continue
-			}
-			cmd := exec.Command(tangd, db)
-			cmd.Stdin, cmd.Stdout = f, f
-			mu.Lock()
-			err = cmd.Start()
-			if err == nil {
-				running[cmd] = true
-			}
-			mu.Unlock()
-			f.Close()
-			if err != nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cmd.Wait()
-				mu.Lock()
-				delete(running, cmd)
-				mu.Unlock()
-			}()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	thp := strings.TrimSpace(sh(t, "tang-show-keys", fmt.Sprint(port)))
-	return tangServer{url: fmt.Sprintf("http://127.0.0.1:%d", port), thp: thp}
+	url, thp := tangtest.Start(t)
+	return tangServer{url: url, thp: thp}
 }
 
 // storageNames are the arrays and LUKS volumes a config names.

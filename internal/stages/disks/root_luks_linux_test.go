@@ -10,94 +10,25 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/stages/disks/tangtest"
 )
 
-const tangd = "/usr/libexec/tangd"
-
-// startTang runs a tang server on 127.0.0.1 with fresh keys: a listener
-// that hands each connection to a tangd process, as systemd's
-// tangd.socket (Accept=yes) does. It returns the URL and the signing
-// key's thumbprint.
+// startTang runs a tang server for the test (see tangtest.Start),
+// skipping it when tang is not installed.
 func startTang(t *testing.T) (url, thp string) {
 	t.Helper()
-	if _, err := os.Stat(tangd); err != nil {
+	if _, err := os.Stat(tangtest.Tangd); err != nil {
 		t.Skipf("tang is not installed (%v): apt-get install tang clevis clevis-luks", err)
 	}
-	db := t.TempDir()
-	if out, err := exec.Command("/usr/libexec/tangd-keygen", db).CombinedOutput(); err != nil {
-		t.Fatalf("tangd-keygen: %v: %s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Each connection gets its own tangd, which serves requests until the
-	// client hangs up; an idle keep-alive connection (Go's client keeps
-	// one for 90 s) is cut when the test ends.
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	running := map[*exec.Cmd]bool{}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for cmd := range running {
-			cmd.Process.Kill()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f, err := c.(*net.TCPConn).File()
-			c.Close()
-			if err != nil {
-				continue
-			}
-			cmd := exec.Command(tangd, db)
-			cmd.Stdin, cmd.Stdout = f, f
-			mu.Lock()
-			err = cmd.Start()
-			if err == nil {
-				running[cmd] = true
-			}
-			mu.Unlock()
-			f.Close() // tangd has its own copy
-			if err != nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cmd.Wait()
-				mu.Lock()
-				delete(running, cmd)
-				mu.Unlock()
-			}()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	out, err := exec.Command("tang-show-keys", fmt.Sprint(port)).Output()
-	if err != nil {
-		t.Fatalf("tang-show-keys %d: %v", port, err)
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d", port), strings.TrimSpace(string(out))
+	return tangtest.Start(t)
 }
 
 // preparedLuks builds a stage over the real system for the config's
