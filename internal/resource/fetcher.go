@@ -348,11 +348,11 @@ func (f *Fetcher) Offline() bool { return f.opts.Offline }
 // answer (at most MaxConfigSize bytes). The request's headers override the
 // default ones and are dropped on a redirect to another host.
 func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
-	name := config.DescribeURL(r.URL)
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return nil, fmt.Errorf("%s: invalid URL: %w", name, unwrapURLError(err))
+		return nil, fmt.Errorf("%s: invalid URL: %w", config.DescribeURL(r.URL), unwrapURLError(err))
 	}
+	name := config.DescribeParsedURL(u)
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
 		return nil, fmt.Errorf("%s: %w %q for a metadata request", name, ErrSchemeUnsupported, u.Scheme)
 	}
