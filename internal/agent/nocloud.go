@@ -23,8 +23,6 @@ import (
 	"context"
 	"fmt"
 	"mime"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -231,9 +229,9 @@ func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 // kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
 // (cidata) or the ConfigDrive volume (config-2).
 func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	label, err := a.waitLabel(ctx, a.driveWait(configDriveWait), append(slices.Clone(cidataLabels), configDriveLabels...)...)
+	label, err := providers.FindConfigDrive(ctx, a.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), a.driveWait(configDriveWait))
 	if err != nil {
-		return metadata{}, err
+		return metadata{}, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
 	if slices.Contains(configDriveLabels, label) {
 		return a.kubeVirtConfigDrive(ctx)
@@ -255,25 +253,4 @@ func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	m.add("KUBEVIRT_INSTANCE_ID", id)
 	m.add("KUBEVIRT_INSTANCE_TYPE", it)
 	return m, a.ncAddrs(&m, files[ncNetConfig])
-}
-
-// waitLabel waits up to wait for a filesystem with one of labels to
-// appear in /dev/disk/by-label and returns the first label found.
-func (a *Agent) waitLabel(ctx context.Context, wait time.Duration, labels ...string) (string, error) {
-	deadline := time.Now().Add(wait)
-	for {
-		for _, l := range labels {
-			if _, err := os.Stat(a.path(filepath.Join("/dev/disk/by-label", l))); err == nil {
-				return l, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("%s: config drive %v after %v: %w", a.platform.id, labels, wait, providers.ErrNoDrive)
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(min(wait/10+time.Millisecond, time.Second)):
-		}
-	}
 }

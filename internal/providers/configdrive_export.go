@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"path/filepath"
 	"time"
 )
 
@@ -19,6 +20,17 @@ var ErrNoDrive = errNoDrive
 // (openstack/latest/meta_data.json) with it.
 func ReadConfigDrive(ctx context.Context, env Env, labels []string, relPath string, wait time.Duration) ([]byte, error) {
 	return readDriveFile(ctx, env, labels, relPath, wait)
+}
+
+// FindConfigDrive waits for a drive labelled with one of labels as
+// ReadConfigDrive does and returns the label found (the first of labels
+// present). KubeVirt's agent reads whichever of its two drives the VM has.
+func FindConfigDrive(ctx context.Context, env Env, labels []string, wait time.Duration) (string, error) {
+	dev, err := findDrive(ctx, env, labels, wait)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Base(dev), nil
 }
 
 // DHCPServerAddress returns the server of the first DHCP lease naming
