@@ -39,15 +39,7 @@ func TestFilesCrypttab(t *testing.T) {
 }
 
 func crypttab(t *testing.T, bin string, v config.Version, dm bool) {
-	img := filepath.Join(t.TempDir(), "disk.img")
-	if err := os.WriteFile(img, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(img, 32<<20); err != nil {
-		t.Fatal(err)
-	}
-	dev := strings.TrimSpace(sh(t, "losetup", "-f", "--show", img))
-	t.Cleanup(func() { shTry("losetup", "-d", dev) })
+	dev := attach(t, t.TempDir(), 0, 32, 512).dev
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	name := "flintbb" + hex.EncodeToString(rnd[:])

@@ -3,8 +3,6 @@ package blackbox
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -32,16 +30,8 @@ func TestFilesUserMountpoint(t *testing.T) {
 }
 
 func userMountpoint(t *testing.T, bin string, v config.Version) {
-	img := filepath.Join(t.TempDir(), "disk.img")
-	if err := os.WriteFile(img, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(img, 32<<20); err != nil {
-		t.Fatal(err)
-	}
-	sh(t, "mkfs.ext4", "-q", "-F", img)
-	dev := strings.TrimSpace(sh(t, "losetup", "-f", "--show", img))
-	t.Cleanup(func() { shTry("losetup", "-d", dev) })
+	dev := attach(t, t.TempDir(), 0, 32, 512).dev
+	sh(t, "mkfs.ext4", "-q", "-F", dev)
 
 	m := newMachine(t, bin, "")
 	root := m.path("sysroot")
