@@ -142,7 +142,7 @@ func cloudStackService(ctx context.Context, a *Agent) (metadata, error) {
 	if base == "" {
 		addr, ok := providers.DHCPServerAddress(providers.Env{Root: a.d.Root})
 		if !ok {
-			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's leases in /run/systemd/netif/leases)")
+			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's, NetworkManager's or dhclient's)")
 		}
 		base = "http://" + net.JoinHostPort(addr.String(), "80")
 	}
