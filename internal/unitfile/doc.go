@@ -6,10 +6,6 @@
 // the config's agree), disabling through `systemctl --root`, and masks as
 // symlinks to /dev/null.
 //
-// It also makes the mount and swap units a distribution wants for
-// filesystems it mounts itself (MountUnits), so that a translator (Butane's
-// with_mount_unit, kickstart) and the files stage produce the same units.
-//
 // The package never touches the file system itself: every write goes
 // through Root, the files stage's resolver that keeps paths inside the
 // target root, and every command through Runner.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/unitfile"
 )
 
 // Where the files stage keeps what unlocks LUKS volumes at boot
@@ -43,7 +42,7 @@ func (s *stage) crypttab(ctx context.Context) error {
 			}
 		}
 		opts := "luks"
-		if unitfile.LuksNeedsNetwork(l) {
+		if luksNeedsNetwork(l) {
 			opts += ",_netdev"
 		}
 		opts += ",x-initrd.attach"
@@ -106,4 +105,12 @@ func (s *stage) writeLuksKey(ctx context.Context, name, keyFile, dataURL string)
 	}
 	op.Finish()
 	return nil
+}
+
+// luksNeedsNetwork says whether a LUKS volume only unlocks with the
+// network: tang servers, or a custom pin that says so. Its crypttab line
+// then says _netdev.
+func luksNeedsNetwork(l config.Luks) bool {
+	custom := l.Clevis.Custom.NeedsNetwork
+	return len(l.Clevis.Tang) > 0 || (custom != nil && *custom)
 }
