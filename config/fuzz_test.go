@@ -1,8 +1,10 @@
 package config
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,19 +136,90 @@ func withoutPositions(r Report) string {
 // FuzzDataURLFastPath checks the shortcut validate.go takes for plain
 // base64 data URLs never accepts one that dataurl, which decides every
 // other data URL, would reject: the shortcut must not change a verdict.
+// It also checks the shortcut, which decides without decoding, says yes
+// to every plain base64 data URL that base64.StdEncoding decodes, and
+// that url.Parse, which the shortcut skips, gives each the scheme data.
 func FuzzDataURLFastPath(f *testing.F) {
 	for _, s := range []string{
 		"data:;base64,", "data:;base64,aGk=", "data:;base64,aGk", "data:;base64,a===", "data:;base64,QQ==QQ==",
 		"data:;base64,+/+/", "data:;base64,aGk=\n", "data:;base64,%41", "data:text/plain;base64,aGk=", "data:,x",
+		"data:;base64,AB==", "data:;base64,ABC=", "data:;base64,====", "data:;base64,AB=C", "data:;base64,QR==",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var c checker
-		if c.plainBase64DataURL(s) {
+		got := plainBase64DataURL(s)
+		if got {
 			if _, err := dataurl.DecodeString(s); err != nil {
 				t.Fatalf("plainBase64DataURL(%q) = true, but dataurl rejects it: %v", s, err)
 			}
+			if u, err := url.Parse(s); err != nil || u.Scheme != "data" {
+				t.Fatalf("plainBase64DataURL(%q) = true, but url.Parse gives %v, %v", s, u, err)
+			}
+		}
+		if want := decodesAsPlainBase64(s); got != want {
+			t.Fatalf("plainBase64DataURL(%q) = %v, base64.StdEncoding says %v", s, got, want)
 		}
 	})
+}
+
+// decodesAsPlainBase64 is plainBase64DataURL by decoding: the prefix, then
+// nothing but alphabet characters and '=' that base64.StdEncoding decodes.
+func decodesAsPlainBase64(s string) bool {
+	data, ok := strings.CutPrefix(s, "data:;base64,")
+	if !ok || data == "" {
+		return false
+	}
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '=') {
+			return false
+		}
+	}
+	_, err := base64.StdEncoding.DecodeString(data)
+	return err == nil
+}
+
+// TestPlainBase64DataURL pins the padding and length rules of the shortcut.
+func TestPlainBase64DataURL(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		want bool
+	}{
+		{"QUJD", true},
+		{"AB==", true},
+		{"ABC=", true},
+		{"QR==", true}, // non-zero trailing bits: StdEncoding is not strict
+		{"+/+/", true},
+		{"QUJDAB==", true},
+		{"", false},
+		{"A===", false},
+		{"====", false},
+		{"=ABC", false},
+		{"AB=C", false},
+		{"A=BC", false},
+		{"AB==QUJD", false},
+		{"QQ==QQ==", false},
+		{"A", false},
+		{"AB", false},
+		{"ABC", false},
+		{"AB=", false},
+		{"QUJDA", false},
+		{"QUJD\n", false},
+		{"QU JD", false},
+		{"QU-_", false}, // URL alphabet
+	} {
+		s := "data:;base64," + tc.data
+		if got := plainBase64DataURL(s); got != tc.want {
+			t.Errorf("plainBase64DataURL(%q) = %v, want %v", s, got, tc.want)
+		}
+		if got := decodesAsPlainBase64(s); got != tc.want {
+			t.Errorf("decoding %q says %v, the table %v: fix the table", s, got, tc.want)
+		}
+	}
+	for _, s := range []string{"DATA:;base64,QUJD", "data:text/plain;base64,QUJD", "data:;BASE64,QUJD", "data:,QUJD"} {
+		if plainBase64DataURL(s) {
+			t.Errorf("plainBase64DataURL(%q) = true, want false: dataurl decides that form", s)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -28,7 +27,6 @@ type checker struct {
 	version Version
 	doc     *jsontree.Doc // nil when the config did not come from text
 	report  *Report
-	scratch []byte // reused by plainBase64DataURL
 }
 
 func (c *checker) add(sev Severity, p jsonPath, msg string) {
@@ -190,12 +188,20 @@ func (c *checker) hash(h string, p jsonPath) {
 }
 
 func (c *checker) url(s string, p jsonPath) {
-	u, err := url.Parse(s)
-	if err != nil {
-		c.errorf(p, "invalid URL: %v", unwrapURLError(err))
-		return
+	// The common data:;base64,<standard base64> form is decided without
+	// url.Parse (which scans the whole URL, megabytes of contents
+	// included): url.Parse accepts any such URL, with the scheme data.
+	plain := plainBase64DataURL(s)
+	var u *url.URL
+	scheme := "data"
+	if !plain {
+		var err error
+		if u, err = url.Parse(s); err != nil {
+			c.errorf(p, "invalid URL: %v", unwrapURLError(err))
+			return
+		}
+		scheme = u.Scheme
 	}
-	scheme := u.Scheme
 	since, known := schemeSince[scheme]
 	switch {
 	case scheme == "":
@@ -218,7 +224,7 @@ func (c *checker) url(s string, p jsonPath) {
 		}
 		c.s3VersionID(u, p)
 	case "data":
-		if c.plainBase64DataURL(s) {
+		if plain {
 			return
 		}
 		if _, err := dataurl.DecodeString(s); err != nil {
@@ -232,24 +238,44 @@ func (c *checker) url(s string, p jsonPath) {
 // parser. It only ever says yes when dataurl would accept the URL too: its
 // lexer takes exactly these characters after ";base64," and then decodes
 // them with base64.StdEncoding. Anything else goes to dataurl.
-func (c *checker) plainBase64DataURL(s string) bool {
+//
+// It decides without decoding: text of only alphabet characters and '=',
+// with no line breaks, is what base64.StdEncoding accepts exactly when its
+// length is a multiple of 4 and '=' pads only the end ("xx==" or "xxx=").
+func plainBase64DataURL(s string) bool {
 	const prefix = "data:;base64,"
 	if !strings.HasPrefix(s, prefix) || len(s) == len(prefix) {
 		return false
 	}
 	data := s[len(prefix):]
-	for i := 0; i < len(data); i++ {
-		b := data[i]
-		if !('A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '=') {
+	if len(data)%4 != 0 {
+		return false
+	}
+	body := data
+	switch {
+	case data[len(data)-2] == '=':
+		if data[len(data)-1] != '=' {
+			return false
+		}
+		body = data[:len(data)-2]
+	case data[len(data)-1] == '=':
+		body = data[:len(data)-1]
+	}
+	for i := 0; i < len(body); i++ {
+		if !base64Alphabet[body[i]] {
 			return false
 		}
 	}
-	if n := base64.StdEncoding.DecodedLen(len(data)); cap(c.scratch) < n {
-		c.scratch = make([]byte, n)
-	}
-	_, err := base64.StdEncoding.Decode(c.scratch[:cap(c.scratch)], []byte(data))
-	return err == nil
+	return true
 }
+
+// base64Alphabet marks the characters of standard base64, padding aside.
+var base64Alphabet = func() (t [256]bool) {
+	for _, b := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
+		t[b] = true
+	}
+	return t
+}()
 
 func (c *checker) s3VersionID(u *url.URL, p jsonPath) {
 	if v, ok := u.Query()["versionId"]; ok && (len(v) == 0 || v[0] == "") {
