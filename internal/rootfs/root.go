@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,6 +28,9 @@ const MaxSymlinks = 40
 type Root struct {
 	dir string
 	fd  int
+	// uid and gid are flint's effective ids: a new file's owner, unless
+	// its directory gives it its group (setgid, or the grpid mount option).
+	uid, gid int
 	// dirs caches the directories walks ended in: a path's parent, as
 	// written, to its descriptor and real path. Writing thousands of
 	// files into a few directories then costs no walk per file. Only
@@ -35,12 +39,30 @@ type Root struct {
 	// RemoveAll empty it, and so does Forget, for changes made outside
 	// the Root (useradd, systemctl).
 	mu   sync.Mutex
-	dirs map[string]cachedDir
+	dirs map[string]*dirRef
 }
 
-type cachedDir struct {
+// dirRef is an open directory shared by the cache and the locs walked
+// through it: its descriptor is closed when the last of them lets go, so
+// emptying the cache never closes a directory someone is writing in.
+type dirRef struct {
 	fd   int
 	real string
+	// gid is the directory's group when it was opened; -1 if unknown.
+	// Lchown drops the cached directory it changes.
+	gid  int
+	refs atomic.Int32
+}
+
+func (d *dirRef) hold() *dirRef {
+	d.refs.Add(1)
+	return d
+}
+
+func (d *dirRef) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
 }
 
 // maxCachedDirs bounds the descriptors the cache holds.
@@ -52,9 +74,21 @@ func (r *Root) Forget() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, d := range r.dirs {
-		unix.Close(d.fd)
+		d.release()
 	}
 	r.dirs = nil
+}
+
+// forgetReal drops the cached directories whose real path is real.
+func (r *Root) forgetReal(real string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, d := range r.dirs {
+		if d.real == real {
+			delete(r.dirs, k)
+			d.release()
+		}
+	}
 }
 
 // Open opens dir as a Root. Close releases it.
@@ -63,7 +97,7 @@ func Open(dir string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening root %s: %w", dir, err)
 	}
-	return &Root{dir: path.Clean(dir), fd: fd}, nil
+	return &Root{dir: path.Clean(dir), fd: fd, uid: unix.Geteuid(), gid: unix.Getegid()}, nil
 }
 
 // Close releases the root's descriptor and the cached directories.
@@ -92,14 +126,25 @@ type loc struct {
 	// real is the path inside the root with every symlink but the last
 	// component's resolved.
 	real string
-	// borrowed says parent belongs to the directory cache.
-	borrowed bool
+	// dir, when set, is the cached directory parent belongs to: close
+	// lets go of it instead of closing parent.
+	dir *dirRef
 }
 
 func (l loc) close() {
-	if !l.borrowed {
+	if l.dir != nil {
+		l.dir.release()
+	} else {
 		unix.Close(l.parent)
 	}
+}
+
+// parentGID is the group of l's parent directory, -1 if unknown.
+func (l loc) parentGID() int {
+	if l.dir == nil {
+		return -1
+	}
+	return l.dir.gid
 }
 
 // frame is one open directory of a walk.
@@ -127,9 +172,12 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 	if clast != "" && clast != ".." {
 		r.mu.Lock()
 		d, ok := r.dirs[cdir]
+		if ok {
+			d.hold()
+		}
 		r.mu.Unlock()
 		if ok {
-			return loc{parent: d.fd, base: clast, real: path.Join(d.real, clast), borrowed: true}, nil
+			return loc{parent: d.fd, base: clast, real: path.Join(d.real, clast), dir: d}, nil
 		}
 	}
 	if p == "/" {
@@ -221,28 +269,32 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		closeAbove(1)
 	}
 	l := loc{parent: fd, base: last, real: path.Join(real, last)}
-	r.remember(cdir, l)
+	r.remember(cdir, &l)
 	return l, nil
 }
 
-// remember caches l's parent as where the directory dir (as written) leads.
-func (r *Root) remember(dir string, l loc) {
+// remember caches l's parent as where the directory dir (as written)
+// leads, sharing the descriptor: l then holds it through the cache.
+func (r *Root) remember(dir string, l *loc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.dirs) >= maxCachedDirs {
 		return
 	}
 	if r.dirs == nil {
-		r.dirs = map[string]cachedDir{}
+		r.dirs = map[string]*dirRef{}
 	}
 	if _, ok := r.dirs[dir]; ok {
 		return
 	}
-	fd, err := unix.Dup(l.parent)
-	if err != nil {
-		return
+	d := &dirRef{fd: l.parent, real: path.Dir(l.real), gid: -1}
+	var st unix.Stat_t
+	if unix.Fstat(l.parent, &st) == nil {
+		d.gid = int(st.Gid)
 	}
-	r.dirs[dir] = cachedDir{fd: fd, real: path.Dir(l.real)}
+	d.refs.Store(2) // the cache's and l's
+	r.dirs[dir] = d
+	l.dir = d
 }
 
 // realOf is the real path of the walk so far, with name appended.
@@ -377,12 +429,13 @@ func (r *Root) MkdirAll(p string, mode fs.FileMode) (created bool, err error) {
 // over the target by Commit: a reader of the target sees the old file or
 // the whole new one, never a part.
 type Temp struct {
+	r *Root
 	// fd is written with write(2) directly: an *os.File would cost a
 	// fcntl and a finalizer for each of thousands of files.
-	fd     int
-	parent int
-	tmp    string
-	base   string
+	fd int
+	// dir is the target's location: its parent open, its name.
+	dir loc
+	tmp string
 	// Real is the target's real path inside the root.
 	Real string
 	done bool
@@ -401,13 +454,6 @@ func (r *Root) CreateTemp(p string) (*Temp, error) {
 // createTempIn creates the temporary file in l's parent, which it takes
 // over.
 func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
-	if l.borrowed {
-		fd, err := unix.Dup(l.parent)
-		if err != nil {
-			return nil, r.pathError("create", p, err)
-		}
-		l.parent, l.borrowed = fd, false
-	}
 	if l.base == "." {
 		l.close()
 		return nil, r.pathError("create", p, unix.EISDIR)
@@ -427,7 +473,7 @@ func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
 			l.close()
 			return nil, r.pathError("create", p, err)
 		}
-		return &Temp{fd: fd, parent: l.parent, tmp: name, base: l.base, Real: l.real}, nil
+		return &Temp{r: r, fd: fd, dir: l, tmp: name, Real: l.real}, nil
 	}
 	l.close()
 	return nil, r.pathError("create", p, unix.EEXIST)
@@ -436,17 +482,28 @@ func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
 // Commit gives the temporary file its mode and owner (uid or gid -1:
 // unchanged) and renames it over the target.
 func (t *Temp) Commit(mode fs.FileMode, uid, gid int) error {
+	return t.finish(mode, uid, gid, false)
+}
+
+// CommitNew is Commit for a target that must not exist: if anything is
+// there, the temporary file is removed and the error is fs.ErrExist. The
+// check and the rename are one step (renameat2 RENAME_NOREPLACE).
+func (t *Temp) CommitNew(mode fs.FileMode, uid, gid int) error {
+	return t.finish(mode, uid, gid, true)
+}
+
+func (t *Temp) finish(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	if t.done {
 		return fmt.Errorf("%s: already committed or aborted", t.Real)
 	}
-	err := t.commit(mode, uid, gid)
+	err := t.commit(mode, uid, gid, noReplace)
 	if err != nil {
 		t.Abort()
 		return err
 	}
 	t.done = true
 	unix.Close(t.fd)
-	unix.Close(t.parent)
+	t.dir.close()
 	return nil
 }
 
@@ -466,10 +523,12 @@ func (t *Temp) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-func (t *Temp) commit(mode fs.FileMode, uid, gid int) error {
+func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	fd := t.fd
-	// chown before chmod: chown clears setuid and setgid.
-	if uid >= 0 || gid >= 0 {
+	// chown before chmod: chown clears setuid and setgid. The file was
+	// created with flint's user and either flint's group or its
+	// directory's: when both are the ones wanted, there is nothing to do.
+	if uid >= 0 && uid != t.r.uid || gid >= 0 && (gid != t.r.gid || t.dir.parentGID() != gid) {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
 			return &fs.PathError{Op: "chown", Path: t.Real, Err: err}
 		}
@@ -477,7 +536,26 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int) error {
 	if err := unix.Fchmod(fd, ModeToUnix(mode)); err != nil {
 		return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
 	}
-	if err := unix.Renameat(t.parent, t.tmp, t.parent, t.base); err != nil {
+	parent, base := t.dir.parent, t.dir.base
+	if !noReplace {
+		if err := unix.Renameat(parent, t.tmp, parent, base); err != nil {
+			return &fs.PathError{Op: "rename", Path: t.Real, Err: err}
+		}
+		return nil
+	}
+	err := unix.Renameat2(parent, t.tmp, parent, base, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		// A filesystem (or kernel) without RENAME_NOREPLACE: check,
+		// then rename. Nothing else writes the target root meanwhile.
+		var st unix.Stat_t
+		switch err = unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW); {
+		case err == nil:
+			err = unix.EEXIST
+		case errors.Is(err, unix.ENOENT):
+			err = unix.Renameat(parent, t.tmp, parent, base)
+		}
+	}
+	if err != nil {
 		return &fs.PathError{Op: "rename", Path: t.Real, Err: err}
 	}
 	return nil
@@ -491,8 +569,8 @@ func (t *Temp) Abort() {
 	}
 	t.done = true
 	unix.Close(t.fd)
-	unix.Unlinkat(t.parent, t.tmp, 0)
-	unix.Close(t.parent)
+	unix.Unlinkat(t.dir.parent, t.tmp, 0)
+	t.dir.close()
 }
 
 // WriteFile replaces p atomically with data and mode, creating missing
@@ -717,6 +795,8 @@ func (r *Root) Lchown(p string, uid, gid int) error {
 	if err := unix.Fchownat(l.parent, l.base, uid, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return r.pathError("chown", p, err)
 	}
+	// A cached directory knows its group: this may have changed it.
+	r.forgetReal(l.real)
 	return nil
 }
 
@@ -758,15 +838,6 @@ func (r *Root) Locate(p string) (*Loc, error) {
 	l, err := r.walkMode(p, false, true)
 	if err != nil {
 		return nil, r.pathError("resolve", p, err)
-	}
-	if l.borrowed {
-		// The Loc outlives this call: a removal in between would
-		// close the cache's descriptor under it.
-		fd, err := unix.Dup(l.parent)
-		if err != nil {
-			return nil, r.pathError("resolve", p, err)
-		}
-		l.parent, l.borrowed = fd, false
 	}
 	return &Loc{r: r, path: p, l: l}, nil
 }

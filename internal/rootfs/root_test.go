@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -339,5 +340,80 @@ func TestLocOutlivesForget(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "a/b/f")); err != nil || string(b) != "x" {
 		t.Errorf("a/b/f = %q, %v", b, err)
+	}
+}
+
+// TestCommitNew: the rename refuses to replace anything, of any kind,
+// leaves what is there as it was, and removes the temporary file.
+func TestCommitNew(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	os.MkdirAll(filepath.Join(dir, "n/dir"), 0o755)
+	os.WriteFile(filepath.Join(dir, "n/file"), []byte("old"), 0o644)
+	os.Symlink("/abs-out", filepath.Join(dir, "n/link"))
+	for _, p := range []string{"/n/dir", "/n/file", "/n/link", "/n/dangling-to-nowhere"} {
+		if p == "/n/dangling-to-nowhere" {
+			os.Symlink("/does/not/exist", filepath.Join(dir, "n/dangling-to-nowhere"))
+		}
+		tmp, err := r.CreateTemp(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp.Write([]byte("new"))
+		if err := tmp.CommitNew(0o644, -1, -1); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("CommitNew over %s = %v, want ErrExist", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "n/file")); string(b) != "old" {
+		t.Errorf("n/file = %q, want it kept", b)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "n"))
+	if len(entries) != 4 {
+		t.Errorf("n holds %d entries, want the 4 it had: a temporary file is left", len(entries))
+	}
+	tmp, err := r.CreateTemp("/n/fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp.Write([]byte("new"))
+	if err := tmp.CommitNew(0o600, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "n/fresh")); err != nil || fi.Mode() != 0o600 {
+		t.Errorf("n/fresh = %v, %v; want mode 0600", fi, err)
+	}
+	assertOutsideUntouched(t, outside)
+}
+
+// TestCommitOwnerAfterDirectoryChown: a file committed with flint's own
+// ids must get them even when its directory, already cached, was given
+// another group and made setgid in between (the cache knows a directory's
+// group to skip needless chowns: Lchown must drop what it knew).
+func TestCommitOwnerAfterDirectoryChown(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a directory another group")
+	}
+	r, dir, _ := attackRoot(t)
+	if err := r.WriteFile("/g/first", nil, 0o644); err != nil { // caches /g/
+		t.Fatal(err)
+	}
+	if err := r.Lchown("/g", -1, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Chmod("/g", 0o755|fs.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := r.CreateTemp("/g/second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tmp.Commit(0o644, os.Geteuid(), os.Getegid()); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "g/second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gid := fi.Sys().(*syscall.Stat_t).Gid; int(gid) != os.Getegid() {
+		t.Errorf("g/second gid = %d, want %d (the setgid directory's group stuck)", gid, os.Getegid())
 	}
 }

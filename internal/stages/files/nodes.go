@@ -238,6 +238,9 @@ type fileJob struct {
 	mode     fs.FileMode
 	uid, gid int
 	tmp      *rootfs.Temp
+	// fresh says the target must not exist: nothing was there when the
+	// file was queued, as far as anyone looked (file).
+	fresh bool
 	// replace says the target exists as something the rename cannot
 	// replace (a directory) and overwrite allows removing it.
 	replace bool
@@ -266,17 +269,26 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	fail := func(err error) error { return s.quick("files", "writing "+what).Fail(err) }
 	overwrite := f.Overwrite != nil && *f.Overwrite
 	hasSource := f.Contents.Source != nil
-	info, exists, err := at.Lstat()
-	if err != nil {
-		return fail(fmt.Errorf("%s: %w", what, err))
+	remote := isRemote(f.Contents)
+	for _, a := range f.Append {
+		remote = remote || isRemote(a)
+	}
+	// New contents from the config may not land on anything: the rename
+	// itself refuses to replace (CommitNew), so there is no lstat first.
+	// A fetch could take long, so that waits for no check.
+	fresh := !overwrite && hasSource && !remote
+	var info rootfs.Info
+	var exists bool
+	if !fresh {
+		var err error
+		if info, exists, err = at.Lstat(); err != nil {
+			return fail(fmt.Errorf("%s: %w", what, err))
+		}
 	}
 	var existing *rootfs.Info
 	if exists && !overwrite {
-		if !info.Mode.IsRegular() {
-			return fail(fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode)))
-		}
-		if hasSource {
-			return fail(fmt.Errorf("%s: %w and contents are given", what, ErrExists))
+		if err := existsError(what, info, hasSource); err != nil {
+			return fail(err)
 		}
 		existing = &info
 	}
@@ -305,17 +317,13 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		op.Finish(ownerAttrs(mode, uid, gid)...)
 		return nil
 	}
-	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
+	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
 	// Renaming over a symlink changes where paths through it lead.
 	j.forget = exists && info.Mode&fs.ModeSymlink != 0
 	// Behind a slow fetch, the files after it wait with their temporary
 	// files open: bound them, and the descriptors they hold.
 	if err := q.room(); err != nil {
 		return err
-	}
-	remote := isRemote(f.Contents)
-	for _, a := range f.Append {
-		remote = remote || isRemote(a)
 	}
 	// A fetch can take long: [started] says what is waited on. Contents
 	// in the config are written at once: one line says it is done.
@@ -377,6 +385,18 @@ func (j *fileJob) fill(ctx context.Context, f Fetcher) {
 	}
 }
 
+// existsError is why an existing node stops a file that may not
+// overwrite it: nil when it is a regular file to append to or keep.
+func existsError(what string, info rootfs.Info, hasSource bool) error {
+	if !info.Mode.IsRegular() {
+		return fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode))
+	}
+	if hasSource {
+		return fmt.Errorf("%s: %w and contents are given", what, ErrExists)
+	}
+	return nil
+}
+
 func (s *stage) copyExisting(p string, w io.Writer) error {
 	data, err := s.root.ReadFile(p)
 	if err != nil {
@@ -398,9 +418,16 @@ func (s *stage) commit(j *fileJob) error {
 			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 		}
 	}
-	// Always chown, even to flint's own ids: a temporary file in a
-	// setgid directory starts with the directory's group.
-	if err := j.tmp.Commit(j.mode, j.uid, j.gid); err != nil {
+	commit := j.tmp.Commit
+	if j.fresh {
+		commit = j.tmp.CommitNew
+	}
+	if err := commit(j.mode, j.uid, j.gid); err != nil {
+		if j.fresh && errors.Is(err, fs.ErrExist) {
+			if info, lerr := s.root.Lstat(j.f.Path); lerr == nil {
+				return j.op.Fail(existsError("file "+j.f.Path, info, true))
+			}
+		}
 		return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 	}
 	if j.forget {
