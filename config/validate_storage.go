@@ -382,6 +382,9 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 	}
 	// Nothing may be written through a link the config creates: the
 	// write would land wherever the link points.
+	if !anyUnderLink(s) {
+		return
+	}
 	for _, l := range s.Links {
 		prefix := l.Path + "/"
 		for i, f := range s.Files {
@@ -400,6 +403,44 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 			}
 		}
 	}
+}
+
+// anyUnderLink reports whether some file, directory or link path is under
+// a link path (has it plus "/" as a prefix): one set lookup per '/' of each
+// path, where comparing every link with every path would cost
+// links × paths prefix checks on a config of thousands of files.
+func anyUnderLink(s Storage) bool {
+	if len(s.Links) == 0 {
+		return false
+	}
+	links := make(map[string]bool, len(s.Links))
+	for _, l := range s.Links {
+		links[l.Path] = true
+	}
+	under := func(p string) bool {
+		for j := 0; j < len(p); j++ {
+			if p[j] == '/' && links[p[:j]] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range s.Files {
+		if under(f.Path) {
+			return true
+		}
+	}
+	for _, d := range s.Directories {
+		if under(d.Path) {
+			return true
+		}
+	}
+	for _, l := range s.Links {
+		if under(l.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) node(n Node, p jsonPath) {
