@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/coreos/go-systemd/v22/journal"
 )
@@ -109,3 +111,61 @@ func TestJournalHandler(t *testing.T) {
 		t.Errorf("debug entry priority = %d, want %d", got[2].pri, journal.PriDebug)
 	}
 }
+
+// TestDelayedWriter: lines are held until Flush, until the delay has
+// passed (so a hanging operation's [started] line shows), or until enough
+// have gathered; nothing is lost or reordered.
+func TestDelayedWriter(t *testing.T) {
+	var mu sync.Mutex
+	var out bytes.Buffer
+	sink := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	})
+	read := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.String()
+	}
+	d := NewDelayedWriter(sink, time.Hour)
+	d.Write([]byte("one\n"))
+	d.Write([]byte("two\n"))
+	if got := read(); got != "" {
+		t.Fatalf("written before the delay: %q", got)
+	}
+	if err := d.Flush(); err != nil || read() != "one\ntwo\n" {
+		t.Fatalf("after Flush: %q, %v", read(), err)
+	}
+	// Enough at once is written at once.
+	big := strings.Repeat("x", maxDelayed) + "\n"
+	d.Write([]byte(big))
+	if got := read(); got != "one\ntwo\n"+big {
+		t.Fatalf("a full buffer was held: %d bytes out", len(got))
+	}
+	// The delay passes: written without a Flush.
+	d = NewDelayedWriter(sink, 10*time.Millisecond)
+	log := slog.New(NewTextHandler(d, nil))
+	Begin(log, "fetch", "fetching https://example.invalid/hangs")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(read(), "[started] fetching https://example.invalid/hangs") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the [started] line was not written within 5 s of a 10 ms delay")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// An error of the underlying writer is returned, then kept.
+	boom := errors.New("broken pipe")
+	d = NewDelayedWriter(writerFunc(func([]byte) (int, error) { return 0, boom }), time.Hour)
+	d.Write([]byte("lost\n"))
+	if err := d.Flush(); !errors.Is(err, boom) {
+		t.Fatalf("Flush = %v, want %v", err, boom)
+	}
+	if _, err := d.Write([]byte("more\n")); !errors.Is(err, boom) {
+		t.Fatalf("Write after a failed flush = %v, want %v", err, boom)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
