@@ -13,6 +13,7 @@
 package oplog
 
 import (
+	"context"
 	"log/slog"
 	"time"
 )
@@ -30,16 +31,17 @@ const LevelCritical = slog.LevelError + 4
 // Op is an operation in progress: Begin logs its [started] line (Quick
 // none), and Finish or Fail its last one.
 type Op struct {
-	log   *slog.Logger
+	log   *slog.Logger // without the op attribute: each line adds it
+	op    string
 	what  string
 	start time.Time
 }
 
 // Begin logs "[started] what" on log with op as its operation.
 func Begin(log *slog.Logger, op, what string) *Op {
-	l := log.With(OpKey, op)
-	l.Info("[started] " + what)
-	return &Op{log: l, what: what, start: time.Now()}
+	o := &Op{log: log, op: op, what: what, start: time.Now()}
+	o.line(slog.LevelInfo, "[started] ")
+	return o
 }
 
 // Quick starts an operation that only does local work that cannot take
@@ -48,22 +50,37 @@ func Begin(log *slog.Logger, op, what string) *Op {
 // what was done. Anything that can wait (a fetch, a command) uses Begin, so
 // that a hang shows what it hangs on.
 func Quick(log *slog.Logger, op, what string) *Op {
-	return &Op{log: log.With(OpKey, op), what: what, start: time.Now()}
+	return &Op{log: log, op: op, what: what, start: time.Now()}
 }
 
 // Log is the operation's logger, for lines in between.
-func (o *Op) Log() *slog.Logger { return o.log }
+func (o *Op) Log() *slog.Logger { return o.log.With(OpKey, o.op) }
 
 func (o *Op) duration() time.Duration { return time.Since(o.start).Round(time.Millisecond) }
 
 // Finish logs "[finished] what" with the duration and args (key-value
 // pairs, as for slog).
 func (o *Op) Finish(args ...any) {
-	o.log.Info("[finished] "+o.what, append([]any{"duration", o.duration()}, args...)...)
+	o.line(slog.LevelInfo, "[finished] ", append([]any{"duration", o.duration()}, args...)...)
 }
 
 // Fail logs "[failed] what" with the duration and err, and returns err.
 func (o *Op) Fail(err error) error {
-	o.log.Error("[failed] "+o.what, "duration", o.duration(), "error", err)
+	o.line(slog.LevelError, "[failed] ", "duration", o.duration(), "error", err)
 	return err
+}
+
+// line logs tag+what with the op attribute, as o.Log() would, but
+// straight to the handler: no logger per operation and no caller lookup
+// (the handlers print no source), which thousands of files made count.
+func (o *Op) line(level slog.Level, tag string, args ...any) {
+	ctx := context.Background()
+	h := o.log.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	r := slog.NewRecord(time.Now(), level, tag+o.what, 0)
+	r.AddAttrs(slog.String(OpKey, o.op))
+	r.Add(args...)
+	h.Handle(ctx, r)
 }

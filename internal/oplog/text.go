@@ -2,7 +2,6 @@ package oplog
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -49,29 +48,82 @@ func (h *textHandler) WithGroup(name string) slog.Handler {
 	return &c
 }
 
+// linePool holds the buffers lines are formatted in.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
 func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
+	bp := linePool.Get().(*[]byte)
+	b := (*bp)[:0]
 	t := r.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
-	b.WriteString(t.UTC().Format("2006-01-02T15:04:05.000Z"))
-	fmt.Fprintf(&b, " %-8s ", levelName(r.Level))
-	attrs := collect(h.attrs, h.group, r)
-	prefix, rest := splitContext(attrs)
-	b.WriteString(prefix)
-	b.WriteString(r.Message)
-	for _, a := range rest {
-		b.WriteByte(' ')
-		b.WriteString(a.Key)
-		b.WriteByte('=')
-		b.WriteString(quoteValue(a.Value.Resolve().String()))
+	b = t.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+	b = append(b, ' ')
+	name := levelName(r.Level)
+	b = append(b, name...)
+	b = append(b, "         "[len(name):]...)
+	// The last stage and op attributes make the prefix, the others
+	// follow the message.
+	var stage, op string
+	h.each(r, func(a slog.Attr) {
+		switch a.Key {
+		case StageKey:
+			stage = a.Value.String()
+		case OpKey:
+			op = a.Value.String()
+		}
+	})
+	if stage != "" {
+		b = append(append(b, stage...), ": "...)
 	}
-	b.WriteByte('\n')
+	if op != "" {
+		b = append(append(b, op...), ": "...)
+	}
+	b = append(b, r.Message...)
+	h.each(r, func(a slog.Attr) {
+		if a.Key == StageKey || a.Key == OpKey {
+			return
+		}
+		b = append(append(append(b, ' '), a.Key...), '=')
+		b = appendValue(b, a.Value)
+	})
+	b = append(b, '\n')
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, b.String())
+	_, err := h.w.Write(b)
+	h.mu.Unlock()
+	*bp = b
+	linePool.Put(bp)
 	return err
+}
+
+// each calls fn with the handler's attributes then the record's, group
+// prefixes applied and groups flattened, as collect returns them.
+func (s scope) each(r slog.Record, fn func(slog.Attr)) {
+	for _, a := range s.attrs {
+		fn(a)
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if s.group == "" && a.Key != "" && a.Value.Kind() != slog.KindGroup && a.Value.Kind() != slog.KindLogValuer {
+			fn(a)
+			return true
+		}
+		for _, p := range prefixed(s.group, []slog.Attr{a}) {
+			fn(p)
+		}
+		return true
+	})
+}
+
+// appendValue appends v as quoteValue writes it.
+func appendValue(b []byte, v slog.Value) []byte {
+	switch v.Kind() {
+	case slog.KindInt64:
+		return strconv.AppendInt(b, v.Int64(), 10)
+	case slog.KindUint64:
+		return strconv.AppendUint(b, v.Uint64(), 10)
+	}
+	return append(b, quoteValue(v.Resolve().String())...)
 }
 
 // levelName names a level the way the journal does.
