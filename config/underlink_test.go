@@ -49,3 +49,29 @@ func bruteUnderLink(s Storage) bool {
 	}
 	return false
 }
+
+// TestCheckerAt checks paths carved from the checker's slab equal with's,
+// and stay unchanged when the slab is reused or a path is appended to.
+func TestCheckerAt(t *testing.T) {
+	var c checker
+	root := c.at(nil, "storage")
+	var paths []jsonPath
+	for i := range pathSlab {
+		p := c.at(root, "files", i)
+		paths = append(paths, p, c.at(p, "contents", "source"))
+		_ = append(p, "overwritten") // must not land in the next path
+	}
+	long := make(jsonPath, pathSlab+1)
+	if got := c.at(long, "x"); len(got) != pathSlab+2 || got[pathSlab+1] != "x" {
+		t.Fatalf("at on a path longer than the slab = %d elements ending in %v", len(got), got[len(got)-1])
+	}
+	for i := range pathSlab {
+		want := jsonPath{"storage", "files", i}
+		if got := paths[2*i].String(); got != want.String() {
+			t.Fatalf("path %d = %s, want %s", i, got, want)
+		}
+		if got, want := paths[2*i+1].String(), want.with("contents", "source").String(); got != want {
+			t.Fatalf("path %d = %s, want %s", i, got, want)
+		}
+	}
+}

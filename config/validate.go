@@ -27,6 +27,25 @@ type checker struct {
 	version Version
 	doc     *jsontree.Doc // nil when the config did not come from text
 	report  *Report
+	slab    jsonPath // backing store at carves paths from
+}
+
+// pathSlab is how many path elements the checker allocates at a time.
+const pathSlab = 4096
+
+// at is p.with(elems...) carved from one shared allocation: the checker
+// builds several paths for every file of a config, nearly all of them
+// only in case something is wrong. Each path is capped at its length, so
+// appending to one never writes into another.
+func (c *checker) at(p jsonPath, elems ...any) jsonPath {
+	n := len(p) + len(elems)
+	if cap(c.slab)-len(c.slab) < n {
+		c.slab = make(jsonPath, 0, max(pathSlab, n))
+	}
+	start := len(c.slab)
+	c.slab = append(c.slab, p...)
+	c.slab = append(c.slab, elems...)
+	return c.slab[start:len(c.slab):len(c.slab)]
 }
 
 func (c *checker) add(sev Severity, p jsonPath, msg string) {
@@ -81,36 +100,36 @@ func (u *uniq) check(key string, p jsonPath) {
 func (c *checker) uniqueStrings(list []string, p jsonPath, what string) {
 	u := c.uniq(what)
 	for i, s := range list {
-		u.check(s, p.with(i))
+		u.check(s, c.at(p, i))
 	}
 }
 
 func (c *checker) ignition(ign Ignition, p jsonPath) {
 	merge := c.uniq("config")
 	for i, res := range ign.Config.Merge {
-		rp := p.with("config", "merge", i)
+		rp := c.at(p, "config", "merge", i)
 		c.requiredSource(res, rp)
 		c.resource(res, rp, !c.since(V3_1))
 		merge.check(deref(res.Source), rp)
 	}
-	c.resource(ign.Config.Replace, p.with("config", "replace"), !c.since(V3_1))
+	c.resource(ign.Config.Replace, c.at(p, "config", "replace"), !c.since(V3_1))
 
 	cas := c.uniq("certificate authority")
 	for i, res := range ign.Security.TLS.CertificateAuthorities {
-		rp := p.with("security", "tls", "certificateAuthorities", i)
+		rp := c.at(p, "security", "tls", "certificateAuthorities", i)
 		c.requiredSource(res, rp)
 		c.resource(res, rp, false)
 		cas.check(deref(res.Source), rp)
 	}
 
-	c.proxyURL(ign.Proxy.HTTPProxy, p.with("proxy", "httpProxy"))
-	c.proxyURL(ign.Proxy.HTTPSProxy, p.with("proxy", "httpsProxy"))
+	c.proxyURL(ign.Proxy.HTTPProxy, c.at(p, "proxy", "httpProxy"))
+	c.proxyURL(ign.Proxy.HTTPSProxy, c.at(p, "proxy", "httpsProxy"))
 	if s := deref(ign.Proxy.HTTPSProxy); s != "" {
 		if u, err := url.Parse(s); err == nil && u.Scheme == "http" {
-			c.warnf(p.with("proxy", "httpsProxy"), "insecure plain http proxy for https traffic: the proxy can read every request")
+			c.warnf(c.at(p, "proxy", "httpsProxy"), "insecure plain http proxy for https traffic: the proxy can read every request")
 		}
 	}
-	c.uniqueStrings(ign.Proxy.NoProxy, p.with("proxy", "noProxy"), "noProxy entry")
+	c.uniqueStrings(ign.Proxy.NoProxy, c.at(p, "proxy", "noProxy"), "noProxy entry")
 }
 
 func (c *checker) proxyURL(s *string, p jsonPath) {
@@ -127,7 +146,7 @@ func (c *checker) proxyURL(s *string, p jsonPath) {
 // a config to merge, a certificate authority.
 func (c *checker) requiredSource(res Resource, p jsonPath) {
 	if res.Source == nil || *res.Source == "" {
-		c.errorf(p.with("source"), "source is required")
+		c.errorf(c.at(p, "source"), "source is required")
 	}
 }
 
@@ -139,20 +158,20 @@ func (c *checker) resource(res Resource, p jsonPath, configRef30 bool) {
 		switch *res.Compression {
 		case "", "gzip":
 		default:
-			c.errorf(p.with("compression"), "invalid compression %q: the only supported value is gzip", *res.Compression)
+			c.errorf(c.at(p, "compression"), "invalid compression %q: the only supported value is gzip", *res.Compression)
 		}
 	}
 	if res.Verification.Hash != nil {
 		if res.Source == nil && !configRef30 {
-			c.errorf(p.with("verification", "hash"), "verification given without a source to verify")
+			c.errorf(c.at(p, "verification", "hash"), "verification given without a source to verify")
 		}
-		c.hash(*res.Verification.Hash, p.with("verification", "hash"))
+		c.hash(*res.Verification.Hash, c.at(p, "verification", "hash"))
 	}
 	if res.Source != nil && *res.Source != "" {
-		c.url(*res.Source, p.with("source"))
+		c.url(*res.Source, c.at(p, "source"))
 	}
 	if len(res.HTTPHeaders) > 0 {
-		c.httpHeaders(res, p.with("httpHeaders"))
+		c.httpHeaders(res, c.at(p, "httpHeaders"))
 	}
 }
 
@@ -328,12 +347,12 @@ func (c *checker) httpHeaders(res Resource, p jsonPath) {
 	}
 	names := c.uniq("header")
 	for i, h := range res.HTTPHeaders {
-		hp := p.with(i)
+		hp := c.at(p, i)
 		if h.Name == "" {
-			c.errorf(hp.with("name"), "header name is empty")
+			c.errorf(c.at(hp, "name"), "header name is empty")
 		}
 		if h.Value != nil && *h.Value == "" {
-			c.errorf(hp.with("value"), "header %s has an empty value: omit the value to remove a header instead", h.Name)
+			c.errorf(c.at(hp, "value"), "header %s has an empty value: omit the value to remove a header instead", h.Name)
 		}
 		names.check(h.Name, hp)
 	}

@@ -41,25 +41,25 @@ var fsLabelMax = map[string]int{"ext4": 16, "btrfs": 256, "xfs": 12, "swap": 15,
 func (c *checker) storage(s Storage, p jsonPath) {
 	disks := c.uniq("disk")
 	for i, d := range s.Disks {
-		dp := p.with("disks", i)
+		dp := c.at(p, "disks", i)
 		c.disk(d, dp)
 		disks.check(d.Device, dp)
 	}
 	raids := c.uniq("raid")
 	for i, r := range s.Raid {
-		rp := p.with("raid", i)
+		rp := c.at(p, "raid", i)
 		c.raid(r, rp)
 		raids.check(r.Name, rp)
 	}
 	luks := c.uniq("luks volume")
 	for i, l := range s.Luks {
-		lp := p.with("luks", i)
+		lp := c.at(p, "luks", i)
 		c.luks(l, lp)
 		luks.check(l.Name, lp)
 	}
 	fss := c.uniq("filesystem")
 	for i, f := range s.Filesystems {
-		fp := p.with("filesystems", i)
+		fp := c.at(p, "filesystems", i)
 		c.filesystem(f, fp)
 		fss.check(f.Device, fp)
 	}
@@ -69,16 +69,16 @@ func (c *checker) storage(s Storage, p jsonPath) {
 
 func (c *checker) disk(d Disk, p jsonPath) {
 	if d.Device == "" {
-		c.errorf(p.with("device"), "disk device is required")
+		c.errorf(c.at(p, "device"), "disk device is required")
 	} else {
-		c.absPath(d.Device, p.with("device"))
+		c.absPath(d.Device, c.at(p, "device"))
 	}
 	parts := c.uniq("partition")
 	numbers := map[int]bool{}
 	labels := map[string]bool{}
 	numbersCollide, labelsCollide := false, false
 	for i, part := range d.Partitions {
-		pp := p.with("partitions", i)
+		pp := c.at(p, "partitions", i)
 		c.partition(part, pp)
 		key := ""
 		if part.Number != 0 {
@@ -95,13 +95,13 @@ func (c *checker) disk(d Disk, p jsonPath) {
 		parts.check(key, pp)
 	}
 	if numbersCollide {
-		c.errorf(p.with("partitions"), "partition numbers collide: two partitions use the same number")
+		c.errorf(c.at(p, "partitions"), "partition numbers collide: two partitions use the same number")
 	}
 	if partitionsOverlap(d.Partitions) {
-		c.errorf(p.with("partitions"), "partitions overlap: check startMiB and sizeMiB")
+		c.errorf(c.at(p, "partitions"), "partitions overlap: check startMiB and sizeMiB")
 	}
 	if labelsCollide {
-		c.errorf(p.with("partitions"), "partition labels collide: two partitions use the same label")
+		c.errorf(c.at(p, "partitions"), "partition labels collide: two partitions use the same label")
 	}
 }
 
@@ -135,17 +135,17 @@ func (c *checker) partition(part Partition, p jsonPath) {
 		// GPT names are 36 UTF-16 code units; the reference counts bytes,
 		// which is never more lenient, and sgdisk cannot escape colons.
 		if len(*part.Label) > 36 {
-			c.errorf(p.with("label"), "partition label is %d bytes long, the limit is 36", len(*part.Label))
+			c.errorf(c.at(p, "label"), "partition label is %d bytes long, the limit is 36", len(*part.Label))
 		}
 		if strings.Contains(*part.Label, ":") {
-			c.errorf(p.with("label"), "partition label must not contain ':'")
+			c.errorf(c.at(p, "label"), "partition label must not contain ':'")
 		}
 	}
 	if part.GUID != nil && !validGUID(*part.GUID) {
-		c.errorf(p.with("guid"), "invalid GUID %q: expected XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX", *part.GUID)
+		c.errorf(c.at(p, "guid"), "invalid GUID %q: expected XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX", *part.GUID)
 	}
 	if part.TypeGUID != nil && !validGUID(*part.TypeGUID) {
-		c.errorf(p.with("typeGuid"), "invalid type GUID %q: expected XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX", *part.TypeGUID)
+		c.errorf(c.at(p, "typeGuid"), "invalid type GUID %q: expected XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX", *part.TypeGUID)
 	}
 }
 
@@ -153,38 +153,38 @@ func (c *checker) raid(r Raid, p jsonPath) {
 	level := deref(r.Level)
 	switch level {
 	case "":
-		c.errorf(p.with("level"), "raid level is required")
+		c.errorf(c.at(p, "level"), "raid level is required")
 	case "linear", "raid0", "0", "stripe":
 		if r.Spares != nil && *r.Spares != 0 {
-			c.errorf(p.with("level"), "spares are not supported by raid level %s", level)
+			c.errorf(c.at(p, "level"), "spares are not supported by raid level %s", level)
 		}
 	case "raid1", "1", "mirror", "raid4", "4", "raid5", "5", "raid6", "6", "raid10", "10":
 	default:
-		c.errorf(p.with("level"), "unrecognized raid level %q: use linear, raid0, raid1, raid4, raid5, raid6 or raid10", level)
+		c.errorf(c.at(p, "level"), "unrecognized raid level %q: use linear, raid0, raid1, raid4, raid5, raid6 or raid10", level)
 	}
 	if len(r.Devices) == 0 {
-		c.errorf(p.with("devices"), "raid arrays need at least one device")
+		c.errorf(c.at(p, "devices"), "raid arrays need at least one device")
 	}
 	devs := c.uniq("device")
 	for i, dev := range r.Devices {
-		c.absPath(dev, p.with("devices", i))
-		devs.check(dev, p.with("devices", i))
+		c.absPath(dev, c.at(p, "devices", i))
+		devs.check(dev, c.at(p, "devices", i))
 	}
 }
 
 func (c *checker) luks(l Luks, p jsonPath) {
 	if strings.Contains(l.Name, "/") {
-		c.errorf(p.with("name"), "luks name %q must not contain '/'", l.Name)
+		c.errorf(c.at(p, "name"), "luks name %q must not contain '/'", l.Name)
 	}
 	if l.Label != nil && len(*l.Label) > 47 {
-		c.errorf(p.with("label"), "luks label is %d bytes long, the limit is 47", len(*l.Label))
+		c.errorf(c.at(p, "label"), "luks label is %d bytes long, the limit is 47", len(*l.Label))
 	}
 	if !notEmpty(l.Device) {
-		c.errorf(p.with("device"), "luks device is required")
+		c.errorf(c.at(p, "device"), "luks device is required")
 	} else {
-		c.absPath(*l.Device, p.with("device"))
+		c.absPath(*l.Device, c.at(p, "device"))
 	}
-	c.resource(l.KeyFile, p.with("keyFile"), false)
+	c.resource(l.KeyFile, c.at(p, "keyFile"), false)
 
 	cl := l.Clevis
 	usesPins := len(cl.Tang) > 0 || isTrue(cl.Tpm2) || (cl.Threshold != nil && *cl.Threshold != 0)
@@ -195,24 +195,24 @@ func (c *checker) luks(l Luks, p jsonPath) {
 		customSet = cl.Custom.Pin != nil || cl.Custom.Config != nil || cl.Custom.NeedsNetwork != nil
 	}
 	if customSet && usesPins {
-		c.errorf(p.with("clevis"), "clevis custom cannot be combined with tang, tpm2 or threshold")
+		c.errorf(c.at(p, "clevis"), "clevis custom cannot be combined with tang, tpm2 or threshold")
 	}
-	c.clevisCustom(cl.Custom, p.with("clevis", "custom"))
+	c.clevisCustom(cl.Custom, c.at(p, "clevis", "custom"))
 	urls := c.uniq("tang server")
 	for i, t := range cl.Tang {
-		tp := p.with("clevis", "tang", i)
+		tp := c.at(p, "clevis", "tang", i)
 		c.tang(t, tp)
 		urls.check(t.URL, tp)
 	}
 	if isTrue(l.Cex.Enabled) {
 		if cl.Custom.Pin != nil || usesPins {
-			c.errorf(p.with("cex"), "cex cannot be combined with clevis")
+			c.errorf(c.at(p, "cex"), "cex cannot be combined with clevis")
 		}
 		if notEmpty(l.KeyFile.Source) {
-			c.errorf(p.with("cex"), "cex cannot be combined with a keyFile")
+			c.errorf(c.at(p, "cex"), "cex cannot be combined with a keyFile")
 		}
 	}
-	c.uniqueStrings(l.OpenOptions, p.with("openOptions"), "open option")
+	c.uniqueStrings(l.OpenOptions, c.at(p, "openOptions"), "open option")
 }
 
 func (c *checker) clevisCustom(cu ClevisCustom, p jsonPath) {
@@ -225,31 +225,31 @@ func (c *checker) clevisCustom(cu ClevisCustom, p jsonPath) {
 		return
 	}
 	if !notEmpty(cu.Pin) {
-		c.errorf(p.with("pin"), "clevis custom pin is required")
+		c.errorf(c.at(p, "pin"), "clevis custom pin is required")
 	} else if !c.since(V3_6) {
 		switch *cu.Pin {
 		case "tpm2", "tang", "sss":
 		default:
-			c.errorf(p.with("pin"), "unsupported clevis pin %q: before spec 3.6.0 it must be tpm2, tang or sss", *cu.Pin)
+			c.errorf(c.at(p, "pin"), "unsupported clevis pin %q: before spec 3.6.0 it must be tpm2, tang or sss", *cu.Pin)
 		}
 	}
 	if !notEmpty(cu.Config) {
-		c.errorf(p.with("config"), "clevis custom config is required")
+		c.errorf(c.at(p, "config"), "clevis custom config is required")
 	}
 }
 
 func (c *checker) tang(t Tang, p jsonPath) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
-		c.errorf(p.with("url"), "invalid tang URL: %v", unwrapURLError(err))
+		c.errorf(c.at(p, "url"), "invalid tang URL: %v", unwrapURLError(err))
 	} else if u.Scheme != "http" && u.Scheme != "https" {
-		c.errorf(p.with("url"), "tang URL %s must be http or https", DescribeURL(t.URL))
+		c.errorf(c.at(p, "url"), "tang URL %s must be http or https", DescribeURL(t.URL))
 	}
 	if !notEmpty(t.Thumbprint) {
-		c.errorf(p.with("thumbprint"), "tang thumbprint is required")
+		c.errorf(c.at(p, "thumbprint"), "tang thumbprint is required")
 	}
 	if notEmpty(t.Advertisement) && !json.Valid([]byte(*t.Advertisement)) {
-		c.errorf(p.with("advertisement"), "tang advertisement is not valid JSON")
+		c.errorf(c.at(p, "advertisement"), "tang advertisement is not valid JSON")
 	}
 }
 
@@ -262,21 +262,21 @@ func (c *checker) filesystem(f Filesystem, p jsonPath) {
 	// An empty path, like an absent one, means "do not mount" (the
 	// reference's validatePathNilOK).
 	if notEmpty(f.Path) {
-		c.absPath(*f.Path, p.with("path"))
+		c.absPath(*f.Path, c.at(p, "path"))
 	}
-	c.absPath(f.Device, p.with("device"))
+	c.absPath(f.Device, c.at(p, "device"))
 	if format == "" {
 		if notEmpty(f.Path) || notEmpty(f.Label) || notEmpty(f.UUID) || isTrue(f.WipeFilesystem) || len(f.MountOptions) > 0 || len(f.Options) > 0 {
-			c.errorf(p.with("format"), "format is required when path, label, uuid, wipeFilesystem, options or mountOptions are set")
+			c.errorf(c.at(p, "format"), "format is required when path, label, uuid, wipeFilesystem, options or mountOptions are set")
 		}
 	} else if since, ok := formatSince[format]; !ok || !c.since(since) {
-		c.errorf(p.with("format"), "invalid filesystem format %q%s", format, c.knownFormats())
+		c.errorf(c.at(p, "format"), "invalid filesystem format %q%s", format, c.knownFormats())
 	}
 	if notEmpty(f.Label) {
 		if format == "" {
-			c.errorf(p.with("label"), "a filesystem label needs a format")
+			c.errorf(c.at(p, "label"), "a filesystem label needs a format")
 		} else if max, ok := fsLabelMax[format]; ok && len(*f.Label) > max {
-			c.errorf(p.with("label"), "filesystem label is %d bytes long, the limit for %s is %d", len(*f.Label), format, max)
+			c.errorf(c.at(p, "label"), "filesystem label is %d bytes long, the limit for %s is %d", len(*f.Label), format, max)
 		}
 	}
 }
@@ -297,24 +297,24 @@ func (c *checker) knownFormats() string {
 func (c *checker) virtiofs(f Filesystem, p jsonPath) {
 	switch {
 	case f.Device == "":
-		c.errorf(p.with("device"), "virtiofs tag is required")
+		c.errorf(c.at(p, "device"), "virtiofs tag is required")
 	case len(f.Device) > 36:
-		c.errorf(p.with("device"), "virtiofs tag is %d bytes long, the limit is 36", len(f.Device))
+		c.errorf(c.at(p, "device"), "virtiofs tag is %d bytes long, the limit is 36", len(f.Device))
 	}
 	if notEmpty(f.Path) {
-		c.absPath(*f.Path, p.with("path"))
+		c.absPath(*f.Path, c.at(p, "path"))
 	}
 	if f.Label != nil {
-		c.errorf(p.with("label"), "virtiofs filesystems cannot have a label")
+		c.errorf(c.at(p, "label"), "virtiofs filesystems cannot have a label")
 	}
 	if f.UUID != nil {
-		c.errorf(p.with("uuid"), "virtiofs filesystems cannot have a UUID")
+		c.errorf(c.at(p, "uuid"), "virtiofs filesystems cannot have a UUID")
 	}
 	if isTrue(f.WipeFilesystem) {
-		c.errorf(p.with("wipeFilesystem"), "virtiofs filesystems cannot be wiped")
+		c.errorf(c.at(p, "wipeFilesystem"), "virtiofs filesystems cannot be wiped")
 	}
 	if len(f.Options) > 0 {
-		c.errorf(p.with("options"), "virtiofs filesystems take no mkfs options")
+		c.errorf(c.at(p, "options"), "virtiofs filesystems take no mkfs options")
 	}
 }
 
@@ -331,9 +331,9 @@ func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
 			continue
 		}
 		if len(d.Partitions) > 0 {
-			c.warnf(p.with("filesystems", i, "device"), "filesystem on %s overwrites the partitions the config creates there", f.Device)
+			c.warnf(c.at(p, "filesystems", i, "device"), "filesystem on %s overwrites the partitions the config creates there", f.Device)
 		} else if isTrue(d.WipeTable) && !isTrue(f.WipeFilesystem) {
-			c.warnf(p.with("filesystems", i, "device"), "the disk's table is wiped, which implicitly wipes this filesystem; set wipeFilesystem to say so")
+			c.warnf(c.at(p, "filesystems", i, "device"), "the disk's table is wiped, which implicitly wipes this filesystem; set wipeFilesystem to say so")
 		}
 	}
 }
@@ -342,22 +342,22 @@ func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
 func (c *checker) nodes(s Storage, p jsonPath) {
 	paths := c.uniq("path")
 	for i, f := range s.Files {
-		fp := p.with("files", i)
+		fp := c.at(p, "files", i)
 		c.node(f.Node, fp)
-		c.mode(f.Mode, fp.with("mode"))
+		c.mode(f.Mode, c.at(fp, "mode"))
 		if isTrue(f.Overwrite) && f.Contents.Source == nil {
-			c.errorf(fp.with("overwrite"), "overwrite is true but contents.source is not set: nothing to write")
+			c.errorf(c.at(fp, "overwrite"), "overwrite is true but contents.source is not set: nothing to write")
 		}
-		c.resource(f.Contents, fp.with("contents"), false)
+		c.resource(f.Contents, c.at(fp, "contents"), false)
 		for j, a := range f.Append {
-			c.resource(a, fp.with("append", j), false)
+			c.resource(a, c.at(fp, "append", j), false)
 		}
 		paths.check(f.Path, fp)
 	}
 	for i, d := range s.Directories {
-		dp := p.with("directories", i)
+		dp := c.at(p, "directories", i)
 		c.node(d.Node, dp)
-		c.mode(d.Mode, dp.with("mode"))
+		c.mode(d.Mode, c.at(dp, "mode"))
 		paths.check(d.Path, dp)
 	}
 	dirs := map[string]bool{}
@@ -365,10 +365,10 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 		dirs[d.Path] = true
 	}
 	for i, l := range s.Links {
-		lp := p.with("links", i)
+		lp := c.at(p, "links", i)
 		c.node(l.Node, lp)
 		if c.since(V3_3) && !notEmpty(l.Target) {
-			c.errorf(lp.with("target"), "link target is required")
+			c.errorf(c.at(lp, "target"), "link target is required")
 		}
 		if isTrue(l.Hard) {
 			if l.User.ID != nil || l.User.Name != nil || l.Group.ID != nil || l.Group.Name != nil {
@@ -389,17 +389,17 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 		prefix := l.Path + "/"
 		for i, f := range s.Files {
 			if strings.HasPrefix(f.Path, prefix) {
-				c.errorf(p.with("files", i), "file %s is under the link %s the config creates", f.Path, l.Path)
+				c.errorf(c.at(p, "files", i), "file %s is under the link %s the config creates", f.Path, l.Path)
 			}
 		}
 		for i, d := range s.Directories {
 			if strings.HasPrefix(d.Path, prefix) {
-				c.errorf(p.with("directories", i), "directory %s is under the link %s the config creates", d.Path, l.Path)
+				c.errorf(c.at(p, "directories", i), "directory %s is under the link %s the config creates", d.Path, l.Path)
 			}
 		}
 		for i, o := range s.Links {
 			if strings.HasPrefix(o.Path, prefix) {
-				c.errorf(p.with("links", i), "link %s is under the link %s the config creates", o.Path, l.Path)
+				c.errorf(c.at(p, "links", i), "link %s is under the link %s the config creates", o.Path, l.Path)
 			}
 		}
 	}
@@ -444,12 +444,12 @@ func anyUnderLink(s Storage) bool {
 }
 
 func (c *checker) node(n Node, p jsonPath) {
-	c.absPath(n.Path, p.with("path"))
+	c.absPath(n.Path, c.at(p, "path"))
 	if n.User.ID != nil && n.User.Name != nil {
-		c.errorf(p.with("user"), "user has both id and name: give one")
+		c.errorf(c.at(p, "user"), "user has both id and name: give one")
 	}
 	if n.Group.ID != nil && n.Group.Name != nil {
-		c.errorf(p.with("group"), "group has both id and name: give one")
+		c.errorf(c.at(p, "group"), "group has both id and name: give one")
 	}
 }
 

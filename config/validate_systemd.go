@@ -21,7 +21,7 @@ func (c *checker) systemd(s Systemd, p jsonPath) {
 		byName[u.Name] = u
 	}
 	for i, u := range s.Units {
-		up := p.with("units", i)
+		up := c.at(p, "units", i)
 		c.unit(u, up)
 		names.check(u.Name, up)
 		// An enabled instance of a template the config writes needs the
@@ -30,7 +30,7 @@ func (c *checker) systemd(s Systemd, p jsonPath) {
 			if tmpl, ok := templateOf(u.Name); ok {
 				if t, ok := byName[tmpl]; ok && notEmpty(t.Contents) {
 					if sections, err := unitSections(*t.Contents); err == nil && !sections["Install"] {
-						c.warnf(up.with("contents"), "unit %s is enabled, but its template %s has no [Install] section, so enabling it does nothing", u.Name, tmpl)
+						c.warnf(c.at(up, "contents"), "unit %s is enabled, but its template %s has no [Install] section, so enabling it does nothing", u.Name, tmpl)
 					}
 				}
 			}
@@ -50,15 +50,15 @@ func templateOf(name string) (string, bool) {
 
 func (c *checker) unit(u Unit, p jsonPath) {
 	if !unitSuffixes[path.Ext(u.Name)] {
-		c.errorf(p.with("name"), "invalid unit name %q: it must end in a unit type such as .service, .socket, .mount, .timer or .target", u.Name)
+		c.errorf(c.at(p, "name"), "invalid unit name %q: it must end in a unit type such as .service, .socket, .mount, .timer or .target", u.Name)
 	}
-	c.unitFileName(u.Name, p.with("name"))
+	c.unitFileName(u.Name, c.at(p, "name"))
 	if u.Contents != nil {
 		sections, err := unitSections(*u.Contents)
 		if err != nil {
-			c.errorf(p.with("contents"), "invalid unit content: %v", err)
+			c.errorf(c.at(p, "contents"), "invalid unit content: %v", err)
 		} else if isTrue(u.Enabled) && *u.Contents != "" && !sections["Install"] {
-			c.warnf(p.with("contents"), "unit %s is enabled but has no [Install] section, so enabling it does nothing", u.Name)
+			c.warnf(c.at(p, "contents"), "unit %s is enabled but has no [Install] section, so enabling it does nothing", u.Name)
 		}
 	}
 	if isTrue(u.Enabled) && isTrue(u.Mask) {
@@ -66,14 +66,14 @@ func (c *checker) unit(u Unit, p jsonPath) {
 	}
 	dropins := c.uniq("drop-in")
 	for i, d := range u.Dropins {
-		dp := p.with("dropins", i)
+		dp := c.at(p, "dropins", i)
 		if path.Ext(d.Name) != ".conf" {
-			c.errorf(dp.with("name"), "invalid drop-in name %q: it must end in .conf", d.Name)
+			c.errorf(c.at(dp, "name"), "invalid drop-in name %q: it must end in .conf", d.Name)
 		}
-		c.unitFileName(d.Name, dp.with("name"))
+		c.unitFileName(d.Name, c.at(dp, "name"))
 		if d.Contents != nil {
 			if _, err := unitSections(*d.Contents); err != nil {
-				c.errorf(dp.with("contents"), "invalid drop-in content: %v", err)
+				c.errorf(c.at(dp, "contents"), "invalid drop-in content: %v", err)
 			}
 		}
 		dropins.check(d.Name, dp)
@@ -141,14 +141,14 @@ func (c *checker) systemdPathConflicts(cfg Config) {
 func (c *checker) passwd(pw Passwd, p jsonPath) {
 	users := c.uniq("user")
 	for i, u := range pw.Users {
-		up := p.with("users", i)
-		c.uniqueStrings(u.SSHAuthorizedKeys, up.with("sshAuthorizedKeys"), "SSH key")
-		c.uniqueStrings(u.Groups, up.with("groups"), "group")
+		up := c.at(p, "users", i)
+		c.uniqueStrings(u.SSHAuthorizedKeys, c.at(up, "sshAuthorizedKeys"), "SSH key")
+		c.uniqueStrings(u.Groups, c.at(up, "groups"), "group")
 		users.check(u.Name, up)
 	}
 	groups := c.uniq("group")
 	for i, g := range pw.Groups {
-		groups.check(g.Name, p.with("groups", i))
+		groups.check(g.Name, c.at(p, "groups", i))
 	}
 }
 
@@ -157,9 +157,9 @@ func (c *checker) passwd(pw Passwd, p jsonPath) {
 func (c *checker) kernelArguments(k KernelArguments, p jsonPath) {
 	args := c.uniq("kernel argument")
 	for i, a := range k.ShouldExist {
-		args.check(a, p.with("shouldExist", i))
+		args.check(a, c.at(p, "shouldExist", i))
 	}
 	for i, a := range k.ShouldNotExist {
-		args.check(a, p.with("shouldNotExist", i))
+		args.check(a, c.at(p, "shouldNotExist", i))
 	}
 }
