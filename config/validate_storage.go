@@ -340,7 +340,7 @@ func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
 
 // nodes checks files, directories and links, which share one namespace.
 func (c *checker) nodes(s Storage, p jsonPath) {
-	paths := c.uniq("path")
+	paths := c.uniqSized("path", len(s.Files)+len(s.Directories)+len(s.Links))
 	for i, f := range s.Files {
 		fp := c.at(p, "files", i)
 		c.node(f.Node, fp)
