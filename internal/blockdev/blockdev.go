@@ -18,7 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -159,7 +159,7 @@ func (k Kernel) Partitions(disk Device) ([]Device, error) {
 		}
 		parts = append(parts, p)
 	}
-	slices.SortFunc(parts, func(a, b Device) int { return a.Partition - b.Partition })
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Partition < parts[j].Partition })
 	return parts, nil
 }
 

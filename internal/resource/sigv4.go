@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -114,11 +113,9 @@ func canonicalQuery(raw string) string {
 		}
 		params = append(params, [2]string{awsEscape(k, true), awsEscape(v, true)})
 	}
-	slices.SortFunc(params, func(a, b [2]string) int {
-		if c := strings.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return strings.Compare(a[1], b[1])
+	sort.Slice(params, func(i, j int) bool {
+		a, b := params[i], params[j]
+		return a[0] < b[0] || a[0] == b[0] && a[1] < b[1]
 	})
 	out := make([]string, len(params))
 	for i, p := range params {
