@@ -474,13 +474,6 @@ func deref(s *string) string {
 	return *s
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // maxPartitions is the number of entries in the GPTs sgdisk writes.
 const maxPartitions = 128
 
