@@ -13,6 +13,7 @@ import (
 // fieldInfo describes one JSON key of a model struct.
 type fieldInfo struct {
 	name  string // JSON key
+	elem  any    // name as a path element, boxed once rather than per use
 	index []int  // reflect field index, through embedded structs
 }
 
@@ -72,7 +73,7 @@ func buildStructInfos(root reflect.Type) map[reflect.Type]*structInfo {
 				}
 				name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 				si.byName[name] = len(si.fields)
-				si.fields = append(si.fields, fieldInfo{name: name, index: idx})
+				si.fields = append(si.fields, fieldInfo{name: name, elem: name, index: idx})
 				visit(sf.Type)
 			}
 		}
@@ -247,7 +248,7 @@ func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
 			d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(
 				"key %s differs from %q only in case: it was applied as %q (as Ignition does), but keys are case-sensitive in the spec and other tools ignore it", m.Key, f.name, f.name))
 		}
-		d.path = append(d.path, f.name)
+		d.path = append(d.path, f.elem)
 		d.decode(m.Value, rv.FieldByIndex(f.index))
 		d.path = d.path[:len(d.path)-1]
 	}

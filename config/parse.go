@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -36,7 +37,7 @@ func ParseDeclared(raw []byte) (Config, Version, Report, error) {
 
 func parse(raw []byte) (Config, Version, Report, error) {
 	var r Report
-	if len(strings.Trim(string(raw), " \t\r\n")) == 0 { // JSON whitespace only (RFC 8259 §2)
+	if len(bytes.Trim(raw, " \t\r\n")) == 0 { // JSON whitespace only (RFC 8259 §2)
 		r.Entries = append(r.Entries, Entry{Severity: SeverityError, Message: "the config is empty"})
 		return Config{}, Version{}, r, ErrEmpty
 	}
