@@ -139,6 +139,26 @@ type parser struct {
 	src []byte
 	pos int
 	doc *Doc
+	// values is the current block new values are carved from, one
+	// allocation for many: a large config has hundreds of thousands.
+	values []Value
+	// members and elems are stacks on which the objects and arrays being
+	// parsed collect their contents, each copied out once complete into a
+	// slice of its exact size, instead of growing one slice per object.
+	members []Member
+	elems   []*Value
+}
+
+// valueBlock is how many values the parser allocates at a time.
+const valueBlock = 256
+
+// newValue returns a new value set to v, carved from the current block.
+func (p *parser) newValue(v Value) *Value {
+	if len(p.values) == cap(p.values) {
+		p.values = make([]Value, 0, valueBlock)
+	}
+	p.values = append(p.values, v)
+	return &p.values[len(p.values)-1]
 }
 
 func (p *parser) errAt(off int, msg string) error {
@@ -193,19 +213,19 @@ func (p *parser) value(depth int) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Value{Kind: String, Offset: start, Str: s}, nil
+		return p.newValue(Value{Kind: String, Offset: start, Str: s}), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		lit, err := p.number()
 		if err != nil {
 			return nil, err
 		}
-		return &Value{Kind: Number, Offset: start, Str: lit}, nil
+		return p.newValue(Value{Kind: Number, Offset: start, Str: lit}), nil
 	case c == 't':
-		return p.literal("true", &Value{Kind: Bool, Offset: start, Bool: true})
+		return p.literal("true", p.newValue(Value{Kind: Bool, Offset: start, Bool: true}))
 	case c == 'f':
-		return p.literal("false", &Value{Kind: Bool, Offset: start})
+		return p.literal("false", p.newValue(Value{Kind: Bool, Offset: start}))
 	case c == 'n':
-		return p.literal("null", &Value{Kind: Null, Offset: start})
+		return p.literal("null", p.newValue(Value{Kind: Null, Offset: start}))
 	default:
 		return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected a value%s", p.describe(p.pos), p.bareWordHint()))
 	}
@@ -258,13 +278,14 @@ func (p *parser) unclosed(v *Value) error {
 }
 
 func (p *parser) object(depth int) (*Value, error) {
-	v := &Value{Kind: Object, Offset: p.pos}
+	v := p.newValue(Value{Kind: Object, Offset: p.pos})
 	p.pos++ // '{'
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == '}' {
 		p.pos++
 		return v, nil
 	}
+	base := len(p.members)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.src) {
@@ -291,7 +312,7 @@ func (p *parser) object(depth int) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Members = append(v.Members, Member{Key: key, KeyOffset: keyOff, Value: val})
+		p.members = append(p.members, Member{Key: key, KeyOffset: keyOff, Value: val})
 		p.skipSpace()
 		if p.pos >= len(p.src) {
 			return nil, p.unclosed(v)
@@ -301,6 +322,8 @@ func (p *parser) object(depth int) (*Value, error) {
 			p.pos++
 		case '}':
 			p.pos++
+			v.Members = append([]Member(nil), p.members[base:]...)
+			p.members = p.members[:base]
 			return v, nil
 		default:
 			return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or '}' after object member %q", p.describe(p.pos), key))
@@ -309,13 +332,14 @@ func (p *parser) object(depth int) (*Value, error) {
 }
 
 func (p *parser) array(depth int) (*Value, error) {
-	v := &Value{Kind: Array, Offset: p.pos}
+	v := p.newValue(Value{Kind: Array, Offset: p.pos})
 	p.pos++ // '['
 	p.skipSpace()
 	if p.pos < len(p.src) && p.src[p.pos] == ']' {
 		p.pos++
 		return v, nil
 	}
+	base := len(p.elems)
 	for {
 		p.skipSpace()
 		if p.pos < len(p.src) && p.src[p.pos] == ']' {
@@ -325,7 +349,7 @@ func (p *parser) array(depth int) (*Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		v.Elems = append(v.Elems, el)
+		p.elems = append(p.elems, el)
 		p.skipSpace()
 		if p.pos >= len(p.src) {
 			return nil, p.unclosed(v)
@@ -335,6 +359,8 @@ func (p *parser) array(depth int) (*Value, error) {
 			p.pos++
 		case ']':
 			p.pos++
+			v.Elems = append([]*Value(nil), p.elems[base:]...)
+			p.elems = p.elems[:base]
 			return v, nil
 		default:
 			return nil, p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or ']' after array element", p.describe(p.pos)))
