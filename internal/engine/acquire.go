@@ -278,8 +278,8 @@ func (r *stageRun) readCache(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, op.Fail(fmt.Errorf("reading the config cache: %w", err))
 	}
-	var cfg config.Config
-	if err := json.Unmarshal(raw, &cfg); err != nil {
+	cfg, err := config.ParseRendered(raw)
+	if err != nil {
 		return config.Config{}, op.Fail(fmt.Errorf("config cache %s: %w", r.o.ConfigCache, err))
 	}
 	if err := r.fetcher.Configure(ctx, cfg.Ignition); err != nil {
