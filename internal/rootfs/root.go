@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,8 @@ type Root struct {
 	// uid and gid are flint's effective ids: a new file's owner, unless
 	// its directory gives it its group (setgid, or the grpid mount option).
 	uid, gid int
+	// umask is the process's file mode creation mask, -1 if unknown.
+	umask int
 	// dirs caches the directories walks ended in: a path's parent, as
 	// written, to its descriptor and real path. Writing thousands of
 	// files into a few directories then costs no walk per file. Only
@@ -50,7 +53,10 @@ type dirRef struct {
 	real string
 	// gid is the directory's group when it was opened; -1 if unknown.
 	// Lchown drops the cached directory it changes.
-	gid  int
+	gid int
+	// acl says the directory may have a default ACL, which replaces the
+	// umask for new files.
+	acl  bool
 	refs atomic.Int32
 }
 
@@ -97,7 +103,7 @@ func Open(dir string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening root %s: %w", dir, err)
 	}
-	return &Root{dir: path.Clean(dir), fd: fd, uid: unix.Geteuid(), gid: unix.Getegid()}, nil
+	return &Root{dir: path.Clean(dir), fd: fd, uid: unix.Geteuid(), gid: unix.Getegid(), umask: readUmask()}, nil
 }
 
 // Close releases the root's descriptor and the cached directories.
@@ -292,6 +298,8 @@ func (r *Root) remember(dir string, l *loc) {
 	if unix.Fstat(l.parent, &st) == nil {
 		d.gid = int(st.Gid)
 	}
+	_, err := unix.Fgetxattr(l.parent, "system.posix_acl_default", nil)
+	d.acl = !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP)
 	d.refs.Store(2) // the cache's and l's
 	r.dirs[dir] = d
 	l.dir = d
@@ -436,10 +444,16 @@ type Temp struct {
 	// dir is the target's location: its parent open, its name.
 	dir loc
 	tmp string
+	// mode is the file's mode as created, unknownMode if the kernel may
+	// have changed it (a default ACL, an unknown umask).
+	mode uint32
 	// Real is the target's real path inside the root.
 	Real string
 	done bool
 }
+
+// unknownMode is a Temp's mode when it cannot be known without a stat.
+const unknownMode = ^uint32(0)
 
 // CreateTemp creates a temporary file (mode 0600, owned by flint's user)
 // in the directory of p, making missing parent directories 0755.
@@ -448,12 +462,12 @@ func (r *Root) CreateTemp(p string) (*Temp, error) {
 	if err != nil {
 		return nil, r.pathError("create", p, err)
 	}
-	return r.createTempIn(l, p)
+	return r.createTempIn(l, p, 0o600, -1, -1)
 }
 
 // createTempIn creates the temporary file in l's parent, which it takes
-// over.
-func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
+// over, for a file to be committed with mode, uid and gid.
+func (r *Root) createTempIn(l loc, p string, mode fs.FileMode, uid, gid int) (*Temp, error) {
 	if l.base == "." {
 		l.close()
 		return nil, r.pathError("create", p, unix.EISDIR)
@@ -465,7 +479,8 @@ func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
 		if len(name) > 255 {
 			name = ".flint-" + hex.EncodeToString(rnd[:])
 		}
-		fd, err := unix.Openat(l.parent, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		perm, created := r.initialMode(l, mode, uid, gid)
+		fd, err := unix.Openat(l.parent, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
@@ -473,10 +488,53 @@ func (r *Root) createTempIn(l loc, p string) (*Temp, error) {
 			l.close()
 			return nil, r.pathError("create", p, err)
 		}
-		return &Temp{r: r, fd: fd, dir: l, tmp: name, Real: l.real}, nil
+		return &Temp{r: r, fd: fd, dir: l, tmp: name, mode: created, Real: l.real}, nil
 	}
 	l.close()
 	return nil, r.pathError("create", p, unix.EEXIST)
+}
+
+// initialMode is the mode to create a temporary file with, and the mode
+// it then has (unknownMode if the kernel may change it). That is the
+// file's final mode, so that Commit needs no chmod, when no chown will
+// follow (until then the file is flint's: it is never more open than it
+// ends), the mode has no special bits (chown would clear setuid and
+// setgid) and the kernel gives exactly what is asked (no umask bits in
+// the way, no default ACL). Else it is 0600.
+func (r *Root) initialMode(l loc, mode fs.FileMode, uid, gid int) (perm, created uint32) {
+	if r.umask < 0 || l.dir == nil || l.dir.acl {
+		return 0o600, unknownMode
+	}
+	perm = 0o600
+	if m := ModeToUnix(mode); m&^0o777 == 0 && m&uint32(r.umask) == 0 && !r.needsChown(l, uid, gid) {
+		perm = m
+	}
+	return perm, perm &^ uint32(r.umask)
+}
+
+// needsChown says a file created in l's parent does not have the owner
+// uid:gid (-1: any) already: it has flint's user, and flint's group or
+// its directory's, so when both are the one wanted there is nothing to do.
+func (r *Root) needsChown(l loc, uid, gid int) bool {
+	return uid >= 0 && uid != r.uid || gid >= 0 && (gid != r.gid || l.parentGID() != gid)
+}
+
+// readUmask reads the process's umask from /proc (Linux 4.7), without
+// the set-and-restore umask(2) dance that would race with other
+// goroutines creating files; -1 when it cannot.
+func readUmask() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil && m <= 0o777 {
+				return int(m)
+			}
+		}
+	}
+	return -1
 }
 
 // Commit gives the temporary file its mode and owner (uid or gid -1:
@@ -525,16 +583,16 @@ func (t *Temp) Write(b []byte) (int, error) {
 
 func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	fd := t.fd
-	// chown before chmod: chown clears setuid and setgid. The file was
-	// created with flint's user and either flint's group or its
-	// directory's: when both are the ones wanted, there is nothing to do.
-	if uid >= 0 && uid != t.r.uid || gid >= 0 && (gid != t.r.gid || t.dir.parentGID() != gid) {
+	// chown before chmod: chown clears setuid and setgid.
+	if t.r.needsChown(t.dir, uid, gid) {
 		if err := unix.Fchown(fd, uid, gid); err != nil {
 			return &fs.PathError{Op: "chown", Path: t.Real, Err: err}
 		}
 	}
-	if err := unix.Fchmod(fd, ModeToUnix(mode)); err != nil {
-		return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
+	if m := ModeToUnix(mode); m != t.mode {
+		if err := unix.Fchmod(fd, m); err != nil {
+			return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
+		}
 	}
 	parent, base := t.dir.parent, t.dir.base
 	if !noReplace {
@@ -870,13 +928,18 @@ func (l *Loc) Lstat() (info Info, ok bool, err error) {
 	return infoOf(&st), true, nil
 }
 
-// CreateTemp is Root.CreateTemp for the located path. The temporary file
-// takes the Loc's directory over: the Loc is closed after it.
-func (l *Loc) CreateTemp() (*Temp, error) {
-	if l.l.parent < 0 {
-		return l.r.CreateTemp(l.path)
-	}
+// CreateTemp is Root.CreateTemp for the located path, for a file to be
+// committed with mode, uid and gid: when the kernel can create it that
+// way, Commit has nothing to change. The temporary file takes the Loc's
+// directory over: the Loc is closed after it.
+func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	dir := l.l
+	if dir.parent < 0 {
+		var err error
+		if dir, err = l.r.walk(l.path, true); err != nil {
+			return nil, l.r.pathError("create", l.path, err)
+		}
+	}
 	l.l.parent = -1
-	return l.r.createTempIn(dir, l.path)
+	return l.r.createTempIn(dir, l.path, mode, uid, gid)
 }

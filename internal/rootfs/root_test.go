@@ -330,7 +330,7 @@ func TestLocOutlivesForget(t *testing.T) {
 	if _, ok, err := at.Lstat(); ok || err != nil {
 		t.Fatalf("Lstat = %v, %v; want absent", ok, err)
 	}
-	tmp, err := at.CreateTemp()
+	tmp, err := at.CreateTemp(0o644, -1, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,4 +416,70 @@ func TestCommitOwnerAfterDirectoryChown(t *testing.T) {
 	if gid := fi.Sys().(*syscall.Stat_t).Gid; int(gid) != os.Getegid() {
 		t.Errorf("g/second gid = %d, want %d (the setgid directory's group stuck)", gid, os.Getegid())
 	}
+}
+
+// TestCommitModeExact: a file gets exactly the mode it is committed with,
+// however the umask or a directory's default ACL would have created it
+// (files are created with their final mode when the kernel keeps it, to
+// spare a chmod), special bits included after a chown.
+func TestCommitModeExact(t *testing.T) {
+	old := syscall.Umask(0o077)
+	r, dir, _ := attackRoot(t) // opened under umask 077
+	syscall.Umask(old)
+	commit := func(p string, mode fs.FileMode, uid, gid int) {
+		t.Helper()
+		at, err := r.Locate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := at.CreateTemp(mode, uid, gid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp.Write([]byte("x"))
+		if err := tmp.Commit(mode, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != mode {
+			t.Errorf("%s mode = %v, want %v", p, fi.Mode(), mode)
+		}
+	}
+	if err := r.WriteFile("/u/warm", nil, 0o644); err != nil { // caches /u/
+		t.Fatal(err)
+	}
+	commit("/u/a", 0o644, -1, -1)
+	commit("/u/b", 0o600, -1, -1)
+	commit("/u/c", 0o755|fs.ModeSetuid, os.Geteuid(), os.Getegid())
+	if os.Geteuid() == 0 {
+		commit("/u/d", 0o750|fs.ModeSetgid, 4242, 4242)
+	}
+	// A default ACL giving others nothing: new files would lose o+r.
+	os.Mkdir(filepath.Join(dir, "acl"), 0o755)
+	acl := []byte{2, 0, 0, 0, // posix_acl_xattr version 2; then tag, perm, id
+		1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, // user:: rw-
+		4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff, // group:: r--
+		0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff} // other:: ---
+	if err := syscall.Setxattr(filepath.Join(dir, "acl"), "system.posix_acl_default", acl, 0); err != nil {
+		t.Logf("no default ACL on this filesystem (%v): that case is not checked", err)
+		return
+	}
+	// Under umask 022 a file wanting 0644 is created 0644: unless the
+	// directory has a default ACL.
+	old = syscall.Umask(0o022)
+	r2, err := Open(dir)
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	r = r2
+	if err := r.WriteFile("/acl/warm", nil, 0o644); err != nil { // caches /acl/
+		t.Fatal(err)
+	}
+	commit("/acl/a", 0o644, -1, -1)
+	commit("/u/e", 0o644, -1, -1)
 }

@@ -332,7 +332,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	} else {
 		j.op = s.quick("files", "writing "+what)
 	}
-	if j.tmp, err = at.CreateTemp(); err != nil {
+	if j.tmp, err = at.CreateTemp(mode, uid, gid); err != nil {
 		close(j.done)
 		return j.op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
