@@ -15,6 +15,8 @@ type fieldInfo struct {
 	name  string // JSON key
 	elem  any    // name as a path element, boxed once rather than per use
 	index []int  // reflect field index, through embedded structs
+	// omitEmpty and omitZero are the tag's options, for the encoder.
+	omitEmpty, omitZero bool
 }
 
 // structInfo lists a struct's JSON keys in declaration order.
@@ -71,9 +73,10 @@ func buildStructInfos(root reflect.Type) map[reflect.Type]*structInfo {
 					add(sf.Type, idx)
 					continue
 				}
-				name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+				name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 				si.byName[name] = len(si.fields)
-				si.fields = append(si.fields, fieldInfo{name: name, elem: name, index: idx})
+				si.fields = append(si.fields, fieldInfo{name: name, elem: name, index: idx,
+					omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero")})
 				visit(sf.Type)
 			}
 		}
@@ -81,6 +84,18 @@ func buildStructInfos(root reflect.Type) map[reflect.Type]*structInfo {
 	}
 	visit(root)
 	return infos
+}
+
+// hasOption reports whether a json tag's comma-separated options hold opt.
+func hasOption(opts, opt string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == opt {
+			return true
+		}
+	}
+	return false
 }
 
 // decoder fills the model from a JSON tree, reporting type errors, unused

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,8 @@ func addFuzzSeeds(f *testing.F) {
 //     empty) a line and a column;
 //   - a config Parse accepts, marshalled with encoding/json, is accepted
 //     again (as 3.7.0-experimental, the version the upgrade stamps) and
-//     marshals to the same JSON: upgrading is a fixed point.
+//     marshals to the same JSON: upgrading is a fixed point;
+//   - WriteJSON writes what json.Marshal does.
 //
 // One exception to re-acceptance is by design: below spec 3.3.0 a link
 // needs no target, and the newest rules require one, so such a config is
@@ -58,6 +60,10 @@ func FuzzParse(f *testing.F) {
 		out, merr := json.Marshal(cfg)
 		if merr != nil {
 			t.Fatalf("json.Marshal(Parse(%q)) error = %v", raw, merr)
+		}
+		var written bytes.Buffer
+		if err := cfg.WriteJSON(&written); err != nil || !bytes.Equal(written.Bytes(), out) {
+			t.Fatalf("WriteJSON(Parse(%q)) = %s, %v; json.Marshal gives %s", raw, written.Bytes(), err, out)
 		}
 		cfg2, rep2, err2 := Parse(out)
 		checkParseResult(t, out, rep2, err2)

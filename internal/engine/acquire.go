@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -255,11 +254,9 @@ func (r *stageRun) inlineCAs(ctx context.Context, cfg config.Config) (config.Con
 // hold password hashes and key material; the reference uses 0640.
 func (r *stageRun) writeCache(cfg config.Config) error {
 	op := r.op("cache", "writing the config cache "+r.o.ConfigCache)
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		return op.Fail(fmt.Errorf("encoding the config cache: %w", err))
-	}
-	if err := writeFileAtomic(r.o.ConfigCache, raw, 0o600); err != nil {
+	// Streamed to the file: json.Marshal would build the encoding in
+	// memory first, megabytes for a config of thousands of files.
+	if err := writeFileAtomicFunc(r.o.ConfigCache, 0o600, cfg.WriteJSON); err != nil {
 		return op.Fail(err)
 	}
 	op.Finish()

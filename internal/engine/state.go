@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -63,6 +64,15 @@ func saveState(path string, s State) error {
 // new one. Missing parent directories are created 0700: what flint keeps
 // under /run can hold secrets.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return writeFileAtomicFunc(path, mode, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileAtomicFunc is writeFileAtomic with the contents written by
+// write, which can then stream them instead of building them in memory.
+func writeFileAtomicFunc(path string, mode os.FileMode, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating directory for %s: %w", path, err)
@@ -82,7 +92,7 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := write(f); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
