@@ -79,7 +79,11 @@ func TestCheckerAt(t *testing.T) {
 
 // TestIsHex checks isHex agrees with hex.DecodeString on even lengths.
 func TestIsHex(t *testing.T) {
-	for _, s := range []string{"", "00", "0123456789abcdef", "ABCDEF", "aF", "0g", "g0", "zz", " 0", "0x", "é0", "\x00a"} {
+	cases := []string{"", "00", "0123456789abcdef", "ABCDEF", "aF", "0g", "g0", "zz", " 0", "0x", "é0", "\x00a"}
+	for b := range 256 {
+		cases = append(cases, "a"+string([]byte{byte(b)}))
+	}
+	for _, s := range cases {
 		_, err := hex.DecodeString(s)
 		if got, want := isHex(s), err == nil; got != want {
 			t.Errorf("isHex(%q) = %v, hex.DecodeString says %v", s, got, want)
