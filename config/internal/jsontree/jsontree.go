@@ -8,6 +8,7 @@
 package jsontree
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"unicode/utf16"
@@ -414,7 +415,7 @@ func (p *parser) str() (string, error) {
 	start := p.pos
 	p.pos++ // opening quote
 	// Fast path: no escapes and valid UTF-8.
-	i := p.pos
+	i := p.pos + plainRun(p.src[p.pos:])
 	for i < len(p.src) {
 		c := p.src[i]
 		if c == '"' {
@@ -455,6 +456,31 @@ func (p *parser) str() (string, error) {
 			p.pos += size
 		}
 	}
+}
+
+// plainRun returns how many bytes at the start of b are none of '"', '\\'
+// and the control characters, looking at eight at a time: the strings of a
+// config are mostly long runs of such bytes (data URLs, unit files). It
+// may stop early, within eight bytes of a byte it could not rule out; the
+// caller's byte loop takes it from there.
+func plainRun(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	// hasZero(x) is non-zero when a byte of x is zero; hasLess(x, 0x20)
+	// when a byte is below 0x20. Neither misses one; a borrow can make
+	// them flag a later byte as well, which only ends the run sooner.
+	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	n := 0
+	for n+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[n:])
+		if hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|((x-ones*0x20)&^x&highs) != 0 {
+			break
+		}
+		n += 8
+	}
+	return n
 }
 
 func (p *parser) escape(buf *[]byte) error {
