@@ -2,8 +2,12 @@ package config
 
 import (
 	"encoding/hex"
+	"maps"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/coreos/go-systemd/v22/unit"
 )
 
 // TestAnyUnderLink checks the set lookup agrees with comparing every link
@@ -89,4 +93,100 @@ func TestIsHex(t *testing.T) {
 			t.Errorf("isHex(%q) = %v, hex.DecodeString says %v", s, got, want)
 		}
 	}
+}
+
+// lexedUnitSections is unitSections through go-systemd's lexer only.
+func lexedUnitSections(s string) (map[string]bool, error) {
+	opts, err := unit.DeserializeOptions(strings.NewReader(s))
+	if err != nil {
+		return nil, err
+	}
+	sections := map[string]bool{}
+	for _, o := range opts {
+		sections[o.Section] = true
+	}
+	return sections, nil
+}
+
+// unitCases are unit files simpleUnitSections reads (true) or leaves to
+// the lexer (false).
+var unitCases = []struct {
+	in     string
+	simple bool
+}{
+	{"", true},
+	{"[Unit]\nDescription=x\n\n[Service]\nType=oneshot\nExecStart=/usr/bin/true --a=b\nRemainAfterExit=yes\n\n[Install]\nWantedBy=multi-user.target\n", true},
+	{"# comment\n; other\n[Unit]\n# Key=not an option\nA=b", true},
+	{"[Unit]\n[Install]\n", true},                     // sections without options do not count
+	{"junk before = any header\n[Unit]\nA=b\n", true}, // skipped byte by byte, '=' and all
+	{"x#[No]\n[Unit]\nA=\n", true},
+	{"[Unit]  \t\nA = b\n  B=c\n\t\n=d\n", true},
+	{"[Un\nit]\nA=b\n", true},
+	{"[[a]\nx[y=z\n", true},
+	{"[]\nA=b\n", true},
+	{"[Unit] garbage\nA=b\n", false},
+	{"[Unit\nA=b\n", false},
+	{"[Unit]\nNoEquals\n", false},
+	{"[Unit]\nNoEquals", false},
+	{"[Unit]\nA=b\\\n c\n", false},
+	{"[Unit]\r\nA=b\r\n", false},
+	{"[Unit]\nA=é\n", false},
+	{"[Unit]\nA=b\x00\n", false},
+	{"[Unit]\n\vA=b\n", false},
+	{"[Unit]\nA=" + strings.Repeat("x", 2048) + "\n", false},
+}
+
+// TestSimpleUnitSections checks the shortcut agrees with go-systemd's
+// lexer wherever it answers, and answers for the common unit files.
+func TestSimpleUnitSections(t *testing.T) {
+	for _, tc := range unitCases {
+		got, ok := simpleUnitSections(tc.in)
+		if ok != tc.simple {
+			t.Errorf("simpleUnitSections(%q) ok = %v, want %v", tc.in, ok, tc.simple)
+		}
+		checkSimpleUnitSections(t, tc.in, got, ok)
+	}
+	// Unit-like texts built from pieces that exercise the lexer's states.
+	pieces := []string{"[Unit]", "[Install]", "[X", "]", "[", "\n", "\n", " ", "\t", "#", ";", "=", "A", "Key=v", "a b", "x[y]", "\\", "\r", "é"}
+	r := rand.New(rand.NewPCG(3, 4))
+	simple := 0
+	for range 50000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		got, ok := simpleUnitSections(b.String())
+		checkSimpleUnitSections(t, b.String(), got, ok)
+		if ok {
+			simple++
+		}
+	}
+	if simple < 5000 {
+		t.Fatalf("only %d of 50,000 random texts took the shortcut: the comparison covers too little", simple)
+	}
+}
+
+func checkSimpleUnitSections(t *testing.T, in string, got map[string]bool, ok bool) {
+	t.Helper()
+	if !ok {
+		return
+	}
+	want, err := lexedUnitSections(in)
+	if err != nil {
+		t.Fatalf("simpleUnitSections(%q) = %v, but the lexer fails: %v", in, got, err)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("simpleUnitSections(%q) = %v, the lexer finds %v", in, got, want)
+	}
+}
+
+// FuzzSimpleUnitSections checks the shortcut against the lexer on any text.
+func FuzzSimpleUnitSections(f *testing.F) {
+	for _, tc := range unitCases {
+		f.Add(tc.in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, ok := simpleUnitSections(in)
+		checkSimpleUnitSections(t, in, got, ok)
+	})
 }

@@ -93,6 +93,9 @@ func (c *checker) unitFileName(name string, p jsonPath) {
 // unitSections parses unit file contents as systemd would and returns the
 // sections present.
 func unitSections(contents string) (map[string]bool, error) {
+	if sections, ok := simpleUnitSections(contents); ok {
+		return sections, nil
+	}
 	opts, err := unit.DeserializeOptions(strings.NewReader(contents))
 	if err != nil {
 		return nil, err
@@ -102,6 +105,64 @@ func unitSections(contents string) (map[string]bool, error) {
 		sections[o.Section] = true
 	}
 	return sections, nil
+}
+
+// simpleUnitSections is unitSections for the common unit file, without
+// go-systemd's lexer (a goroutine and a channel message per line, for
+// every unit, in each of the fetch stage's two checks). It takes only
+// contents on which that lexer cannot fail and whose reading is plain:
+// shorter than its 2,048-byte line limit, ASCII, no backslash (so no
+// continuation lines), no control character but tab and newline, every
+// section header closed with nothing after it on its line, and every
+// option line with its '='. Like the lexer, it counts a section only
+// when an option follows its header, skips comment lines, and before the
+// first header skips every byte but a '[' or a comment's '#' or ';'. It
+// says false for anything else, which the lexer then reads.
+func simpleUnitSections(s string) (map[string]bool, bool) {
+	if len(s) >= 2048 {
+		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || c == '\\' || c < 0x20 && c != '\n' && c != '\t' {
+			return nil, false
+		}
+	}
+	sections := map[string]bool{}
+	section, inSection := "", false
+	skipLine := func(i int) int {
+		if nl := strings.IndexByte(s[i:], '\n'); nl >= 0 {
+			return i + nl + 1
+		}
+		return len(s)
+	}
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '[':
+			end := strings.IndexByte(s[i+1:], ']')
+			if end < 0 {
+				return nil, false
+			}
+			section, inSection = s[i+1:i+1+end], true
+			next := skipLine(i + 1 + end + 1)
+			if strings.TrimSpace(s[i+1+end+1:next]) != "" {
+				return nil, false
+			}
+			i = next
+		case c == '#' || c == ';':
+			i = skipLine(i)
+		case !inSection || c == ' ' || c == '\t' || c == '\n':
+			i++
+		default:
+			line := s[i:skipLine(i)]
+			eq := strings.IndexByte(line, '=')
+			if eq < 0 {
+				return nil, false // the lexer fails: a newline or the end before '='
+			}
+			sections[section] = true
+			i += len(line)
+		}
+	}
+	return sections, true
 }
 
 // systemdPathConflicts rejects storage nodes at a path the systemd section
