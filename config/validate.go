@@ -171,20 +171,23 @@ func (c *checker) resource(res Resource, p jsonPath, configRef30 bool) {
 		if res.Source == nil && !configRef30 {
 			c.errorf(c.at(p, "verification", "hash"), "verification given without a source to verify")
 		}
-		c.hash(*res.Verification.Hash, c.at(p, "verification", "hash"))
+		c.hash(*res.Verification.Hash, p, "verification", "hash")
 	}
 	if res.Source != nil && *res.Source != "" {
-		c.url(*res.Source, c.at(p, "source"))
+		c.url(*res.Source, p, "source")
 	}
 	if len(res.HTTPHeaders) > 0 {
 		c.httpHeaders(res, c.at(p, "httpHeaders"))
 	}
 }
 
-func (c *checker) hash(h string, p jsonPath) {
+func (c *checker) hash(h string, parent jsonPath, elems ...any) {
+	// The path is built only to report something: most values are fine.
+	p := func() jsonPath { return c.at(parent, elems...) }
+
 	fn, sum, ok := strings.Cut(h, "-")
 	if !ok {
-		c.errorf(p, "malformed hash %q: expected <function>-<hex digest>, e.g. sha512-…", h)
+		c.errorf(p(), "malformed hash %q: expected <function>-<hex digest>, e.g. sha512-…", h)
 		return
 	}
 	var size int
@@ -194,25 +197,28 @@ func (c *checker) hash(h string, p jsonPath) {
 	case "sha256":
 		size = 32
 	default:
-		c.errorf(p, "unrecognized hash function %q: use sha512 or sha256", fn)
+		c.errorf(p(), "unrecognized hash function %q: use sha512 or sha256", fn)
 		return
 	}
 	if since := hashSince[fn]; !c.since(since) {
-		c.errorf(p, "unrecognized hash function %s: it was added in spec %s and this config declares %s", fn, since, c.version)
+		c.errorf(p(), "unrecognized hash function %s: it was added in spec %s and this config declares %s", fn, since, c.version)
 		return
 	}
 	if len(sum) != hex.EncodedLen(size) {
-		c.errorf(p, "%s digest has %d hex digits, expected %d", fn, len(sum), hex.EncodedLen(size))
+		c.errorf(p(), "%s digest has %d hex digits, expected %d", fn, len(sum), hex.EncodedLen(size))
 		return
 	}
 	if !isHex(sum) {
 		// The reference only checks the length; such a digest can never
 		// match, so the fetch would fail at boot.
-		c.warnf(p, "%s digest is not hexadecimal: no content can match it", fn)
+		c.warnf(p(), "%s digest is not hexadecimal: no content can match it", fn)
 	}
 }
 
-func (c *checker) url(s string, p jsonPath) {
+func (c *checker) url(s string, parent jsonPath, elems ...any) {
+	// The path is built only to report something: most values are fine.
+	p := func() jsonPath { return c.at(parent, elems...) }
+
 	// The common data:;base64,<standard base64> form is decided without
 	// url.Parse (which scans the whole URL, megabytes of contents
 	// included): url.Parse accepts any such URL, with the scheme data.
@@ -222,7 +228,7 @@ func (c *checker) url(s string, p jsonPath) {
 	if !plain {
 		var err error
 		if u, err = url.Parse(s); err != nil {
-			c.errorf(p, "invalid URL: %v", unwrapURLError(err))
+			c.errorf(p(), "invalid URL: %v", unwrapURLError(err))
 			return
 		}
 		scheme = u.Scheme
@@ -230,30 +236,30 @@ func (c *checker) url(s string, p jsonPath) {
 	since, known := schemeSince[scheme]
 	switch {
 	case scheme == "":
-		c.errorf(p, "URL %s has no scheme: use http, https, tftp, s3, gs, arn or data", DescribeURL(s))
+		c.errorf(p(), "URL %s has no scheme: use http, https, tftp, s3, gs, arn or data", DescribeURL(s))
 		return
 	case !known:
-		c.errorf(p, "unsupported URL scheme %q: use http, https, tftp, s3, gs, arn or data", scheme)
+		c.errorf(p(), "unsupported URL scheme %q: use http, https, tftp, s3, gs, arn or data", scheme)
 		return
 	case !c.since(since):
-		c.errorf(p, "URL scheme %s was added in spec %s and this config declares %s", scheme, since, c.version)
+		c.errorf(p(), "URL scheme %s was added in spec %s and this config declares %s", scheme, since, c.version)
 		return
 	}
 	switch scheme {
 	case "s3":
-		c.s3VersionID(u, p)
+		c.s3VersionID(u, p())
 	case "arn":
 		if msg := checkS3ARN(u); msg != "" {
-			c.errorf(p, "invalid S3 ARN: %s", msg)
+			c.errorf(p(), "invalid S3 ARN: %s", msg)
 			return
 		}
-		c.s3VersionID(u, p)
+		c.s3VersionID(u, p())
 	case "data":
 		if plain {
 			return
 		}
 		if _, err := dataurl.DecodeString(s); err != nil {
-			c.errorf(p, "invalid data URL: %v", err)
+			c.errorf(p(), "invalid data URL: %v", err)
 		}
 	}
 }
@@ -365,14 +371,17 @@ func (c *checker) httpHeaders(res Resource, p jsonPath) {
 }
 
 // absPath checks a path the spec requires to be absolute and clean.
-func (c *checker) absPath(s string, p jsonPath) {
+func (c *checker) absPath(s string, parent jsonPath, elems ...any) {
+	// The path is built only to report something: most values are fine.
+	p := func() jsonPath { return c.at(parent, elems...) }
+
 	switch {
 	case s == "":
-		c.errorf(p, "path is required")
+		c.errorf(p(), "path is required")
 	case !path.IsAbs(s):
-		c.errorf(p, "path not absolute: %q", s)
+		c.errorf(p(), "path not absolute: %q", s)
 	case path.Clean(s) != s:
-		c.errorf(p, "path is not fully simplified: %q (write %q)", s, path.Clean(s))
+		c.errorf(p(), "path is not fully simplified: %q (write %q)", s, path.Clean(s))
 	}
 }
 

@@ -71,7 +71,7 @@ func (c *checker) disk(d Disk, p jsonPath) {
 	if d.Device == "" {
 		c.errorf(c.at(p, "device"), "disk device is required")
 	} else {
-		c.absPath(d.Device, c.at(p, "device"))
+		c.absPath(d.Device, p, "device")
 	}
 	parts := c.uniq("partition")
 	numbers := map[int]bool{}
@@ -167,7 +167,7 @@ func (c *checker) raid(r Raid, p jsonPath) {
 	}
 	devs := c.uniq("device")
 	for i, dev := range r.Devices {
-		c.absPath(dev, c.at(p, "devices", i))
+		c.absPath(dev, p, "devices", i)
 		devs.check(dev, c.at(p, "devices", i))
 	}
 }
@@ -182,7 +182,7 @@ func (c *checker) luks(l Luks, p jsonPath) {
 	if !notEmpty(l.Device) {
 		c.errorf(c.at(p, "device"), "luks device is required")
 	} else {
-		c.absPath(*l.Device, c.at(p, "device"))
+		c.absPath(*l.Device, p, "device")
 	}
 	c.resource(l.KeyFile, c.at(p, "keyFile"), false)
 
@@ -262,9 +262,9 @@ func (c *checker) filesystem(f Filesystem, p jsonPath) {
 	// An empty path, like an absent one, means "do not mount" (the
 	// reference's validatePathNilOK).
 	if notEmpty(f.Path) {
-		c.absPath(*f.Path, c.at(p, "path"))
+		c.absPath(*f.Path, p, "path")
 	}
-	c.absPath(f.Device, c.at(p, "device"))
+	c.absPath(f.Device, p, "device")
 	if format == "" {
 		if notEmpty(f.Path) || notEmpty(f.Label) || notEmpty(f.UUID) || isTrue(f.WipeFilesystem) || len(f.MountOptions) > 0 || len(f.Options) > 0 {
 			c.errorf(c.at(p, "format"), "format is required when path, label, uuid, wipeFilesystem, options or mountOptions are set")
@@ -302,7 +302,7 @@ func (c *checker) virtiofs(f Filesystem, p jsonPath) {
 		c.errorf(c.at(p, "device"), "virtiofs tag is %d bytes long, the limit is 36", len(f.Device))
 	}
 	if notEmpty(f.Path) {
-		c.absPath(*f.Path, c.at(p, "path"))
+		c.absPath(*f.Path, p, "path")
 	}
 	if f.Label != nil {
 		c.errorf(c.at(p, "label"), "virtiofs filesystems cannot have a label")
@@ -344,7 +344,7 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 	for i, f := range s.Files {
 		fp := c.at(p, "files", i)
 		c.node(f.Node, fp)
-		c.mode(f.Mode, c.at(fp, "mode"))
+		c.mode(f.Mode, fp, "mode")
 		if isTrue(f.Overwrite) && f.Contents.Source == nil {
 			c.errorf(c.at(fp, "overwrite"), "overwrite is true but contents.source is not set: nothing to write")
 		}
@@ -357,7 +357,7 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 	for i, d := range s.Directories {
 		dp := c.at(p, "directories", i)
 		c.node(d.Node, dp)
-		c.mode(d.Mode, c.at(dp, "mode"))
+		c.mode(d.Mode, dp, "mode")
 		paths.check(d.Path, dp)
 	}
 	dirs := map[string]bool{}
@@ -444,7 +444,7 @@ func anyUnderLink(s Storage) bool {
 }
 
 func (c *checker) node(n Node, p jsonPath) {
-	c.absPath(n.Path, c.at(p, "path"))
+	c.absPath(n.Path, p, "path")
 	if n.User.ID != nil && n.User.Name != nil {
 		c.errorf(c.at(p, "user"), "user has both id and name: give one")
 	}
@@ -453,15 +453,18 @@ func (c *checker) node(n Node, p jsonPath) {
 	}
 }
 
-func (c *checker) mode(m *int, p jsonPath) {
+func (c *checker) mode(m *int, parent jsonPath, elems ...any) {
+	// The path is built only to report something: most values are fine.
+	p := func() jsonPath { return c.at(parent, elems...) }
+
 	if m == nil {
 		return
 	}
 	if *m < 0 || *m > 0o7777 {
-		c.errorf(p, "mode %d is out of range: it must be between 0 and 4095 (07777 in octal)", *m)
+		c.errorf(p(), "mode %d is out of range: it must be between 0 and 4095 (07777 in octal)", *m)
 		return
 	}
 	if *m&0o7000 != 0 && !c.since(V3_6) {
-		c.warnf(p, "setuid, setgid and sticky bits (mode %#o) are only applied from spec 3.6.0; this config declares %s, so they are cleared", *m, c.version)
+		c.warnf(p(), "setuid, setgid and sticky bits (mode %#o) are only applied from spec 3.6.0; this config declares %s, so they are cleared", *m, c.version)
 	}
 }
