@@ -89,7 +89,7 @@ func (e *SyntaxError) Error() string {
 // Parse parses one JSON document. Anything but whitespace after it is an error.
 func Parse(src []byte) (*Doc, error) {
 	d := &Doc{src: src}
-	p := parser{src: src, doc: d}
+	p := parser{src: src, text: string(src), doc: d}
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		return nil, p.errAt(0, "file starts with a UTF-8 byte order mark; save it without one")
 	}
@@ -138,8 +138,14 @@ func position(src []byte, lines *[]int, offset int) (int, int) {
 
 type parser struct {
 	src []byte
-	pos int
-	doc *Doc
+	// text is src as one string, which the tree's strings and numbers are
+	// cut from: one copy of the document instead of an allocation per
+	// string (a large config has tens of thousands). They keep all of it
+	// alive as long as any of them is; a config is small next to what it
+	// describes.
+	text string
+	pos  int
+	doc  *Doc
 	// values is the current block new values are carved from, one
 	// allocation for many: a large config has hundreds of thousands.
 	values []Value
@@ -406,7 +412,7 @@ func (p *parser) number() (string, error) {
 			return "", p.errAt(p.pos, fmt.Sprintf("unexpected %s in exponent: expected a digit", p.describe(p.pos)))
 		}
 	}
-	return string(p.src[start:p.pos]), nil
+	return p.text[start:p.pos], nil
 }
 
 // str scans a string literal and decodes its escapes. Invalid UTF-8 becomes
@@ -420,7 +426,7 @@ func (p *parser) str() (string, error) {
 		c := p.src[i]
 		if c == '"' {
 			if utf8.Valid(p.src[p.pos:i]) {
-				s := string(p.src[p.pos:i])
+				s := p.text[p.pos:i]
 				p.pos = i + 1
 				return s, nil
 			}
