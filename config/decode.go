@@ -17,6 +17,8 @@ type fieldInfo struct {
 	index []int  // reflect field index, through embedded structs
 	// omitEmpty and omitZero are the tag's options, for the encoder.
 	omitEmpty, omitZero bool
+	// gated is gatedFields[name]: the key might be version-gated.
+	gated bool
 }
 
 // structInfo lists a struct's JSON keys in declaration order.
@@ -76,7 +78,7 @@ func buildStructInfos(root reflect.Type) map[reflect.Type]*structInfo {
 				name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 				si.byName[name] = len(si.fields)
 				si.fields = append(si.fields, fieldInfo{name: name, elem: name, index: idx,
-					omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero")})
+					omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), gated: gatedFields[name]})
 				visit(sf.Type)
 			}
 		}
@@ -232,24 +234,24 @@ func (d *decoder) typeError(node *jsontree.Value, want string) {
 
 func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
 	si := structInfos[rv.Type()]
+	// The model's objects have a handful of keys: comparing each with the
+	// ones before it costs less than hashing it into a map, which only
+	// pays for the odd object with many (unknown or repeated) keys.
 	var seen map[string]bool
-	if len(node.Members) > 1 {
+	if len(node.Members) > smallObject {
 		seen = make(map[string]bool, len(node.Members))
 	}
-	for _, m := range node.Members {
-		if seen != nil {
-			if seen[m.Key] {
-				d.add(SeverityWarning, m.Key, m.KeyOffset,
-					fmt.Sprintf("duplicate key %s: this later value overrides the earlier one", m.Key))
-			}
-			seen[m.Key] = true
+	for i, m := range node.Members {
+		if duplicateKey(node.Members, i, seen) {
+			d.add(SeverityWarning, m.Key, m.KeyOffset,
+				fmt.Sprintf("duplicate key %s: this later value overrides the earlier one", m.Key))
 		}
 		f, folded := si.lookup(m.Key)
 		if f == nil {
 			d.add(SeverityWarning, m.Key, m.KeyOffset, "unused key "+m.Key+suggest(m.Key, si))
 			continue
 		}
-		if gatedFields[f.name] {
+		if f.gated {
 			if since, ok := fieldSince[d.genericPath(f.name)]; ok && !d.version.AtLeast(since) {
 				d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(
 					"unused key %s: it was added in spec %s and this config declares %s", m.Key, since, d.version))
@@ -267,6 +269,28 @@ func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
 		d.decode(m.Value, rv.FieldByIndex(f.index))
 		d.path = d.path[:len(d.path)-1]
 	}
+}
+
+// smallObject is the most members an object can have for decodeObject to
+// find repeated keys by comparing them pairwise.
+const smallObject = 8
+
+// duplicateKey reports whether members[i]'s key is exactly that of an
+// earlier member. seen, when not nil, holds the keys before i and gets
+// members[i]'s added; when nil, the earlier members are compared.
+func duplicateKey(members []jsontree.Member, i int, seen map[string]bool) bool {
+	key := members[i].Key
+	if seen != nil {
+		dup := seen[key]
+		seen[key] = true
+		return dup
+	}
+	for _, m := range members[:i] {
+		if m.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // suggest offers the closest known key when it is close enough to be a typo.

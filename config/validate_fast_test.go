@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/coreos/go-systemd/v22/unit"
+	"github.com/flintboot/flint/config/internal/jsontree"
 )
 
 // TestAnyUnderLink checks the set lookup agrees with comparing every link
@@ -189,4 +190,32 @@ func FuzzSimpleUnitSections(f *testing.F) {
 		got, ok := simpleUnitSections(in)
 		checkSimpleUnitSections(t, in, got, ok)
 	})
+}
+
+// TestDuplicateKey checks the pairwise comparison of small objects and the
+// map of large ones flag the same members: each repeat of an earlier key.
+func TestDuplicateKey(t *testing.T) {
+	var many []string
+	for i := range smallObject + 5 {
+		many = append(many, string(rune('a'+i%7)))
+	}
+	for _, keys := range [][]string{
+		{}, {"a"}, {"a", "a"}, {"a", "b", "a", "a"}, {"A", "a"}, {"", ""}, {"ab", "a", "b", "ab"}, many,
+	} {
+		members := make([]jsontree.Member, len(keys))
+		for i, k := range keys {
+			members[i].Key = k
+		}
+		want := map[string]bool{}
+		seen := map[string]bool{}
+		for i, k := range keys {
+			if got := duplicateKey(members, i, nil); got != want[k] {
+				t.Errorf("keys %q: duplicateKey(%d) pairwise = %v, want %v", keys, i, got, want[k])
+			}
+			if got := duplicateKey(members, i, seen); got != want[k] {
+				t.Errorf("keys %q: duplicateKey(%d) with a map = %v, want %v", keys, i, got, want[k])
+			}
+			want[k] = true
+		}
+	}
 }

@@ -414,12 +414,20 @@ func anyUnderLink(s Storage) bool {
 		return false
 	}
 	links := make(map[string]bool, len(s.Links))
+	longest := 0
 	for _, l := range s.Links {
 		links[l.Path] = true
+		longest = max(longest, len(l.Path))
+	}
+	// lengths[n] says some link path is n bytes long: most prefixes are
+	// ruled out without hashing them.
+	lengths := make([]bool, longest+1)
+	for _, l := range s.Links {
+		lengths[len(l.Path)] = true
 	}
 	under := func(p string) bool {
-		for j := 0; j < len(p); j++ {
-			if p[j] == '/' && links[p[:j]] {
+		for j := 0; j < len(p) && j <= longest; j++ {
+			if p[j] == '/' && lengths[j] && links[p[:j]] {
 				return true
 			}
 		}
