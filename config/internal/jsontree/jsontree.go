@@ -51,13 +51,15 @@ const MaxDepth = 10000
 
 // Value is one JSON value. Str holds a string's decoded text or a number's
 // literal; Elems an array's elements; Members an object's members in order.
+// Kind and Bool come last, together, so that they share one word: a large
+// config has hundreds of thousands of values.
 type Value struct {
-	Kind    Kind
 	Offset  int // byte offset of the value's first character
-	Bool    bool
 	Str     string
 	Elems   []*Value
 	Members []Member
+	Kind    Kind
+	Bool    bool
 }
 
 // Member is one "key": value pair of an object.
@@ -154,6 +156,41 @@ type parser struct {
 	// slice of its exact size, instead of growing one slice per object.
 	members []Member
 	elems   []*Value
+	// memberBlock and elemBlock are what complete objects' members and
+	// arrays' elements are copied into, a slice of each carved per object
+	// or array, capped at its length.
+	memberBlock []Member
+	elemBlock   []*Value
+}
+
+// blockMembers is how many members (and elements) the parser allocates
+// at a time for complete objects (and arrays).
+const blockMembers = 512
+
+// keepMembers copies the members of a complete object out of the stack.
+func (p *parser) keepMembers(ms []Member) []Member {
+	if len(ms) > blockMembers/4 {
+		return append([]Member(nil), ms...)
+	}
+	if cap(p.memberBlock)-len(p.memberBlock) < len(ms) {
+		p.memberBlock = make([]Member, 0, blockMembers)
+	}
+	start := len(p.memberBlock)
+	p.memberBlock = append(p.memberBlock, ms...)
+	return p.memberBlock[start:len(p.memberBlock):len(p.memberBlock)]
+}
+
+// keepElems copies the elements of a complete array out of the stack.
+func (p *parser) keepElems(es []*Value) []*Value {
+	if len(es) > blockMembers/4 {
+		return append([]*Value(nil), es...)
+	}
+	if cap(p.elemBlock)-len(p.elemBlock) < len(es) {
+		p.elemBlock = make([]*Value, 0, blockMembers)
+	}
+	start := len(p.elemBlock)
+	p.elemBlock = append(p.elemBlock, es...)
+	return p.elemBlock[start:len(p.elemBlock):len(p.elemBlock)]
 }
 
 // valueBlock is how many values the parser allocates at a time.
@@ -329,7 +366,7 @@ func (p *parser) object(depth int) (*Value, error) {
 			p.pos++
 		case '}':
 			p.pos++
-			v.Members = append([]Member(nil), p.members[base:]...)
+			v.Members = p.keepMembers(p.members[base:])
 			p.members = p.members[:base]
 			return v, nil
 		default:
@@ -366,7 +403,7 @@ func (p *parser) array(depth int) (*Value, error) {
 			p.pos++
 		case ']':
 			p.pos++
-			v.Elems = append([]*Value(nil), p.elems[base:]...)
+			v.Elems = p.keepElems(p.elems[base:])
 			p.elems = p.elems[:base]
 			return v, nil
 		default:
