@@ -209,13 +209,14 @@ func ParseMountInfo(raw []byte) (map[string][]string, error) {
 		if len(f) < 5 || !strings.Contains(f[2], ":") {
 			return nil, fmt.Errorf("mountinfo line %d: %q is not a mount", n, sc.Text())
 		}
-		mounts[f[2]] = append(mounts[f[2]], unescapeOctal(f[4]))
+		mounts[f[2]] = append(mounts[f[2]], UnescapeOctal(f[4]))
 	}
 	return mounts, sc.Err()
 }
 
-// unescapeOctal undoes the kernel's \040-style escapes.
-func unescapeOctal(s string) string {
+// UnescapeOctal undoes the kernel's \040-style escapes of paths in
+// /proc files (mountinfo, swaps: space, tab, newline and backslash).
+func UnescapeOctal(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}

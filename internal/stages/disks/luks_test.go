@@ -175,6 +175,11 @@ func TestParseSwaps(t *testing.T) {
 	if got := parseSwaps(bufio.NewScanner(strings.NewReader(in))); !slices.Equal(got, []string{"/dev/vda3"}) {
 		t.Errorf("parseSwaps() = %q, want [/dev/vda3]", got)
 	}
+	// The kernel escapes space, tab, newline and backslash in names.
+	in = "Filename Type Size Used Priority\n/dev/disk/by-label/a\\134b\\011c\\040d partition 1 0 -2\n"
+	if got := parseSwaps(bufio.NewScanner(strings.NewReader(in))); !slices.Equal(got, []string{"/dev/disk/by-label/a\\b\tc d"}) {
+		t.Errorf("parseSwaps() = %q, want the name unescaped", got)
+	}
 }
 
 // storageRun runs the stage with a fake fetcher and records the keys

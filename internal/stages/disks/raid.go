@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/blockdev"
 )
 
 // createArrays creates every array, as the reference does: always (an
@@ -135,7 +136,7 @@ func parseSwaps(sc *bufio.Scanner) []string {
 			continue
 		}
 		if f := strings.Fields(sc.Text()); len(f) > 1 && f[1] == "partition" {
-			nodes = append(nodes, strings.ReplaceAll(f[0], `\040`, " "))
+			nodes = append(nodes, blockdev.UnescapeOctal(f[0]))
 		}
 	}
 	return nodes
