@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -49,6 +50,28 @@ func runUsageText() string {
 // logDelay is the longest a line logged to standard output waits to be
 // written.
 const logDelay = 50 * time.Millisecond
+
+// A stage is a short process whose heap is mostly the config: collecting
+// at five times the live heap instead of twice spares the collector's
+// work (20-30 ms of the fetch and files stages together on a config of
+// 5,000 files) for memory the machine has at that point, and the soft
+// limit makes the collector work harder rather than let a huge config
+// take more. GOGC and GOMEMLIMIT in the environment win.
+const (
+	stageGCPercent   = 400
+	stageMemoryLimit = 256 << 20
+)
+
+// tuneGC sets the stage's garbage collector targets, except those the
+// environment (getenv) sets.
+func tuneGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(stageGCPercent)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(stageMemoryLimit)
+	}
+}
 
 // runStage parses `flint run` flags and runs the stage with the engine.
 func runStage(ctx context.Context, args []string, stdout io.Writer) error {
@@ -92,6 +115,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		return usage("unknown platform %q (known platforms: %s)", *platform, strings.Join(providers.IDs(), ", "))
 	}
 
+	tuneGC(os.Getenv)
 	var handler slog.Handler
 	journal := !*toStdout && oplog.JournalAvailable()
 	if journal {

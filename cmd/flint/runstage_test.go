@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -130,5 +132,28 @@ func TestRunStage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTuneGC: a stage collects at 400 % with a 256 MiB soft limit, unless
+// GOGC or GOMEMLIMIT say otherwise.
+func TestTuneGC(t *testing.T) {
+	prevPercent := debug.SetGCPercent(100)
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() { debug.SetGCPercent(prevPercent); debug.SetMemoryLimit(prevLimit) }()
+
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != stageGCPercent {
+		t.Errorf("GC percent = %d, want %d", got, stageGCPercent)
+	}
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != stageMemoryLimit {
+		t.Errorf("memory limit = %d, want %d", got, stageMemoryLimit)
+	}
+	tuneGC(func(k string) string { return map[string]string{"GOGC": "150", "GOMEMLIMIT": "1GiB"}[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent = %d with GOGC set, want it left at 100", got)
+	}
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
+		t.Errorf("memory limit = %d with GOMEMLIMIT set, want it left alone", got)
 	}
 }
