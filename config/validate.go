@@ -301,12 +301,16 @@ func plainBase64DataURL(s string) bool {
 }
 
 // base64Alphabet marks the characters of standard base64, padding aside.
-var base64Alphabet = func() (t [256]bool) {
-	for _, b := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
-		t[b] = true
+var base64Alphabet = byteSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+// byteSet is a table marking the bytes of chars, for scans that look each
+// byte up instead of comparing it with ranges.
+func byteSet(chars string) (t [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		t[chars[i]] = true
 	}
 	return t
-}()
+}
 
 func (c *checker) s3VersionID(u *url.URL, p jsonPath) {
 	if v, ok := u.Query()["versionId"]; ok && (len(v) == 0 || v[0] == "") {
@@ -400,12 +404,7 @@ func isHex(s string) bool {
 }
 
 // hexDigits marks the hexadecimal digits, either case.
-var hexDigits = func() (t [256]bool) {
-	for _, b := range []byte("0123456789abcdefABCDEF") {
-		t[b] = true
-	}
-	return t
-}()
+var hexDigits = byteSet("0123456789abcdefABCDEF")
 
 func deref[T any](p *T) T {
 	var zero T

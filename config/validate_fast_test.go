@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coreos/go-systemd/v22/unit"
 	"github.com/flintboot/flint/config/internal/jsontree"
 )
 
@@ -94,19 +93,6 @@ func TestIsHex(t *testing.T) {
 			t.Errorf("isHex(%q) = %v, hex.DecodeString says %v", s, got, want)
 		}
 	}
-}
-
-// lexedUnitSections is unitSections through go-systemd's lexer only.
-func lexedUnitSections(s string) (map[string]bool, error) {
-	opts, err := unit.DeserializeOptions(strings.NewReader(s))
-	if err != nil {
-		return nil, err
-	}
-	sections := map[string]bool{}
-	for _, o := range opts {
-		sections[o.Section] = true
-	}
-	return sections, nil
 }
 
 // unitCases are unit files simpleUnitSections reads (true) or leaves to

@@ -96,6 +96,12 @@ func unitSections(contents string) (map[string]bool, error) {
 	if sections, ok := simpleUnitSections(contents); ok {
 		return sections, nil
 	}
+	return lexedUnitSections(contents)
+}
+
+// lexedUnitSections is unitSections through go-systemd's lexer, which
+// reads any unit file, with its errors.
+func lexedUnitSections(contents string) (map[string]bool, error) {
 	opts, err := unit.DeserializeOptions(strings.NewReader(contents))
 	if err != nil {
 		return nil, err
