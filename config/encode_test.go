@@ -27,10 +27,11 @@ func checkWriteJSON(t *testing.T, what string, cfg Config) {
 	}
 }
 
-// TestWriteJSONMatchesMarshal compares WriteJSON with json.Marshal on every
-// golden input and rule-table config that parses, and on configs built in
-// Go with every field of the model set, or every list empty but not nil.
-func TestWriteJSONMatchesMarshal(t *testing.T) {
+// eachValidConfig calls fn with every golden input and rule-table config
+// that parses, and fails if fewer than 50 do (the corpus would say too
+// little).
+func eachValidConfig(t *testing.T, fn func(name string, cfg Config)) {
+	t.Helper()
 	inputs, err := filepath.Glob(filepath.Join("testdata", "*", "*.ign"))
 	if err != nil || len(inputs) == 0 {
 		t.Fatalf("no golden inputs: %v", err)
@@ -42,14 +43,14 @@ func TestWriteJSONMatchesMarshal(t *testing.T) {
 			t.Fatal(err)
 		}
 		if cfg, _, err := Parse(raw); err == nil {
-			checkWriteJSON(t, p, cfg)
+			fn(p, cfg)
 			parsed++
 		}
 	}
 	for _, r := range ruleTable {
 		for _, v := range r.vers {
 			if cfg, _, err := Parse([]byte(strings.ReplaceAll(r.in, "$V", v.String()))); err == nil {
-				checkWriteJSON(t, r.name+" "+v.String(), cfg)
+				fn(r.name+" "+v.String(), cfg)
 				parsed++
 			}
 		}
@@ -57,6 +58,13 @@ func TestWriteJSONMatchesMarshal(t *testing.T) {
 	if parsed < 50 {
 		t.Fatalf("only %d configs parsed: the comparison covers too little", parsed)
 	}
+}
+
+// TestWriteJSONMatchesMarshal compares WriteJSON with json.Marshal on every
+// golden input and rule-table config that parses, and on configs built in
+// Go with every field of the model set, or every list empty but not nil.
+func TestWriteJSONMatchesMarshal(t *testing.T) {
+	eachValidConfig(t, func(name string, cfg Config) { checkWriteJSON(t, name, cfg) })
 
 	var full Config
 	fill(reflect.ValueOf(&full).Elem(), "x<y>&z\"\\ é\u2028\n\x01\xff", true)
