@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // MESSAGE_IDs of the journal entries distro tooling and operators hook
@@ -128,7 +127,7 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		name = name[:maxHostnameLength]
 	}
 	path := filepath.Join(target, "etc/hostname")
-	if err := writeFileAtomic(path, []byte(name+"\n"), 0o644); err != nil {
+	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(name+"\n")); err != nil {
 		return op.Fail(err)
 	}
 	op.Finish(messageIDKey, MsgHostnameSet, "hostname", name, "path", path)
@@ -164,7 +163,7 @@ func (a *Agent) Attributes(ctx context.Context, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return op.Fail(err)
 	}
-	if err := writeFileAtomic(path, []byte(b.String()), 0o644); err != nil {
+	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(b.String())); err != nil {
 		return op.Fail(err)
 	}
 	op.Finish("attributes", len(m.attrs))
@@ -238,24 +237,4 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	op.Finish(messageIDKey, MsgConfigDeleted)
 	return true, nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path, syncs it
-// and renames it into place, so readers see the old file or the new one.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(data)
-	err = errors.Join(err, f.Chmod(mode), f.Sync(), f.Close())
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

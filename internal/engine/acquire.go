@@ -256,7 +256,7 @@ func (r *stageRun) writeCache(cfg config.Config) error {
 	op := r.op("cache", "writing the config cache "+r.o.ConfigCache)
 	// Streamed to the file: json.Marshal would build the encoding in
 	// memory first, megabytes for a config of thousands of files.
-	if err := writeFileAtomicFunc(r.o.ConfigCache, 0o600, cfg.WriteJSON); err != nil {
+	if err := writeRunFile(r.o.ConfigCache, 0o600, cfg.WriteJSON); err != nil {
 		return op.Fail(err)
 	}
 	op.Finish()

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // State is what one stage leaves for the next in the state file (JSON, the
@@ -56,56 +58,20 @@ func saveState(path string, s State) error {
 	if err != nil {
 		return fmt.Errorf("encoding state: %w", err)
 	}
-	return writeFileAtomic(path, raw, 0o600)
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory renamed into place, so a reader sees the old file or the whole
-// new one. Missing parent directories are created 0700: what flint keeps
-// under /run can hold secrets.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	return writeFileAtomicFunc(path, mode, func(w io.Writer) error {
-		_, err := w.Write(data)
+	return writeRunFile(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(raw)
 		return err
 	})
 }
 
-// writeFileAtomicFunc is writeFileAtomic with the contents written by
-// write, which can then stream them instead of building them in memory.
-func writeFileAtomicFunc(path string, mode os.FileMode, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// writeRunFile writes path atomically (sys.WriteFileAtomic), making
+// missing parent directories 0700: what flint keeps under /run can hold
+// secrets.
+func writeRunFile(path string, mode os.FileMode, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating directory for %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	ok = true
-	return nil
+	return sys.WriteFileAtomic(path, mode, write)
 }
 
 // signalNeedNet creates the empty neednet flag file the distro's network

@@ -1,5 +1,7 @@
 // Package sys is the only code in flint that runs commands or makes mount
-// syscalls. Its types implement the small interfaces the packages that need
+// syscalls, and it holds the one atomic writer of files outside the target
+// root (the config cache, the state, boot entries, the agent's files;
+// files in the target go through rootfs). Its types implement the small interfaces the packages that need
 // them declare (providers.Runner, providers.Mounter, and later the stages'
 // own); those packages test against stateful fakes of their own, and this
 // package is exercised for real by its tests and the blackbox tier.

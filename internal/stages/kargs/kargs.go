@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/flintboot/flint/config"
@@ -228,7 +227,10 @@ func editBootFilesystem(ctx context.Context, d Deps, dev string) (changed bool, 
 	}
 	for _, ed := range edits {
 		op := oplog.Begin(d.Logger, "kargs", "rewriting the options of "+ed.name)
-		if err := writeAtomic(ed.path, ed.data, ed.mode); err != nil {
+		// Atomic and synced: a power cut leaves the old entry or the
+		// new one, never half of either (a machine that cannot boot is
+		// worse than one with the old arguments).
+		if err := sys.WriteFileAtomicBytes(ed.path, ed.mode, ed.data); err != nil {
 			return changed, op.Fail(fmt.Errorf("boot filesystem %s: entry %s: %w", dev, ed.name, err))
 		}
 		op.Finish("before", ed.before, "after", ed.after)
@@ -308,49 +310,4 @@ func splitKey(line string) (key, value string) {
 		return t, ""
 	}
 	return t[:i], strings.TrimSpace(t[i:])
-}
-
-// writeAtomic replaces path through a synced temporary file in its
-// directory, renamed into place and the directory synced, so that a power
-// cut leaves the old entry or the new one, never half of either (a
-// machine that cannot boot is worse than one with the old arguments).
-func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	// A boot filesystem without permissions (vfat, as an XBOOTLDR
-	// partition often is) refuses chmod with EPERM: its modes come from
-	// the mount options, and the entry keeps them.
-	if err := f.Chmod(mode); err != nil && !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	ok = true
-	df, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer df.Close()
-	return df.Sync()
 }
