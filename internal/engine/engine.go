@@ -11,6 +11,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -163,9 +164,12 @@ func stageList() []stage {
 					Runner:     runner,
 					Helper:     kargsHelper(r.o.Getenv),
 					BootDevice: r.o.Getenv(EnvKargsBootDevice),
-					RebootFlag: filepath.Join(filepath.Dir(r.o.StateFile), KargsRebootFlag),
-					Reboot:     initramfsReboot(r.log, runner),
-					RebootWait: KargsRebootWait,
+					// The boot disk may not be there yet: wait for it
+					// as the disks stage waits for its devices.
+					DeviceTimeout: cmp.Or(r.o.DeviceTimeout, disks.DefaultDeviceTimeout),
+					RebootFlag:    filepath.Join(filepath.Dir(r.o.StateFile), KargsRebootFlag),
+					Reboot:        initramfsReboot(r.log, runner),
+					RebootWait:    KargsRebootWait,
 				})
 				return err
 			},

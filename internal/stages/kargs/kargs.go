@@ -46,6 +46,12 @@ type Deps struct {
 	// DevDir is where udev's /dev/disk/by-label links are looked for;
 	// "" means /dev.
 	DevDir string
+	// DeviceTimeout is how long the stage waits for the filesystem
+	// labelled boot to appear: in the initramfs it can start before the
+	// kernel and udev have seen the boot disk. 0 waits not at all.
+	DeviceTimeout time.Duration
+	// DevicePoll is how often the wait looks again; 0 means 250 ms.
+	DevicePoll time.Duration
 	// TempDir is where the boot filesystem is mounted for the edit; ""
 	// means os.TempDir().
 	TempDir string
@@ -143,14 +149,48 @@ func runHelper(ctx context.Context, d Deps) error {
 	return nil
 }
 
-// bootDevice returns the configured device, or finds the filesystem
-// labelled boot: udev's link when there is one, else blkid asked for
-// every such filesystem (without its cache, which can be stale in the
-// initramfs), refusing two.
+// bootDevice returns the configured device, or the filesystem labelled
+// boot (findBootDevice), waiting up to DeviceTimeout for it to appear.
 func bootDevice(ctx context.Context, d Deps) (string, error) {
 	if d.BootDevice != "" {
 		return d.BootDevice, nil
 	}
+	poll := d.DevicePoll
+	if poll == 0 {
+		poll = 250 * time.Millisecond
+	}
+	start := time.Now()
+	var op *oplog.Op
+	for {
+		dev, err := findBootDevice(ctx, d)
+		waited := time.Since(start).Round(time.Millisecond)
+		switch {
+		case err == nil && op != nil:
+			op.Finish("device", dev)
+		case !errors.Is(err, ErrNoBootFilesystem):
+		case waited >= d.DeviceTimeout && op != nil:
+			return "", op.Fail(fmt.Errorf("%w after waiting %v", err, waited))
+		case waited >= d.DeviceTimeout:
+			return "", err
+		default:
+			if op == nil {
+				op = oplog.Begin(d.Logger, "kargs", "waiting for the filesystem labelled "+BootLabel)
+			}
+			select {
+			case <-ctx.Done():
+				return "", op.Fail(fmt.Errorf("%w: stopped after waiting %v: %w", err, waited, ctx.Err()))
+			case <-time.After(poll):
+			}
+			continue
+		}
+		return dev, err
+	}
+}
+
+// findBootDevice finds the filesystem labelled boot: udev's link when
+// there is one, else blkid asked for every such filesystem (without its
+// cache, which can be stale in the initramfs), refusing two.
+func findBootDevice(ctx context.Context, d Deps) (string, error) {
 	devDir := d.DevDir
 	if devDir == "" {
 		devDir = "/dev"

@@ -1,6 +1,7 @@
 package kargs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -41,6 +43,9 @@ type fakeMachine struct {
 	helper  string // the helper's path; running it succeeds unless failHelper
 	// failures
 	failHelper, failMount, failUmount, failBlkid bool
+	// unseen is how many more blkid calls find no label: the boot disk
+	// is not there yet.
+	unseen int
 }
 
 func newFakeMachine(t *testing.T) *fakeMachine {
@@ -83,6 +88,10 @@ func (m *fakeMachine) Run(_ context.Context, name string, args ...string) ([]byt
 	case name == "blkid":
 		if m.failBlkid {
 			return nil, fail(4, "usage")
+		}
+		if m.unseen > 0 {
+			m.unseen--
+			return nil, fail(2, "")
 		}
 		want := strings.TrimPrefix(args[len(args)-1], "LABEL=")
 		var out []string
@@ -496,5 +505,48 @@ func TestRunRebootWait(t *testing.T) {
 				t.Errorf("Run() returned after %v, before the shutdown or the wait", d)
 			}
 		})
+	}
+}
+
+// TestBootDeviceWait: the stage can start before the boot disk shows; it
+// waits for the filesystem labelled boot up to DeviceTimeout, then fails
+// saying how long it waited.
+func TestBootDeviceWait(t *testing.T) {
+	run := func(m *fakeMachine, timeout time.Duration) (*bytes.Buffer, error) {
+		var log bytes.Buffer
+		_, err := Run(context.Background(), Deps{
+			Args:          config.KernelArguments{ShouldExist: []string{"quiet"}},
+			Logger:        slog.New(oplog.NewTextHandler(&log, nil)),
+			Runner:        m,
+			DevDir:        t.TempDir(),
+			TempDir:       t.TempDir(),
+			DeviceTimeout: timeout,
+			DevicePoll:    5 * time.Millisecond,
+		})
+		return &log, err
+	}
+	m := newFakeMachine(t)
+	m.addDevice("/dev/vda2", "boot", bootFiles())
+	m.unseen = 2
+	log, err := run(m, time.Minute)
+	if err != nil {
+		t.Fatalf("Run() = %v, want the device found once it shows", err)
+	}
+	if n := strings.Count(strings.Join(m.calls, "\n"), "blkid"); n != 3 {
+		t.Errorf("blkid ran %d times, want 3 (twice unseen, then found)", n)
+	}
+	if !strings.Contains(log.String(), "[finished] waiting for the filesystem labelled boot") || !strings.Contains(log.String(), "device=/dev/vda2") {
+		t.Errorf("log lacks the finished wait naming the device:\n%s", log)
+	}
+
+	m = newFakeMachine(t)
+	m.addDevice("/dev/vda2", "BOOT", bootFiles())
+	start := time.Now()
+	_, err = run(m, 50*time.Millisecond)
+	if !errors.Is(err, ErrNoBootFilesystem) || !strings.Contains(err.Error(), "after waiting") {
+		t.Fatalf("Run() = %v, want ErrNoBootFilesystem after waiting", err)
+	}
+	if waited := time.Since(start); waited < 50*time.Millisecond {
+		t.Errorf("gave up after %v, before the 50ms timeout", waited)
 	}
 }
