@@ -116,14 +116,7 @@ func parseConfig(tb testing.TB, raw string) config.Config {
 }
 
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(oplog.NewTextHandler(tWriter{t}, slog.LevelDebug))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+	return slog.New(oplog.NewTextHandler(t.Output(), slog.LevelDebug))
 }
 
 func readTable(t *testing.T, dev string) DiskState {

@@ -19,15 +19,8 @@ import (
 	"github.com/flintboot/flint/internal/sys"
 )
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
 // fakeMachine stands for the block devices and the mount table: each

@@ -20,15 +20,8 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
 }
 
 // fakeRunner records every command; mount fails for the devices in
