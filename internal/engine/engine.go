@@ -11,7 +11,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +87,8 @@ type Options struct {
 	// after that.
 	FetchTimeout time.Duration
 	// DeviceTimeout bounds the disks stage's wait for each device the
-	// config names (0: disks.DefaultDeviceTimeout).
+	// config names, and the kargs stage's for the boot filesystem (0:
+	// disks.DefaultDeviceTimeout).
 	DeviceTimeout time.Duration
 	// Logger receives every line; nil discards them.
 	Logger *slog.Logger
@@ -166,7 +166,7 @@ func stageList() []stage {
 					BootDevice: r.o.Getenv(EnvKargsBootDevice),
 					// The boot disk may not be there yet: wait for it
 					// as the disks stage waits for its devices.
-					DeviceTimeout: cmp.Or(r.o.DeviceTimeout, disks.DefaultDeviceTimeout),
+					DeviceTimeout: r.o.DeviceTimeout,
 					RebootFlag:    filepath.Join(filepath.Dir(r.o.StateFile), KargsRebootFlag),
 					Reboot:        initramfsReboot(r.log, runner),
 					RebootWait:    KargsRebootWait,
@@ -321,6 +321,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NeedNet == "" {
 		o.NeedNet = DefaultNeedNet
+	}
+	if o.DeviceTimeout == 0 {
+		o.DeviceTimeout = disks.DefaultDeviceTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
