@@ -458,11 +458,17 @@ const unknownMode = ^uint32(0)
 // CreateTemp creates a temporary file (mode 0600, owned by flint's user)
 // in the directory of p, making missing parent directories 0755.
 func (r *Root) CreateTemp(p string) (*Temp, error) {
+	return r.createTemp(p, 0o600, -1, -1)
+}
+
+// createTemp walks to p's directory, making missing ones, and creates the
+// temporary file there for a file to be committed with mode, uid and gid.
+func (r *Root) createTemp(p string, mode fs.FileMode, uid, gid int) (*Temp, error) {
 	l, err := r.walk(p, true)
 	if err != nil {
 		return nil, r.pathError("create", p, err)
 	}
-	return r.createTempIn(l, p, 0o600, -1, -1)
+	return r.createTempIn(l, p, mode, uid, gid)
 }
 
 // createTempIn creates the temporary file in l's parent, which it takes
@@ -933,13 +939,10 @@ func (l *Loc) Lstat() (info Info, ok bool, err error) {
 // way, Commit has nothing to change. The temporary file takes the Loc's
 // directory over: the Loc is closed after it.
 func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
-	dir := l.l
-	if dir.parent < 0 {
-		var err error
-		if dir, err = l.r.walk(l.path, true); err != nil {
-			return nil, l.r.pathError("create", l.path, err)
-		}
+	if l.l.parent < 0 {
+		return l.r.createTemp(l.path, mode, uid, gid)
 	}
+	dir := l.l
 	l.l.parent = -1
 	return l.r.createTempIn(dir, l.path, mode, uid, gid)
 }
