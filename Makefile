@@ -23,8 +23,8 @@ build:
 	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/flint
 
 # test runs every tier that exists. The unit tier includes the conformance
-# test, which reads ../shared/conformance beside the repository (or
-# $$FLINT_CONFORMANCE_DIR).
+# test, which checks the cases in config/testdata/conformance (and, when
+# $$FLINT_CONFORMANCE_DIR names one, a further corpus).
 test: vet fmt-check unit blackbox vm
 
 vet:

@@ -8,17 +8,19 @@ import (
 	"testing"
 )
 
-// conformanceDir finds the shared conformance cases: $FLINT_CONFORMANCE_DIR,
-// or ../shared/conformance beside the repository.
-func conformanceDir(t testing.TB) string {
+// conformanceDir holds the conformance cases that ship with the repository
+// (testdata/conformance/README.md says where they come from).
+const conformanceDir = "testdata/conformance"
+
+// conformanceDirs lists the corpora TestConformance checks: the repository's
+// own, always, then $FLINT_CONFORMANCE_DIR when set, a further directory of
+// the same shape (a verdicts.tsv naming cases relative to it).
+func conformanceDirs() []string {
+	dirs := []string{conformanceDir}
 	if d := os.Getenv("FLINT_CONFORMANCE_DIR"); d != "" {
-		return d
+		dirs = append(dirs, d)
 	}
-	d, err := filepath.Abs(filepath.Join("..", "..", "shared", "conformance"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return dirs
 }
 
 // stricter lists the cases where flint deliberately rejects what the reference
@@ -38,15 +40,27 @@ func caseFamily(name string) string {
 
 // TestConformance checks that flint agrees with the reference validator on
 // valid versus invalid for every recorded case, and warns wherever the
-// reference warns.
+// reference warns. Missing cases fail the test: a checkout without them
+// would pass while checking nothing.
 func TestConformance(t *testing.T) {
-	dir := conformanceDir(t)
-	f, err := os.Open(filepath.Join(dir, "verdicts.tsv"))
-	if os.IsNotExist(err) {
-		t.Skipf("no conformance cases at %s (set FLINT_CONFORMANCE_DIR)", dir)
+	for _, dir := range conformanceDirs() {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			n := checkConformance(t, dir)
+			if n == 0 {
+				t.Fatalf("no cases in %s", filepath.Join(dir, "verdicts.tsv"))
+			}
+			t.Logf("%d cases from %s", n, dir)
+		})
 	}
+}
+
+// checkConformance runs the cases dir/verdicts.tsv lists and returns how
+// many there were.
+func checkConformance(t *testing.T, dir string) int {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "verdicts.tsv"))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("conformance cases: %v", err)
 	}
 	defer f.Close()
 	n := 0
@@ -84,7 +98,8 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	}
-	if n == 0 {
-		t.Fatalf("no cases in %s/verdicts.tsv", dir)
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", filepath.Join(dir, "verdicts.tsv"), err)
 	}
+	return n
 }

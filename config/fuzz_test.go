@@ -14,21 +14,24 @@ import (
 	"github.com/vincent-petithory/dataurl"
 )
 
-// addFuzzSeeds adds every conformance case (skipped quietly when the shared
-// folder is absent), every golden input and every rule-table config.
+// addFuzzSeeds adds every conformance case, every golden input and every
+// rule-table config. The seeds are in the repository, so a missing one is
+// an error, not a quieter fuzz run.
 func addFuzzSeeds(f *testing.F) {
-	if cases, err := filepath.Glob(filepath.Join(conformanceDir(f), "cases", "*")); err == nil {
-		for _, p := range cases {
-			if raw, err := os.ReadFile(p); err == nil {
-				f.Add(raw)
-			}
+	for _, pattern := range []string{
+		filepath.Join(conformanceDir, "cases", "*.ign"),
+		filepath.Join("testdata", "*", "*.ign"),
+	} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("fuzz seeds: nothing matches %s (%v)", pattern, err)
 		}
-	}
-	if inputs, err := filepath.Glob(filepath.Join("testdata", "*", "*.ign")); err == nil {
-		for _, p := range inputs {
-			if raw, err := os.ReadFile(p); err == nil {
-				f.Add(raw)
+		for _, p := range paths {
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
 			}
+			f.Add(raw)
 		}
 	}
 	for _, r := range ruleTable {

@@ -31,13 +31,19 @@ func FuzzJSONTree(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	// The config package's inputs are realistic documents.
-	for _, pattern := range []string{"../../testdata/*/*.ign", "../../../../shared/conformance/cases/*.ign"} {
-		paths, _ := filepath.Glob(pattern)
+	// The config package's inputs are realistic documents: its golden
+	// inputs and conformance cases.
+	for _, pattern := range []string{"../../testdata/*/*.ign", "../../testdata/conformance/cases/*.ign"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("fuzz seeds: nothing matches %s (%v)", pattern, err)
+		}
 		for _, p := range paths {
-			if raw, err := os.ReadFile(p); err == nil {
-				f.Add(raw)
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
 			}
+			f.Add(raw)
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
