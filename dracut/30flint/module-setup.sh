@@ -15,10 +15,11 @@ flint_required_tools="sgdisk sfdisk partx blkid wipefs mkfs.ext4 mkswap
     systemctl mount umount modprobe udevadm"
 
 # Tools a config may need, not every distro ships: a config that asks for
-# xfs, btrfs, vfat, RAID or LUKS fails at boot with "command not found"
-# when they are missing, and says so. setfiles relabels for SELinux
-# (ignition.md §4.6) and is skipped when absent; clevis binds LUKS volumes
-# to tang/TPM2 (the distro's clevis dracut module brings its helpers).
+# xfs, btrfs, vfat, RAID or LUKS fails at boot with "command not found" when
+# they are missing, and says so. setfiles relabels for SELinux (as
+# coreos/ignition internal/exec/util/selinux.go runs it) and is skipped when
+# absent; clevis binds LUKS volumes to tang/TPM2 (the distro's clevis dracut
+# module brings its helpers).
 flint_optional_tools="mkfs.xfs mkfs.btrfs mkfs.fat mdadm cryptsetup setfiles clevis"
 
 # The stage units, in boot order. Each is required by flint-complete.target

@@ -1,10 +1,11 @@
 package agent
 
-// Azure and Azure Stack learn that a VM booted from its guest agent's
-// health report to WireServer, the fabric's endpoint in every VM's
-// network; without one the VM stays "provisioning" and is eventually
-// culled (peers.md §1.3). The exchange is WALinuxAgent's, in protocol
-// version 2012-11-30:
+// Azure and Azure Stack learn that a VM booted from its guest agent's health
+// report to WireServer, the fabric's endpoint in every VM's network; without
+// one the VM stays "provisioning" and is eventually culled
+// (coreos/fedora-coreos-tracker issue 65; coreos/afterburn
+// src/providers/microsoft/azure/mod.rs). The exchange is WALinuxAgent's, in
+// protocol version 2012-11-30:
 //
 //	GET  /?comp=versions            the protocol versions WireServer speaks
 //	GET  /machine/?comp=goalstate   incarnation, container id, role instance id

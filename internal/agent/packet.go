@@ -4,8 +4,9 @@ package agent
 // /metadata. It holds phone_home_url, which the first boot POSTs to (an
 // empty JSON request) to mark provisioning done, and the events endpoint
 // beside it (<phone_home_url without /phone-home>/events) shows a
-// {"state","message"} event on the instance's timeline in the console,
-// where the reference posts its stage results (ignition.md §6.1, packet).
+// {"state","message"} event on the instance's timeline in the console, where
+// Ignition posts its stage results (coreos/ignition
+// internal/providers/packet/packet.go).
 
 import (
 	"context"

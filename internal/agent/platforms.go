@@ -27,7 +27,8 @@ func (m *metadata) add(name, value string) {
 type platform struct {
 	id string
 	// hostname: the platform's DHCP gives no hostname, so `flint agent
-	// hostname` sets it from metadata (the peer's list, peers.md §1.5).
+	// hostname` sets it from metadata (Afterburn's list, coreos/afterburn
+	// dracut/30afterburn/afterburn-hostname.service).
 	hostname bool
 	// metadata reads hostname, SSH keys and attributes.
 	metadata func(ctx context.Context, a *Agent) (metadata, error)

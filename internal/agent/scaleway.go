@@ -2,9 +2,10 @@ package agent
 
 // Scaleway serves the instance document at /conf?format=json and takes the
 // instance's state at /state; {"state_detail":"booted"} is what its own
-// scw-signal-state sends once the instance is up (peers.md §1.3). The
-// service answers only connections from a privileged source port (the
-// config provider explains why), so every request binds one.
+// scw-signal-state sends once the instance is up (as coreos/afterburn
+// src/providers/scaleway/mod.rs does). The service answers only connections
+// from a privileged source port (the config provider explains why), so every
+// request binds one.
 
 import (
 	"context"

@@ -37,8 +37,8 @@ import (
 	"github.com/flintboot/flint/internal/sys"
 )
 
-// The reference's defaults (ignition.md §4.1), so distro units written for
-// it work unchanged.
+// Ignition's defaults (coreos/ignition internal/main.go), so distro units
+// written for it work unchanged.
 const (
 	DefaultRoot         = "/"
 	DefaultConfigCache  = "/run/ignition.json"

@@ -9,7 +9,8 @@ import (
 	"github.com/flintboot/flint/internal/stages/kargs"
 )
 
-// The kargs stage's knobs for distributors (docs/kargs.md).
+// The kargs stage's knobs for distributors (docs/kernel-arguments.md,
+// "For distributors").
 const (
 	// EnvKargsHelper names the program that applies kernel arguments
 	// instead of flint's BLS editor; it gets the reference's argv

@@ -13,8 +13,7 @@ import (
 )
 
 // State is what one stage leaves for the next in the state file (JSON, the
-// reference's field names, ignition.md §3.4). Later stages add their
-// fields here.
+// field names of coreos/ignition internal/state/state.go).
 type State struct {
 	// FetchedConfigs lists the configs the fetch stages read, for the
 	// result file and the journal.

@@ -1,8 +1,8 @@
-// Package passwd reads a target root's user and group databases and
-// builds the shadow-utils command lines that change them, the way the
-// reference does (ignition.md §4.4): groupadd/groupmod/groupdel and
-// useradd/usermod/userdel, each with --root so the tools themselves confine
-// their writes to the target.
+// Package passwd reads a target root's user and group databases and builds
+// the shadow-utils command lines that change them, the way the reference
+// does (coreos/ignition internal/exec/util/passwd.go):
+// groupadd/groupmod/groupdel and useradd/usermod/userdel, each with --root
+// so the tools themselves confine their writes to the target.
 //
 // Names are looked up by reading the databases as files: /etc/passwd and
 // /etc/group first, then the alternate /usr/lib/passwd and /usr/lib/group

@@ -129,9 +129,9 @@ const lockedPassword = "*"
 // passwordFlag is the flag whose value Redact hides.
 const passwordFlag = "--password"
 
-// UserAdd is the useradd command line creating u in root (ignition.md
-// §4.4): the password is "*" (locked) unless a hash is given, and an empty
-// hash also locks.
+// UserAdd is the useradd command line creating u in root (as coreos/ignition
+// internal/exec/util/passwd.go builds it; useradd(8)): the password is "*"
+// (locked) unless a hash is given, and an empty hash also locks.
 func UserAdd(root string, u config.PasswdUser) []string {
 	argv := []string{"useradd", "--root", root}
 	if u.HomeDir != nil {

@@ -1,9 +1,10 @@
 package providers
 
-// The kernel command line as a config source (ignition.md §3.4, §4.2): a
-// URL in ignition.config.url, or a file on a labelled filesystem in
-// ignition.config.device and ignition.config.path. It comes first in the
-// source chain, so a PXE setup can override whatever the platform offers.
+// The kernel command line as a config source (coreos/ignition
+// internal/providers/cmdline/cmdline.go): a URL in ignition.config.url, or a
+// file on a labelled filesystem in ignition.config.device and
+// ignition.config.path. It comes first in the source chain, so a PXE setup
+// can override whatever the platform offers.
 
 import (
 	"context"

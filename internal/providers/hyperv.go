@@ -15,10 +15,10 @@ import (
 // The hyperv platform reads the config from Hyper-V's key-value pair (KVP)
 // exchange: the host adds KVP items to the guest's external pool (pool 0)
 // with Msvm_KvpExchangeComponent / Add-VMKvpItem (or PowerShell around
-// them), and the guest reads them. The config is the item
-// "ignition.config", or, because an item's value is limited to 2048 bytes,
-// the concatenation of "ignition.config.0", "ignition.config.1", … up to the
-// first missing index (ignition.md §6.1, row hyperv).
+// them), and the guest reads them. The config is the item "ignition.config",
+// or, because an item's value is limited to 2048 bytes, the concatenation of
+// "ignition.config.0", "ignition.config.1", … up to the first missing index
+// (coreos/ignition internal/providers/hyperv/kvp.go).
 //
 // The items reach Linux through the hv_utils driver: /dev/vmbus/hv_kvp is
 // the channel hv_kvp_daemon normally holds. A reader registers

@@ -1,9 +1,10 @@
 package providers
 
-// The system config directories (ignition.md §3.4): user.ign, the user
-// config an installer or a distro script left on the machine, and the base
-// configs in base.d and base.platform.d/<platform> that a distro ships and
-// the engine merges under every user config.
+// The system config directories (coreos/ignition
+// internal/providers/system/system.go): user.ign, the user config an
+// installer or a distro script left on the machine, and the base configs in
+// base.d and base.platform.d/<platform> that a distro ships and the engine
+// merges under every user config.
 
 import (
 	"context"

@@ -16,7 +16,7 @@ import (
 //	VBoxManage guestproperty set <vm> /Ignition/Config "$(cat config.ign)"
 //
 // /Ignition/Config/Encoding is reserved for a future encoding and must be
-// empty (ignition.md §6.1, row virtualbox).
+// empty (coreos/ignition internal/providers/virtualbox/virtualbox.go).
 //
 // Guest properties live in the host's guest property service. The guest
 // reaches it through the vboxguest driver (/dev/vboxguest, in mainline

@@ -21,7 +21,7 @@ import (
 // A vApp can instead carry both as OVF properties of the same names; the VMX
 // hands the OVF environment document to the guest as guestinfo.ovfenv, and a
 // guestinfo variable wins over the OVF property of the same name
-// (ignition.md §6.1, row vmware).
+// (coreos/ignition internal/providers/vmware/vmware_amd64.go).
 //
 // Guestinfo is reached over the VMware backdoor: the guest sends RPCI
 // commands ("info-get guestinfo.<key>") through the message channel of the
@@ -247,7 +247,8 @@ func vmwTruncate(b []byte, n int) []byte {
 }
 
 // decodeGuestinfo decodes the config as ignition.config.data.encoding says.
-// The names are the reference's (ignition.md §6.1).
+// The names are Ignition's (coreos/ignition
+// internal/providers/vmware/vmware_amd64.go).
 func decodeGuestinfo(data, encoding string) ([]byte, error) {
 	switch encoding {
 	case "":

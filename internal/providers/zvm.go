@@ -17,9 +17,10 @@ import (
 //	vmur punch -r -u <guest> -N config.ign config.ign
 //
 // and flint receives the first such file with the s390-tools (vmur(8),
-// chccwdev(8), cio_ignore(8)), exactly as the reference does (ignition.md
-// §6.1, row zvm): load the vmur driver, bring the reader (device 0.0.000c)
-// online, wait for udev, list the reader queue, receive the file.
+// chccwdev(8), cio_ignore(8)), exactly as Ignition does (coreos/ignition
+// internal/providers/zvm/zvm.go): load the vmur driver, bring the reader
+// (device 0.0.000c) online, wait for udev, list the reader queue, receive
+// the file.
 
 const zvmReaderDevice = "000c"
 

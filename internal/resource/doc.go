@@ -9,8 +9,8 @@
 // config asks for, so a file of any size passes through a fixed amount of
 // memory.
 //
-// Deliberate differences from the reference implementation (see
-// shared/reference/ignition.md section 6.2):
+// Deliberate differences from Ignition's fetcher (coreos/ignition
+// internal/resource/url.go and http.go):
 //
 //   - On a redirect to another host (or from https to http) the headers the
 //     config or the provider asked for are dropped, so tokens do not leak,

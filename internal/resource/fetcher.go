@@ -21,7 +21,7 @@ import (
 // a metadata answer larger than this is refused with ErrTooLarge.
 const MaxConfigSize = 64 << 20
 
-// Defaults of the reference implementation (ignition.md section 6.2).
+// Ignition's defaults (coreos/ignition internal/resource/http.go).
 const (
 	defaultBackoff       = 200 * time.Millisecond
 	defaultMaxBackoff    = 5 * time.Second
@@ -29,8 +29,8 @@ const (
 	defaultIMDS          = "http://169.254.169.254"
 	defaultGCEMetadata   = "http://169.254.169.254"
 	defaultGCS           = "https://storage.googleapis.com"
-	// acceptConfig is sent with every HTTP request, as the reference does
-	// (ignition.md section 1.1).
+	// acceptConfig is sent with every HTTP request, as Ignition does
+	// (configHeaders in coreos/ignition internal/resource/url.go).
 	acceptConfig = "application/vnd.coreos.ignition+json;version=3.6.0, */*;q=0.1"
 )
 

@@ -1,8 +1,9 @@
-// Package rootfs is the one way flint touches the target root: every
-// path the files stage (and the unit writer through it) writes, links,
-// chmods or chowns goes through a Root, which treats its directory as /
-// for every symlink it meets (ignition.md §4.3, JoinPath), so nothing is
-// ever changed outside the root however the target's symlinks point.
+// Package rootfs is the one way flint touches the target root: every path
+// the files stage (and the unit writer through it) writes, links, chmods or
+// chowns goes through a Root, which treats its directory as / for every
+// symlink it meets (as JoinPath in coreos/ignition
+// internal/exec/util/util.go does), so nothing is ever changed outside the
+// root however the target's symlinks point.
 //
 // How: a path is walked one component at a time with openat(2) on
 // directory file descriptors, each component opened with O_NOFOLLOW. A

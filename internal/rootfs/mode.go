@@ -13,8 +13,9 @@ type Info struct {
 // IsDir says the node is a directory.
 func (i Info) IsDir() bool { return i.Mode.IsDir() }
 
-// ModeFromUnix turns the config's numeric mode (07777, ignition.md §1.2)
-// into a FileMode, setuid, setgid and sticky included.
+// ModeFromUnix turns the config's numeric mode (at most 07777, per
+// coreos/ignition docs/configuration-v3_6.md) into a FileMode, setuid,
+// setgid and sticky included.
 func ModeFromUnix(m int) fs.FileMode {
 	fm := fs.FileMode(m & 0o777)
 	if m&0o4000 != 0 {

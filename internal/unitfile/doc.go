@@ -1,9 +1,10 @@
-// Package unitfile writes the systemd section of a config into a target
-// root the way the reference does (ignition.md §4.5): unit files and
-// drop-ins under /etc/systemd/system, enablement as lines of the preset
-// file /etc/systemd/system-preset/20-ignition.preset (never as symlinks:
-// systemd applies presets on the first boot, so the image's own presets and
-// the config's agree), disabling through `systemctl --root`, and masks as
+// Package unitfile writes the systemd section of a config into a target root
+// the way Ignition does (coreos/ignition
+// internal/exec/stages/files/units.go): unit files and drop-ins under
+// /etc/systemd/system, enablement as lines of the preset file
+// /etc/systemd/system-preset/20-ignition.preset (never as symlinks: systemd
+// applies presets on the first boot, so the image's own presets and the
+// config's agree), disabling through `systemctl --root`, and masks as
 // symlinks to /dev/null.
 //
 // The package never touches the file system itself: every write goes

@@ -16,8 +16,9 @@ import (
 	"github.com/flintboot/flint/internal/sys"
 )
 
-// The reference's paths (ignition.md §4.5): distro tooling and existing
-// configs expect units and the preset file exactly there.
+// Ignition's paths (coreos/ignition internal/exec/util/unit.go): distro
+// tooling and existing configs expect units and the preset file exactly
+// there.
 const (
 	UnitDir    = "/etc/systemd/system"
 	PresetFile = "/etc/systemd/system-preset/20-ignition.preset"
@@ -165,8 +166,9 @@ func (a *applier) addPreset(verb, name string) {
 }
 
 // disable disables a unit the image enables: `systemctl --root <dir>
-// is-enabled` decides, and a unit that is not enabled is left alone with
-// no preset line (the reference's rule, ignition.md §10).
+// is-enabled` decides, and a unit that is not enabled is left alone with no
+// preset line (Ignition's rule, coreos/ignition
+// internal/exec/stages/files/units.go).
 func (a *applier) disable(ctx context.Context, name string) error {
 	_, err := a.Runner.Run(ctx, "systemctl", "--root", a.Dir, "is-enabled", name)
 	var ce *sys.CommandError

@@ -19,8 +19,9 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// TestApply runs the reference's unit cases (ignition.md §8.4, files/units
-// and systemd) against a fake root and a fake systemctl.
+// TestApply runs Ignition's unit cases (coreos/ignition
+// tests/positive/files/units.go and tests/positive/systemd) against a fake
+// root and a fake systemctl.
 func TestApply(t *testing.T) {
 	tests := []struct {
 		name string

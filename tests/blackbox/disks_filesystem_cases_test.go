@@ -37,9 +37,10 @@ func wipedTo(name, format string, sizeMiB int64, uuid string, checkGone bool) di
 	}
 }
 
-// filesystemCases cover the reference's filesystem cases (§8.4) and
-// flint's own. filesystem.create.all and filesystem.reuse run for every
-// spec version; the rest for their first and the newest.
+// filesystemCases cover Ignition's filesystem cases (coreos/ignition
+// tests/positive/filesystems, tests/negative/filesystems) and flint's own.
+// filesystem.create.all and filesystem.reuse run for every spec version; the
+// rest for their first and the newest.
 var filesystemCases = []diskCase{
 	{
 		// Partitions and every format in one run, on a blank disk: the

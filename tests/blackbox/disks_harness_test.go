@@ -33,8 +33,9 @@ import (
 // diskCase is one blackbox case for the disks stage: the disks before, a
 // config, and either the disks after or the error the run must fail with.
 type diskCase struct {
-	// Name is the reference's test name (§8.4 of the reference notes) where
-	// the case corresponds to one, else a name in the same style.
+	// Name is the name of the matching case in Ignition's blackbox suite
+	// (coreos/ignition tests/positive, tests/negative) where there is one,
+	// else a name in the same style.
 	Name string
 	// In are the disks before the run, attached in order as $DISK0, $DISK1…
 	In []disk

@@ -45,9 +45,10 @@ func without(d disk, n int) disk {
 	return d
 }
 
-// partitionCases cover the reference's partition cases (§8.4) and flint's
-// own. The AllVersions ones (creation, matching, deleting, a refusal) run
-// for every spec version; the rest for their first and the newest.
+// partitionCases cover Ignition's partition cases (coreos/ignition
+// tests/positive/partitions, tests/negative/partitions) and flint's own. The
+// AllVersions ones (creation, matching, deleting, a refusal) run for every
+// spec version; the rest for their first and the newest.
 var partitionCases = []diskCase{
 	{
 		Name:        "partition.create",

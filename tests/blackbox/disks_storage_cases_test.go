@@ -18,11 +18,12 @@ func luksPart(version, label string) disk {
 	return onePart(32, &filesystem{Format: version, Label: label, UUID: uuidLuks})
 }
 
-// storageCases are the RAID and LUKS cases, and the remaining reference
-// names of §8.4. The ones that make arrays or open volumes need the
-// kernel's md or device-mapper (Needs), which some hosts lack (this
-// one's kernel has neither: they are skipped there, saying so); the
-// refusals fail before anything is opened, and run everywhere.
+// storageCases are the RAID and LUKS cases, and the remaining storage cases
+// of Ignition's blackbox suite (coreos/ignition tests/positive/storage,
+// tests/negative/storage). The ones that make arrays or open volumes need
+// the kernel's md or device-mapper (Needs), which some hosts lack (this
+// one's kernel has neither: they are skipped there, saying so); the refusals
+// fail before anything is opened, and run everywhere.
 var storageCases = []diskCase{
 	// Partitions and filesystems: the reference names not covered yet.
 	{

@@ -28,9 +28,10 @@ func tlsCfg(cas, source, extra string) string {
 const unitDir = "etc/systemd/system/"
 const presetFile = "etc/systemd/system-preset/20-ignition.preset"
 
-// filesCases are the reference suite's files, links, units and passwd
-// cases (ignition.md §8.4), positive and negative, under their names,
-// and the confinement attacks.
+// filesCases are Ignition's blackbox files, links, units and passwd cases
+// (coreos/ignition tests/positive and tests/negative: files, systemd,
+// passwd), positive and negative, under their names, and the confinement
+// attacks.
 func filesCases() []filesCase {
 	const contents = "asdf\nfdsa\n"
 	bigHash := sha512Hex(served["/big"])

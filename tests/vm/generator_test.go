@@ -11,7 +11,8 @@ import (
 
 // TestGenerator runs dracut/30flint/flint-generator with made-up kernel
 // command lines (no VM): which units it pulls in, and the platform it
-// records. The rules are the reference generator's (ignition.md §3.3).
+// records. The rules are Ignition's generator's (coreos/ignition
+// dracut/30ignition/ignition-generator).
 func TestGenerator(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")

@@ -18,24 +18,26 @@
 //
 // RAID arrays are always created (mdadm, as the reference), once their
 // members exist and none is in use. LUKS volumes follow the reference's
-// reuse rule (§5.4): a LUKS2 volume whose header matches the config and
-// that the given key opens is reused, anything else on the device fails
-// unless wipeVolume is set. Keys live in 0400 files in a private
-// directory for the stage's duration, and go to the files stage through
-// Deps.KeepKey; they never reach a log or a command line. Without udev the
-// stage has mdadm and cryptsetup make their nodes (NoUdevEnv) and makes
-// the /dev/disk/by-id/dm-name-<name> link udev would.
+// reuse rule (coreos/ignition internal/exec/stages/disks/luks.go): a LUKS2
+// volume whose header matches the config and that the given key opens is
+// reused, anything else on the device fails unless wipeVolume is set. Keys
+// live in 0400 files in a private directory for the stage's duration, and go
+// to the files stage through Deps.KeepKey; they never reach a log or a
+// command line. Without udev the stage has mdadm and cryptsetup make their
+// nodes (NoUdevEnv) and makes the /dev/disk/by-id/dm-name-<name> link udev
+// would.
 //
 // Filesystems follow the reference's reuse rule: an existing filesystem is
 // kept only when wipeFilesystem is false and its type, label and UUID match;
 // any other existing filesystem fails the stage before anything is written.
 // Independent mkfs runs go in parallel.
 //
-// The rules are the reference's (Ignition's partition reuse semantics, see
-// docs and the reference notes §5.2); the sector arithmetic is sgdisk's
-// (gdisk 1.0.9): partitions start on multiples of the alignment (1 MiB, or
-// less when an existing partition is not aligned that far), a start of 0
-// is the start of the largest free block, and a size of 0 fills the free
-// block the partition starts in. Because the plan carries explicit sector
-// numbers, applying it does not depend on sgdisk choosing the same.
+// The rules are Ignition's ("Partition Reuse Semantics" in coreos/ignition
+// docs/operator-notes.md, implemented in
+// internal/exec/stages/disks/partitions.go); the sector arithmetic is
+// sgdisk's (gdisk 1.0.9): partitions start on multiples of the alignment (1
+// MiB, or less when an existing partition is not aligned that far), a start
+// of 0 is the start of the largest free block, and a size of 0 fills the
+// free block the partition starts in. Because the plan carries explicit
+// sector numbers, applying it does not depend on sgdisk choosing the same.
 package disks

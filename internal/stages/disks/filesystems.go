@@ -117,14 +117,14 @@ func parseWipefsJSON(out []byte) (Probed, []string, error) {
 	return p, all, nil
 }
 
-// reuse decides, as the reference does (ignition.md §5.5, "Filesystem
-// Reuse Semantics"), whether the filesystem on the device is the one the
-// config describes: with wipeFilesystem false, a filesystem of the
-// config's format ("none" is no filesystem), whose label and UUID equal
-// the config's where the config sets them (UUIDs ignoring case, and the
-// dash of a vfat volume id), is kept. With wipeFilesystem false, any other
-// filesystem is an error: flint will not destroy data the config does not
-// let it destroy. Otherwise the filesystem is created.
+// reuse decides, as Ignition does ("Filesystem-Reuse Semantics" in
+// coreos/ignition docs/operator-notes.md), whether the filesystem on the
+// device is the one the config describes: with wipeFilesystem false, a
+// filesystem of the config's format ("none" is no filesystem), whose label
+// and UUID equal the config's where the config sets them (UUIDs ignoring
+// case, and the dash of a vfat volume id), is kept. With wipeFilesystem
+// false, any other filesystem is an error: flint will not destroy data the
+// config does not let it destroy. Otherwise the filesystem is created.
 func reuse(f config.Filesystem, p Probed) (keep bool, err error) {
 	if isTrue(f.WipeFilesystem) {
 		return false, nil
@@ -166,8 +166,9 @@ func canonicalUUID(format, uuid string) string {
 }
 
 // mkfsArgv is the command that creates the filesystem, exactly as the
-// reference runs it (ignition.md §5.5): the config's options first, then
-// the force flag, UUID and label, then the device; nil for "none".
+// reference runs it (coreos/ignition
+// internal/exec/stages/disks/filesystems.go): the config's options first,
+// then the force flag, UUID and label, then the device; nil for "none".
 func mkfsArgv(f config.Filesystem, dev string) []string {
 	format := deref(f.Format)
 	var argv []string

@@ -80,13 +80,14 @@ const (
 	luksReuse
 )
 
-// luksReuseRule applies the reference's rule (ignition.md §5.4) to what
-// the device holds: with wipeVolume the volume is created; a blank device
-// gets a new volume; a LUKS2 volume is reused only when the config has no
-// clevis binding, gives a key file, and its label, UUID and discard flag
-// match the header. A LUKS1 volume, any other signature, and a LUKS2 volume
-// that does not match fail. The key itself is checked by the caller
-// (cryptsetup open --test-passphrase) when the rule says reuse.
+// luksReuseRule applies Ignition's rule (coreos/ignition
+// internal/exec/stages/disks/luks.go) to what the device holds: with
+// wipeVolume the volume is created; a blank device gets a new volume; a
+// LUKS2 volume is reused only when the config has no clevis binding, gives a
+// key file, and its label, UUID and discard flag match the header. A LUKS1
+// volume, any other signature, and a LUKS2 volume that does not match fail.
+// The key itself is checked by the caller (cryptsetup open
+// --test-passphrase) when the rule says reuse.
 func luksReuseRule(l config.Luks, h luksHeader) (luksAction, error) {
 	dev := deref(l.Device)
 	switch {
@@ -229,11 +230,11 @@ func unlockProof(c config.Clevis) bool {
 	return n >= t
 }
 
-// mdadmCreateArgv is the reference's create command (§5.3): the array's
-// name, forced and started at once, with no home host, its level, the
-// active and spare device counts, the config's options, then the members.
-// The name is given as /dev/md/<name>, which mdadm reads as the bare name
-// and makes the node of.
+// mdadmCreateArgv is Ignition's create command (coreos/ignition
+// internal/exec/stages/disks/raid.go): the array's name, forced and started
+// at once, with no home host, its level, the active and spare device counts,
+// the config's options, then the members. The name is given as
+// /dev/md/<name>, which mdadm reads as the bare name and makes the node of.
 func mdadmCreateArgv(r config.Raid, members []string) []string {
 	spares := 0
 	if r.Spares != nil {

@@ -198,8 +198,9 @@ func humanBytes(b int64) string {
 }
 
 // Plan decides what to do with every partition disk names, given what the
-// disk holds. It follows the reference's decision matrix (reference notes
-// §5.2, Ignition's "Partition Reuse Semantics"):
+// disk holds. It follows Ignition's decision matrix ("Partition Reuse
+// Semantics" in coreos/ignition docs/operator-notes.md, implemented in
+// internal/exec/stages/disks/partitions.go):
 //
 //	on disk  shouldExist  wipePartitionEntry  matches  →
 //	no       false        -                   -          nothing

@@ -6,7 +6,8 @@
 // if a file's contents, a CA bundle or a LUKS key lives on a server, or a
 // clevis binding needs a tang server or a networked pin, the distro must
 // bring the network up too, and Run says so with resource.ErrNeedNet (the
-// reference's second neednet case, ignition.md §3.3).
+// second neednet case of coreos/ignition
+// internal/exec/stages/fetch_offline/fetch-offline.go).
 package fetchoffline
 
 import (

@@ -24,11 +24,13 @@ const DefaultParallel = 8
 
 // SSHKeysMessageID is the journal MESSAGE_ID of the entry saying a user's
 // SSH keys were written: the reference's, which distros' console helpers
-// look up with IGNITION_USER_NAME and IGNITION_PATH (ignition.md §4.4).
+// look up with IGNITION_USER_NAME and IGNITION_PATH (coreos/ignition
+// internal/exec/util/passwd.go).
 const SSHKeysMessageID = "225067b87bbd4a0cb6ab151f82fa364b"
 
-// ResultPath is where the result file goes, inside the root (ignition.md
-// §7): distro tools read it to tell a provisioned machine.
+// ResultPath is where the result file goes, inside the root (coreos/ignition
+// internal/exec/stages/files/filesystemEntries.go, createResultFile): distro
+// tools read it to tell a provisioned machine.
 const ResultPath = "/etc/.ignition-result.json"
 
 // Fetcher fetches a resource's contents, decompressed and verified, into

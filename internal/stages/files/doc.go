@@ -1,11 +1,12 @@
-// Package files is the files stage: it writes into the target root what
-// the config asks for, in the reference's order (ignition.md §3.2):
+// Package files is the files stage: it writes into the target root what the
+// config asks for, in Ignition's order (coreos/ignition
+// internal/exec/stages/files/files.go):
 //
 //  1. groups, then users, with the target's shadow tools (--root), and
 //     each user's SSH keys to ~/.ssh/authorized_keys.d/ignition;
 //  2. directories, files and symbolic links, shallowest first, then hard
-//     links (ignition.md §4.3), each through the rootfs resolver so that
-//     nothing lands outside the root whatever the target's symlinks say;
+//     links, each through the rootfs resolver so that nothing lands
+//     outside the root whatever the target's symlinks say;
 //     remote contents are fetched concurrently into temporary files beside
 //     their targets, verified, and renamed into place in the config's
 //     order;

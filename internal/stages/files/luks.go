@@ -11,7 +11,8 @@ import (
 )
 
 // Where the files stage keeps what unlocks LUKS volumes at boot
-// (ignition.md §5.4): systemd-cryptsetup-generator reads /etc/crypttab.
+// (coreos/ignition internal/exec/stages/files/filesystemEntries.go):
+// systemd-cryptsetup-generator(8) reads /etc/crypttab.
 const (
 	crypttabPath = "/etc/crypttab"
 	luksKeyDir   = "/etc/luks"

@@ -16,7 +16,8 @@ import (
 	"github.com/flintboot/flint/internal/rootfs"
 )
 
-// Defaults for new nodes without a mode (ignition.md §1.2).
+// Defaults for new nodes without a mode (the spec's, coreos/ignition
+// docs/configuration-v3_6.md).
 const (
 	defaultFileMode fs.FileMode = 0o644
 	defaultDirMode  fs.FileMode = 0o755
@@ -63,11 +64,12 @@ func (e entry) what() string {
 	return "hard link " + e.link.Path
 }
 
-// ordered lists the config's nodes in the order they are made
-// (ignition.md §4.3): directories, files and symlinks by depth, shallowest
-// first, so parents exist before children and a symlink exists before
-// what is written through it; hard links last, since their targets may be
-// any of the others.
+// ordered lists the config's nodes in the order they are made (Ignition's
+// order, getOrderedCreationList in coreos/ignition
+// internal/exec/stages/files/filesystemEntries.go): directories, files and
+// symlinks by depth, shallowest first, so parents exist before children and
+// a symlink exists before what is written through it; hard links last, since
+// their targets may be any of the others.
 func ordered(st config.Storage) []entry {
 	list := make([]entry, 0, len(st.Directories)+len(st.Files)+len(st.Links))
 	var hard []entry
@@ -261,8 +263,9 @@ func isRemote(r config.Resource) bool {
 	return len(s) < 5 || !strings.EqualFold(s[:5], "data:")
 }
 
-// file makes one file (ignition.md §4.3): contents into a temporary file
-// beside the target, verified, then renamed with the final mode and owner.
+// file makes one file (as coreos/ignition internal/exec/util/file.go does):
+// contents into a temporary file beside the target, verified, then renamed
+// with the final mode and owner.
 func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Loc) error {
 	what := "file " + f.Path
 	// A failure before the write starts is one [failed] line.

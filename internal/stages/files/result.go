@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// result is the result file's content, with the reference's field names
-// (ignition.md §7): distro tools read it to tell when and whether a
-// machine was provisioned.
+// result is the result file's content, with Ignition's field names
+// (coreos/ignition internal/exec/stages/files/filesystemEntries.go,
+// createResultFile): distro tools read it to tell when and whether a machine
+// was provisioned.
 type result struct {
 	ProvisioningBootID string          `json:"provisioningBootID"`
 	ProvisioningDate   string          `json:"provisioningDate"`

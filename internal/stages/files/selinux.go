@@ -37,9 +37,9 @@ func (s *stage) detectSELinux() error {
 	return nil
 }
 
-// relabelAll labels every path the stage wrote in one setfiles run
-// (ignition.md §4.6): the paths, NUL-separated, in a file outside the
-// root that setfiles reads with -f.
+// relabelAll labels every path the stage wrote in one setfiles run (as
+// coreos/ignition internal/exec/util/selinux.go does): the paths,
+// NUL-separated, in a file outside the root that setfiles reads with -f.
 func (s *stage) relabelAll(ctx context.Context) error {
 	if !s.selinux || len(s.relabel) == 0 {
 		return nil

@@ -11,7 +11,8 @@ import (
 )
 
 // passwdGlobs are the databases the shadow tools rewrite, relabelled after
-// they ran (ignition.md §4.6).
+// they ran (the list of coreos/ignition
+// internal/exec/stages/files/passwd.go).
 var passwdGlobs = []string{"/etc/passwd", "/etc/passwd-", "/etc/group", "/etc/group-", "/etc/shadow", "/etc/shadow-",
 	"/etc/gshadow", "/etc/gshadow-", "/etc/subuid", "/etc/subuid-", "/etc/subgid", "/etc/subgid-", "/etc/.pwd.lock"}
 

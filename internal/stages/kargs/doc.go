@@ -3,15 +3,15 @@
 // stage, and asks for a reboot when it changed anything, so that the first
 // boot continues with the arguments the config asked for.
 //
-// The reference leaves all of this to a distro binary,
-// ignition-kargs-helper (ignition.md §3.2), and most distros ship none.
-// flint does it itself for systems that boot through Boot Loader
-// Specification entries (systemd-boot, GRUB with blscfg, ostree): it
-// mounts the filesystem labelled "boot" read-write in a temporary
-// directory, edits the options line of every loader/entries/*.conf
-// atomically, unmounts it, and, when an entry changed, writes a flag file
-// and (only in the initramfs) runs `systemctl reboot`. Applying the same
-// config again changes nothing, so the boot after the reboot goes on.
+// The reference leaves all of this to a distro binary, ignition-kargs-helper
+// (coreos/ignition internal/exec/stages/kargs/kargs.go), and most distros
+// ship none. flint does it itself for systems that boot through Boot Loader
+// Specification entries (systemd-boot, GRUB with blscfg, ostree): it mounts
+// the filesystem labelled "boot" read-write in a temporary directory, edits
+// the options line of every loader/entries/*.conf atomically, unmounts it,
+// and, when an entry changed, writes a flag file and (only in the initramfs)
+// runs `systemctl reboot`. Applying the same config again changes nothing,
+// so the boot after the reboot goes on.
 //
 // A distro with its own way (grubenv, zipl, rpm-ostree) names a helper
 // instead; it gets the reference's argv (--should-exist A …

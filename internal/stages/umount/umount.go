@@ -1,8 +1,9 @@
-// Package umount is the umount stage (ignition.md §5.6): it unmounts what
-// the mount stage mounted under the target root, the deepest first, before
-// switch-root (the mount unit's ExecStop). A mount that is busy is retried
-// a few times, since a process the files stage started (a udev probe, a
-// relabel) may still hold it for a moment; any other error fails at once.
+// Package umount is the umount stage (coreos/ignition
+// internal/exec/stages/umount/umount.go): it unmounts what the mount stage
+// mounted under the target root, the deepest first, before switch-root (the
+// mount unit's ExecStop). A mount that is busy is retried a few times, since
+// a process the files stage started (a udev probe, a relabel) may still hold
+// it for a moment; any other error fails at once.
 package umount
 
 import (
