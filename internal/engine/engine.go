@@ -135,8 +135,8 @@ type stage struct {
 	run     func(ctx context.Context, r *stageRun) error
 }
 
-// stageList returns the stages in boot order. Each later issue adds its
-// row here: kargs, disks, mount, files, umount.
+// stageList returns the stages in boot order: fetch-offline, fetch, kargs,
+// disks, mount, files, umount.
 func stageList() []stage {
 	return []stage{
 		{

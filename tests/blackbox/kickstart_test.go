@@ -209,9 +209,6 @@ func runKickstartExample(t *testing.T, bin, dir string, ex kickstartExample, spe
 			t.Fatalf("%v\n%s", r.err, r.out)
 		}
 		if r.code != 0 {
-			if stage == "disks" && strings.Contains(r.out, "not supported yet") {
-				t.Skipf("the disks stage cannot apply %s.ks yet (RAID or LUKS is not in this build):\n%s", name, lastLines(r.out, 3))
-			}
 			t.Fatalf("flint run -stage %s: exit %d\nconfig:\n%s\n%s", stage, r.code, applied, r.out)
 		}
 		t.Logf("flint run -stage %s: ok", stage)
@@ -256,12 +253,6 @@ func kernelLacks(cfg config.Config) string {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
-}
 
 // checkKickstartDisks compares the disks and filesystems with the config.
 func checkKickstartDisks(t *testing.T, cfg config.Config, disks []loopDisk) {

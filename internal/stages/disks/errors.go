@@ -28,9 +28,9 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 // ErrDeviceTimeout means a device the config names did not appear in time.
 var ErrDeviceTimeout = errors.New("device did not appear")
 
-// ErrNotSupported means the config asks for something this version of
-// flint cannot do yet; the stage refuses rather than skip it.
-var ErrNotSupported = errors.New("not supported yet")
+// ErrNotSupported means the config asks for something flint does not do
+// (IBM CEX secure keys); the stage refuses rather than skip it.
+var ErrNotSupported = errors.New("not supported")
 
 // ErrKernelView means the kernel's partitions differ from the table just
 // written, even after partx: later steps would format the wrong extents.

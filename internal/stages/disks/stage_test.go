@@ -487,7 +487,7 @@ func TestRunRefusesCEX(t *testing.T) {
 	if !errors.Is(err, ErrNotSupported) {
 		t.Fatalf("Run() = %v, want ErrNotSupported", err)
 	}
-	if got, want := err.Error(), "luks root: IBM CEX keys are not supported yet"; got != want {
+	if got, want := err.Error(), "luks root: IBM CEX keys are not supported"; got != want {
 		t.Errorf("Run() = %q, want %q", got, want)
 	}
 	if c := f.argvs(); len(c) != 0 {
