@@ -64,8 +64,8 @@ func (a *Agent) wireServer() string {
 
 // fabricAddress returns WireServer's address from DHCP option 245 of the
 // first lease that has it (package dhcplease reads networkd's,
-// NetworkManager's and dhclient's files; the peer asks NetworkManager
-// over D-Bus instead), or "".
+// NetworkManager's and dhclient's files; Afterburn asks NetworkManager over
+// D-Bus instead), or "".
 func fabricAddress(path func(string) string) string {
 	for _, l := range dhcplease.Read(path) {
 		if l.Option245.IsValid() {
@@ -232,12 +232,12 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	})
 }
 
-// azureVirtualIPv4 reads AZURE_IPV4_VIRTUAL, the load balancer's address
-// in front of the VM, as the peer does: from WireServer's SharedConfig
-// (the goal state's RoleInstance>Configuration>SharedConfig URL), the
-// loadBalancedPublicAddress (address:port) of the last input endpoint
-// of the <Instance> whose id is <Incarnation instance="…">. A goal state
-// without that URL, or a VM behind no load balancer, has none.
+// azureVirtualIPv4 reads AZURE_IPV4_VIRTUAL, the load balancer's address in
+// front of the VM, as Afterburn does: from WireServer's SharedConfig (the
+// goal state's RoleInstance>Configuration>SharedConfig URL), the
+// loadBalancedPublicAddress (address:port) of the last input endpoint of the
+// <Instance> whose id is <Incarnation instance="…">. A goal state without
+// that URL, or a VM behind no load balancer, has none.
 func azureVirtualIPv4(ctx context.Context, a *Agent) ([]attribute, error) {
 	body, err := a.goalStateDocument(ctx, a.wireServer())
 	if err != nil {

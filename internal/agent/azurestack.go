@@ -1,12 +1,12 @@
 package agent
 
-// Azure Stack has no instance metadata service for the SSH keys: they
-// come from WireServer's certificates endpoint, which the goal state
-// names, encrypted to a certificate the agent makes for the request
-// (package wirecert has the exchange's cryptography). The hostname is not
-// part of that exchange: it is the VM's name on a separate identity
-// endpoint (169.254.169.254/Microsoft.Compute/identity, where the peer
-// reads it too).
+// Azure Stack has no instance metadata service for the SSH keys: they come
+// from WireServer's certificates endpoint, which the goal state names,
+// encrypted to a certificate the agent makes for the request (package
+// wirecert has the exchange's cryptography). The hostname is not part of
+// that exchange: it is the VM's name on a separate identity endpoint
+// (169.254.169.254/Microsoft.Compute/identity, where Afterburn reads it
+// too).
 
 import (
 	"context"

@@ -15,7 +15,7 @@ import (
 )
 
 // gcpMetadata reads the instance's and the project's ssh-keys attributes
-// (lines "user:key"; the user part is dropped, as the peer does, and the
+// (lines "user:key"; the user part is dropped, as Afterburn does, and the
 // keys go to the user the unit names), the project's unless the instance
 // sets block-project-ssh-keys.
 func gcpMetadata(ctx context.Context, a *Agent) (metadata, error) {

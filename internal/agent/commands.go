@@ -138,8 +138,8 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 const DefaultAttributesPath = "/run/metadata/flint"
 
 // Attributes writes the platform's attributes to path as KEY=VALUE lines,
-// each twice: as FLINT_<PLATFORM>_<NAME> and under the peer's name
-// AFTERBURN_<PLATFORM>_<NAME>, so units written for the peer keep working
+// each twice: as FLINT_<PLATFORM>_<NAME> and under Afterburn's name
+// AFTERBURN_<PLATFORM>_<NAME>, so units written for Afterburn keep working
 // with EnvironmentFile=/run/metadata/flint.
 func (a *Agent) Attributes(ctx context.Context, path string) error {
 	op := oplog.Begin(a.log, "attributes", "writing metadata attributes to "+path)

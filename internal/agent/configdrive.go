@@ -124,8 +124,8 @@ func configDriveOnly(ctx context.Context, a *Agent) (metadata, error) {
 	return a.configDrive(ctx, a.driveWait(configDriveWait))
 }
 
-// openStackMetadata reads the config drive when the VM has one, as the
-// peer does, and the metadata service otherwise.
+// openStackMetadata reads the config drive when the VM has one, as Afterburn
+// does, and the metadata service otherwise.
 func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	m, err := a.configDrive(ctx, a.driveWait(openStackDriveWait))
 	if !errors.Is(err, providers.ErrNoDrive) {
@@ -135,12 +135,12 @@ func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	return openStackService(ctx, a)
 }
 
-// cloudStackMetadata reads the config drive when the VM has one, as the
-// peer's cloudstack-configdrive does, and the virtual router's metadata
-// service otherwise. CloudStack's ConfigDriveBuilder writes the drive's
-// meta_data.json from the router's values: local-hostname as hostname,
-// vm-id as uuid, the keys under public_keys; the attributes keep the
-// router's names.
+// cloudStackMetadata reads the config drive when the VM has one, as
+// Afterburn's cloudstack-configdrive provider does, and the virtual router's
+// metadata service otherwise. CloudStack's ConfigDriveBuilder writes the
+// drive's meta_data.json from the router's values: local-hostname as
+// hostname, vm-id as uuid, the keys under public_keys; the attributes keep
+// the router's names.
 func cloudStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	m, err := a.configDriveSpec(ctx, a.driveWait(openStackDriveWait), jsonSpec{
 		hostname: "hostname",

@@ -1,11 +1,11 @@
 package agent
 
-// Proxmox VE and KubeVirt describe the VM's network on its drive: a
-// NoCloud drive's network-config (cloud-init network config version 1 or
-// 2, YAML or JSON), a config-2 drive's openstack/latest/network_data.json
-// (OpenStack's links and networks). The peer turns the static addresses
-// of one interface into <PLATFORM>_IPV4 and <PLATFORM>_IPV6; flint reads
-// the same addresses with readYAMLTree and picks them as the peer does.
+// Proxmox VE and KubeVirt describe the VM's network on its drive: a NoCloud
+// drive's network-config (cloud-init network config version 1 or 2, YAML or
+// JSON), a config-2 drive's openstack/latest/network_data.json (OpenStack's
+// links and networks). Afterburn turns the static addresses of one interface
+// into <PLATFORM>_IPV4 and <PLATFORM>_IPV6; flint reads the same addresses
+// with readYAMLTree and picks them as Afterburn does.
 
 import (
 	"encoding/json"
@@ -149,10 +149,10 @@ func netConfigV1(root map[string]any) ([]netIface, error) {
 	return out, nil
 }
 
-// netConfigV2 reads ethernets: the peer names an interface after its key
+// netConfigV2 reads ethernets: Afterburn names an interface after its key
 // unless it is matched (by MAC address) and the key does not start with
-// "eth"; named interfaces come first, by name, then the others (by key
-// here: the peer leaves their order to a hash map).
+// "eth"; named interfaces come first, by name, then the others (by key here:
+// Afterburn leaves their order to a hash map).
 func netConfigV2(root map[string]any) ([]netIface, error) {
 	eths, err := netMap(root["ethernets"], "ethernets")
 	if err != nil {
@@ -262,7 +262,7 @@ func openStackInterfaces(root map[string]any) ([]netIface, error) {
 	return ifacesByKey(bySortKey), nil
 }
 
-// addIPAttrs adds <prefix>IPV4 and <prefix>IPV6 from ifaces as the peer
+// addIPAttrs adds <prefix>IPV4 and <prefix>IPV6 from ifaces as Afterburn
 // picks them: on Proxmox VE the last address of each family of the first
 // interface; on KubeVirt the first of each family of the first interface
 // that has addresses.

@@ -8,7 +8,7 @@ package agent
 //
 //   - IBM Cloud: hostname local-hostname of meta-data; the keys are
 //     ssh_authorized_keys of the text/cloud-config part of vendor-data
-//     (MIME multipart), as the peer reads them.
+//     (MIME multipart), as Afterburn reads them.
 //   - Proxmox VE: hostname and ssh_authorized_keys of user-data when it
 //     is Proxmox's #cloud-config (a custom user-data holding the Ignition
 //     config has neither); instance-id from meta-data.

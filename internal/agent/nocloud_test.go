@@ -39,8 +39,8 @@ func addDrive(t *testing.T, root, label string, files map[string]string) *driveM
 	return &driveMounter{tree: tree}
 }
 
-// IBM Cloud's drive as the peer's fixture has it: MIME vendor-data whose
-// first text/cloud-config part holds the keys, folded over two lines.
+// IBM Cloud's drive as Afterburn's test fixture has it: MIME vendor-data
+// whose first text/cloud-config part holds the keys, folded over two lines.
 const ibmVendorData = "Content-Type: multipart/form-data; boundary=3efa30189c9e\nMIME-Version: 1.0\n\n" +
 	"--3efa30189c9e\nContent-Type: text/cloud-config\n\n#cloud-config\ndisable_root: false\nssh_authorized_keys:\n" +
 	"- ssh-rsa AAAAB3NzaC1yc2 3TIX+eesnqasq9w==\n  testuser@test.com\n- ssh-ed25519 AAAAC3Nza\n  testuser2@test.com\n" +

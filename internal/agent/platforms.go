@@ -8,7 +8,7 @@ type metadata struct {
 	// keys are SSH public keys, one authorized_keys line each.
 	keys []string
 	// attrs are the instance's attributes in the order they are written;
-	// names are the peer's without its prefix (AWS_INSTANCE_ID).
+	// names are Afterburn's without its prefix (AWS_INSTANCE_ID).
 	attrs []attribute
 }
 

@@ -47,10 +47,10 @@ func globs() []string {
 }
 
 // Read returns the lease of every lease file found, networkd's first (by
-// interface index, as the peers walk interfaces), then NetworkManager's,
-// then dhclient's, each by name. path maps an absolute path to where it
-// is read (a test's root); nil reads the paths as they are. Unreadable
-// files are left out.
+// interface index, as Afterburn and WALinuxAgent walk interfaces), then
+// NetworkManager's, then dhclient's, each by name. path maps an absolute
+// path to where it is read (a test's root); nil reads the paths as they are.
+// Unreadable files are left out.
 func Read(path func(string) string) []Lease {
 	if path == nil {
 		path = func(p string) string { return p }
