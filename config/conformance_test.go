@@ -23,7 +23,7 @@ func conformanceDirs() []string {
 	return dirs
 }
 
-// stricter lists the cases where flint deliberately rejects what the reference
+// stricter lists the cases where flint deliberately rejects what Ignition
 // accepts (docs/validation.md explains each): flint's answer is pinned here.
 var stricter = map[string]string{
 	"unit-name-slash": "a unit name with '/' or '..' escapes /etc/systemd/system",

@@ -259,7 +259,7 @@ func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
 			}
 		}
 		if folded {
-			// Matched like encoding/json (and so the reference) does; the
+			// Matched like encoding/json (and so Ignition) does; the
 			// value is used, but the spelling is wrong and other tools may
 			// ignore it.
 			d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(

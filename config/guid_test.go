@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestValidGUID checks validGUID against the pattern the reference's
+// TestValidGUID checks validGUID against the pattern Ignition's
 // validation uses.
 func TestValidGUID(t *testing.T) {
 	re := regexp.MustCompile(`^(|[[:xdigit:]]{8}-[[:xdigit:]]{4}-[[:xdigit:]]{4}-[[:xdigit:]]{4}-[[:xdigit:]]{12})$`)

@@ -56,7 +56,7 @@ func TestMerge(t *testing.T) {
 			want:   Config{Ignition: Ignition{Version: "3.7.0-experimental"}},
 		},
 		{
-			// The reference assigns plain fields from the child even when
+			// Ignition assigns plain fields from the child even when
 			// empty, once the struct holding them is merged field by field.
 			name:   "plain value left empty in child replaces parent's",
 			parent: Config{Ignition: Ignition{Version: "3.4.0"}},

@@ -148,7 +148,7 @@ func declaredVersion(doc *jsontree.Doc, r *Report) (Version, error) {
 }
 
 // member returns an object's value for key, matched as the decoder matches
-// keys (and encoding/json, hence the reference): every key equal to it when
+// keys (and encoding/json, hence Ignition): every key equal to it when
 // case is ignored sets the same field, so the last such member wins.
 func member(obj *jsontree.Value, key string) *jsontree.Value {
 	var found *jsontree.Value

@@ -6,7 +6,7 @@ import (
 )
 
 // MaxRenderDepth bounds how deeply configs may name other configs through
-// ignition.config.merge and replace. The reference has no bound, so a config
+// ignition.config.merge and replace. Ignition has no bound, so a config
 // that names itself fetches forever; a chain this deep is a mistake.
 const MaxRenderDepth = 16
 
@@ -20,7 +20,7 @@ var ErrRenderDepth = errors.New("configs named by ignition.config.merge or repla
 type Loader func(settings Config, res Resource) (Config, error)
 
 // Render follows ignition.config.replace and ignition.config.merge as the
-// spec (and the reference's renderer) defines them, and returns the final
+// spec (and Ignition's renderer) defines them, and returns the final
 // config:
 //
 //   - When replace has a source, the config it names replaces cfg entirely

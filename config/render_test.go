@@ -74,7 +74,7 @@ func TestRender(t *testing.T) {
 			wantFetches: []string{"a@0", "a1@3", "b@3"},
 		},
 		{
-			name:        "a failed fetch names the reference",
+			name:        "a failed fetch names the merge entry",
 			cfg:         Config{Ignition: Ignition{Config: IgnitionConfig{Merge: []Resource{ref("missing")}}}},
 			wantFetches: []string{"missing@0"},
 			wantErr:     errors.New("ignition.config.merge.0 missing: not found"),

@@ -773,7 +773,7 @@ func checkReport(t *testing.T, raw string, rep Report, err error, wants []ruleWa
 }
 
 // TestSyntaxErrorPosition checks that syntax errors carry the true line and
-// column of the problem, where the reference reports a byte offset turned
+// column of the problem, where Ignition reports a byte offset turned
 // into a position only roughly (and "line 0 col 0" at the end of input).
 func TestSyntaxErrorPosition(t *testing.T) {
 	tests := []struct {
@@ -856,7 +856,7 @@ func TestDuplicateKeyWarns(t *testing.T) {
 }
 
 // TestUnitNameEscapes checks that unit and drop-in names cannot leave the
-// unit directory (the reference writes them wherever they point).
+// unit directory (Ignition writes them wherever they point).
 func TestUnitNameEscapes(t *testing.T) {
 	for _, units := range []string{
 		`[{"name":"../a.service"}]`,
@@ -880,7 +880,7 @@ func TestUnitNameEscapes(t *testing.T) {
 }
 
 // TestWrongCaseKey checks that a key in the wrong case is applied, as
-// encoding/json (and so the reference) applies it, and warned about.
+// encoding/json (and so Ignition) applies it, and warned about.
 func TestWrongCaseKey(t *testing.T) {
 	raw := `{"Ignition":{"Version":"3.1.0"},"storage":{"Files":[{"path":"/a"}]}}`
 	c, rep, err := Parse([]byte(raw))

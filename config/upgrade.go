@@ -17,7 +17,7 @@ func upgrade(cfg *Config, from Version) {
 }
 
 // maskSpecialModeBits clears setuid, setgid and sticky bits from file and
-// directory modes. Before spec 3.6.0 the reference never applied them, so an
+// directory modes. Before spec 3.6.0 Ignition never applied them, so an
 // old config that sets them (and was warned about it) keeps its old meaning.
 func maskSpecialModeBits(cfg *Config) {
 	for i := range cfg.Storage.Files {

@@ -209,7 +209,7 @@ func (c *checker) hash(h string, parent jsonPath, elems ...any) {
 		return
 	}
 	if !isHex(sum) {
-		// The reference only checks the length; such a digest can never
+		// Ignition only checks the length; such a digest can never
 		// match, so the fetch would fail at boot.
 		c.warnf(p(), "%s digest is not hexadecimal: no content can match it", fn)
 	}

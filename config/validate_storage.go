@@ -132,7 +132,7 @@ func (c *checker) partition(part Partition, p jsonPath) {
 		c.errorf(p, "a partition needs a number or a label to be identified")
 	}
 	if part.Label != nil {
-		// GPT names are 36 UTF-16 code units; the reference counts bytes,
+		// GPT names are 36 UTF-16 code units; Ignition counts bytes,
 		// which is never more lenient, and sgdisk cannot escape colons.
 		if len(*part.Label) > 36 {
 			c.errorf(c.at(p, "label"), "partition label is %d bytes long, the limit is 36", len(*part.Label))

@@ -111,7 +111,7 @@ func parseSemver(s string) (Version, bool) {
 // fieldSince records the version that introduced each field added after
 // 3.0.0, by JSON path without list indices. A key in a config older than its
 // field's version is reported as unused and ignored, exactly as an unknown
-// key is (the reference decodes each version with that version's types).
+// key is (Ignition decodes each version with that version's types).
 var fieldSince = map[string]Version{
 	// 3.1.0: compression and headers for every resource, sha256, proxy,
 	// mount options.
@@ -145,7 +145,7 @@ var fieldSince = map[string]Version{
 }
 
 // The enum values added after 3.0.0. Using one in an older config is an
-// error, as in the reference, because the older spec has no such value.
+// error, as in Ignition, because the older spec has no such value.
 var (
 	formatSince = map[string]Version{
 		"ext4": V3_0, "btrfs": V3_0, "xfs": V3_0, "swap": V3_0, "vfat": V3_0,

@@ -20,7 +20,7 @@ import (
 )
 
 // setupError is a stage that could not start (state file, fetcher): exit
-// status 3, as in the reference.
+// status 3, as in Ignition.
 type setupError struct{ err error }
 
 func (e setupError) Error() string { return e.err.Error() }

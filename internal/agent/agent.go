@@ -142,7 +142,7 @@ func (a *Agent) getJSON(ctx context.Context, r resource.Request, v any) error {
 }
 
 // PlatformID finds the platform the machine runs on when -platform does
-// not name it: PLATFORM_ID in /run/flint.env (or the reference's
+// not name it: PLATFORM_ID in /run/flint.env (or Ignition's
 // /run/ignition.env), which the initramfs writes, then
 // ignition.platform.id on the kernel command line. root prefixes the
 // paths ("" is /).

@@ -24,7 +24,7 @@ import (
 // baseConfig reads and merges the base configs: base.d, then
 // base.platform.d/<platform> on top, each sorted by file name. It reports
 // whether there was any. A base config that does not parse fails the stage
-// (the reference ignores broken files in base.platform.d; flint does not,
+// (Ignition ignores broken files in base.platform.d; flint does not,
 // since a machine provisioned without them is not the one the distro
 // meant).
 func (r *stageRun) baseConfig() (config.Config, bool, error) {
@@ -73,7 +73,7 @@ func (r *stageRun) fetchConfig(ctx context.Context) (config.Config, error) {
 	}
 	// Parsing checked the user config with the rules of the version it
 	// declares; what gets cached is checked once with the newest rules, as
-	// the reference does, since older rules differ (before 3.3 a link needs
+	// Ignition does, since older rules differ (before 3.3 a link needs
 	// no target). Only a config that declares the newest version and
 	// names no other config was already checked with those very rules.
 	checked := raw != nil && declared == config.V3_7Exp &&
@@ -222,7 +222,7 @@ func (r *stageRun) endFetch(op *oplog.Op, err error) error {
 }
 
 // inlineCAs replaces every remote certificate authority with a data URL of
-// its contents, as the reference does, so the later stages trust the same
+// its contents, as Ignition does, so the later stages trust the same
 // CAs without fetching them again (and, with the network down, at all).
 func (r *stageRun) inlineCAs(ctx context.Context, cfg config.Config) (config.Config, error) {
 	cas := cfg.Ignition.Security.TLS.CertificateAuthorities
@@ -251,7 +251,7 @@ func (r *stageRun) inlineCAs(ctx context.Context, cfg config.Config) (config.Con
 
 // writeCache writes the rendered user config (not the base configs, which
 // every stage merges again) for the later stages: mode 0600, since it can
-// hold password hashes and key material; the reference uses 0640.
+// hold password hashes and key material; Ignition uses 0640.
 func (r *stageRun) writeCache(cfg config.Config) error {
 	op := r.op("cache", "writing the config cache "+r.o.ConfigCache)
 	// Streamed to the file: json.Marshal would build the encoding in
@@ -263,7 +263,7 @@ func (r *stageRun) writeCache(cfg config.Config) error {
 	return nil
 }
 
-// readCache reads the config the fetch stages cached, as the reference
+// readCache reads the config the fetch stages cached, as Ignition
 // does: no validation (it was validated before it was written), and the
 // fetcher set up with its timeouts, proxy and CAs.
 func (r *stageRun) readCache(ctx context.Context) (config.Config, error) {

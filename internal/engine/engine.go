@@ -48,13 +48,13 @@ const (
 )
 
 // FetchedConfigMessageID is the journal MESSAGE_ID of the "config fetched"
-// entries. It is the reference's, because distro tooling (the console's
+// entries. It is Ignition's, because distro tooling (the console's
 // "user config applied" notice, test suites) looks entries up by it and by
 // IGNITION_CONFIG_TYPE=user.
 const FetchedConfigMessageID = "57124006b5c94805b77ce473e92a8aeb"
 
 // StageFailedMessageID is the journal MESSAGE_ID of the line that says a
-// stage failed and why (flint's own; the reference has none), so a console
+// stage failed and why (flint's own; Ignition has none), so a console
 // helper can show the reason without parsing text:
 // journalctl MESSAGE_ID=22e4122142524666b1688f12057c3755.
 const StageFailedMessageID = "22e4122142524666b1688f12057c3755"
@@ -77,7 +77,7 @@ type Options struct {
 	Platform providers.Platform
 	// Root is the target root the later stages write under ("" means /).
 	Root string
-	// ConfigCache, StateFile and NeedNet are the reference's files (""
+	// ConfigCache, StateFile and NeedNet are Ignition's files (""
 	// means the defaults above).
 	ConfigCache string
 	StateFile   string
@@ -391,7 +391,7 @@ func (r *stageRun) run(ctx context.Context) error {
 		}
 		user, err = r.fetchConfig(ctx)
 		if r.offline && errors.Is(err, resource.ErrNeedNet) {
-			// The reference's first neednet case: the config itself
+			// Ignition's first neednet case: the config itself
 			// needs the network. No cache: the fetch stage does it all.
 			r.log.Info("getting the config needs the network: writing the neednet flag and leaving the config to the fetch stage", "flag", r.o.NeedNet, "reason", err)
 			if err := signalNeedNet(r.o.NeedNet); err != nil {

@@ -7,7 +7,7 @@ var (
 	// usage error.
 	ErrUnknownStage = errors.New("unknown stage")
 	// ErrSetup means the engine could not get ready to run the stage
-	// (the state file, the fetcher): exit status 3, as in the reference.
+	// (the state file, the fetcher): exit status 3, as in Ignition.
 	ErrSetup = errors.New("setup failed")
 	// ErrNoSource means no config source exists on this machine: nothing
 	// on the kernel command line, no user.ign, and the platform provider

@@ -13,7 +13,7 @@ import (
 // "For distributors").
 const (
 	// EnvKargsHelper names the program that applies kernel arguments
-	// instead of flint's BLS editor; it gets the reference's argv
+	// instead of flint's BLS editor; it gets Ignition's argv
 	// (--should-exist A … --should-not-exist B …) and must reboot by
 	// itself when it changed anything.
 	EnvKargsHelper = "FLINT_KARGS_HELPER"

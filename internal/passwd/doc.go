@@ -1,5 +1,5 @@
 // Package passwd reads a target root's user and group databases and builds
-// the shadow-utils command lines that change them, the way the reference
+// the shadow-utils command lines that change them, the way Ignition
 // does (coreos/ignition internal/exec/util/passwd.go):
 // groupadd/groupmod/groupdel and useradd/usermod/userdel, each with --root
 // so the tools themselves confine their writes to the target.

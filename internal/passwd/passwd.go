@@ -278,7 +278,7 @@ func Redact(argv []string) []string {
 	return out
 }
 
-// AuthorizedKeys is the file the reference writes a user's SSH keys to
+// AuthorizedKeys is the file Ignition writes a user's SSH keys to
 // (one fragment per tool; sshd reads them with
 // AuthorizedKeysCommand or the distro's AuthorizedKeysFile glob), relative
 // to the home directory.

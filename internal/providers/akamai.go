@@ -19,7 +19,7 @@ import (
 
 const (
 	// akamaiTokenTTL is the token lifetime flint asks for, in seconds:
-	// the reference's; the config is read right after.
+	// Ignition's; the config is read right after.
 	akamaiTokenTTL = "300"
 )
 
@@ -30,7 +30,7 @@ type akamaiProvider struct {
 
 // newAkamai reads the user config from the Akamai (Linode) Metadata
 // service. Empty user-data is an empty config; every failure, a 404
-// included, is an error, as in the reference: the service always serves
+// included, is an error, as in Ignition: the service always serves
 // the path on an instance with the Metadata service enabled.
 func newAkamai(env Env) Provider {
 	return akamaiProvider{env: env, base: env.endpoint("http://169.254.169.254")}

@@ -37,7 +37,7 @@ func TestAkamai(t *testing.T) {
 		{name: "base64", routes: routes(answerOK(mdBase64(testConfig))), want: testConfig, wantRequests: []string{tokenKey, userDataKey}},
 		{name: "gzip under base64", routes: routes(answerOK(gzipped)), want: testConfig},
 		{name: "empty user-data", routes: routes(answerOK("")), wantErr: ErrNoConfig},
-		// The reference fails on a 404, unlike most platforms.
+		// Ignition fails on a 404, unlike most platforms.
 		{name: "404", routes: routes(answerStatus(http.StatusNotFound)), wantErr: resource.ErrNotFound},
 		{name: "not base64", routes: routes(answerOK(testConfig)), wantErr: errAnyError},
 		{

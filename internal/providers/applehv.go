@@ -66,7 +66,7 @@ func (p appleHVProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("applehv: GET over vsock (cid %d, port %d): %w", vsock.Host, appleHVPort, err)
 	}
 	defer resp.Body.Close()
-	// The reference takes whatever body comes back; an error page parsed
+	// Ignition takes whatever body comes back; an error page parsed
 	// as a config would only fail later with a worse message.
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("applehv: host config server answered HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))

@@ -21,9 +21,9 @@ import (
 
 const (
 	// awsTokenTTL is the lifetime asked for the IMDSv2 token, in
-	// seconds: the reference's, and the maximum IMDS grants (6 hours).
+	// seconds: Ignition's, and the maximum IMDS grants (6 hours).
 	awsTokenTTL = "21600"
-	// awsUserDataPath pins the metadata API version the reference reads.
+	// awsUserDataPath pins the metadata API version Ignition reads.
 	awsUserDataPath = "/2019-10-01/user-data"
 )
 
@@ -77,7 +77,7 @@ func (p awsProvider) token(ctx context.Context) (string, error) {
 
 // awsIMDSv1Only tells whether err is how a metadata service without
 // IMDSv2 answers the token request: the path does not exist (404, what
-// the reference checks) or the method is not allowed there (405).
+// Ignition checks) or the method is not allowed there (405).
 // Anything else, a 403 from a service that has IMDS turned off included,
 // is a real failure and no reason to skip the token.
 func awsIMDSv1Only(err error) bool {

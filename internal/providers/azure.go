@@ -4,7 +4,7 @@ package providers
 // instance metadata service (IMDS), base64-encoded, to requests that carry
 // "Metadata: true" (https://learn.microsoft.com/azure/virtual-machines/instance-metadata-service).
 // "Custom data" is CustomData.bin on the provisioning CD-ROM
-// (azure_ovf.go). Like the reference, flint takes the user data when there
+// (azure_ovf.go). Like Ignition, flint takes the user data when there
 // is some and the custom data otherwise.
 
 import (
@@ -17,12 +17,12 @@ import (
 )
 
 // azureUserDataPath is the IMDS user-data endpoint with the API version
-// the reference uses; format=text returns the value alone, not JSON.
+// Ignition uses; format=text returns the value alone, not JSON.
 const azureUserDataPath = "/metadata/instance/compute/userData?api-version=2021-01-01&format=text"
 
 // azureIMDSRetry are the statuses IMDS answers while it is still coming
 // up or throttling (404 and 410 early in boot, 429 when asked too often):
-// retried like a 5xx, the set cloud-init and the reference use.
+// retried like a 5xx, the set cloud-init and Ignition use.
 var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
 
 type azureProvider struct {

@@ -22,7 +22,7 @@ const (
 	ovfEnvFile = "ovf-env.xml"
 	// customDataFile holds the custom data, the user config.
 	customDataFile = "CustomData.bin"
-	// ovfPollInterval is how often the reference rescans the CD-ROM
+	// ovfPollInterval is how often Ignition rescans the CD-ROM
 	// drives until the medium shows up.
 	ovfPollInterval = time.Second
 )

@@ -151,7 +151,7 @@ func TestReadOVFMedia(t *testing.T) {
 	}
 }
 
-// TestReadOVFMediaDiscArrives: the reference rescans until the medium is
+// TestReadOVFMediaDiscArrives: Ignition rescans until the medium is
 // there; a drive that first has no disc is asked again.
 func TestReadOVFMediaDiscArrives(t *testing.T) {
 	root := t.TempDir()
@@ -175,7 +175,7 @@ func TestReadOVFMediaDiscArrives(t *testing.T) {
 }
 
 // TestReadOVFMediaWaitsForContext: without env.Wait the search lasts as
-// long as the context (the reference waits forever).
+// long as the context (Ignition waits forever).
 func TestReadOVFMediaWaitsForContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

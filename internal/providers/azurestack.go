@@ -17,7 +17,7 @@ type azurestackProvider struct {
 
 // newAzureStack reads CustomData.bin from the provisioning CD-ROM (the
 // same search as readAzureOVFCustomData), waiting
-// for the medium as long as the fetch may take, as the reference does. A
+// for the medium as long as the fetch may take, as Ignition does. A
 // medium without custom data is an empty config.
 func newAzureStack(env Env) Provider {
 	return azurestackProvider{env: env, status: cdromDriveStatus}

@@ -5,7 +5,7 @@ package providers
 // router, an EC2-style metadata service at the address of the DHCP server
 // that leased the instance its address
 // (https://docs.cloudstack.apache.org/en/latest/adminguide/virtual_machines/user-data.html).
-// Like the reference, flint asks both at once and takes the first answer,
+// Like Ignition, flint asks both at once and takes the first answer,
 // and finds the router in systemd-networkd's lease files.
 
 import (
@@ -24,7 +24,7 @@ import (
 const (
 	cloudstackDrivePath    = "/cloudstack/userdata/user_data.txt"
 	cloudstackUserDataPath = "/latest/user-data"
-	// leasePollInterval is how often the reference looks for a lease
+	// leasePollInterval is how often Ignition looks for a lease
 	// while networkd has none yet.
 	leasePollInterval = 500 * time.Millisecond
 )
@@ -110,7 +110,7 @@ func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 }
 
 // dhcpServerAddress returns the server address of the first DHCP lease
-// (systemd-networkd's by interface index, as the reference walks
+// (systemd-networkd's by interface index, as Ignition walks
 // interfaces, then NetworkManager's and dhclient's) that names one.
 func dhcpServerAddress(env Env) (netip.Addr, bool) {
 	for _, l := range dhcplease.Read(env.path) {

@@ -142,7 +142,7 @@ func TestCloudStackNoLeaseNoDrive(t *testing.T) {
 }
 
 // In fetch-offline the network is down, so networkd holds no lease yet:
-// the provider must say it needs the network at once, as the reference's
+// the provider must say it needs the network at once, as Ignition's
 // does, not wait for a lease that only the fetch stage's network brings
 // and then fail the stage.
 func TestCloudStackOfflineWithoutLease(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/flintboot/flint/config"
 )
 
-// Kernel arguments flint reads. The names are the reference's, so boot
+// Kernel arguments flint reads. The names are Ignition's, so boot
 // loader entries and PXE setups written for it keep working.
 const (
 	ArgConfigURL    = "ignition.config.url"
@@ -30,7 +30,7 @@ const (
 // DefaultCmdlinePath is where the kernel shows its command line.
 const DefaultCmdlinePath = "/proc/cmdline"
 
-// cmdlineDeviceWait is how long the reference waits for the filesystem
+// cmdlineDeviceWait is how long Ignition waits for the filesystem
 // ignition.config.device names to appear.
 const cmdlineDeviceWait = 30 * time.Second
 
@@ -141,7 +141,7 @@ func (c Cmdline) PlatformID() string {
 
 // Firstboot reports whether the command line marks this as the first boot:
 // ignition.firstboot given bare or with any value but "", "0", "no" or
-// "off", the last occurrence deciding (the reference's generator).
+// "off", the last occurrence deciding (Ignition's generator).
 func (c Cmdline) Firstboot() bool {
 	for i := len(c) - 1; i >= 0; i-- {
 		if c[i].Key != ArgFirstboot {
@@ -192,7 +192,7 @@ func (s cmdlineSource) FetchConfig(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	log := s.env.logger().With("source", "cmdline")
-	// The reference keeps the last non-empty value of each argument and
+	// Ignition keeps the last non-empty value of each argument and
 	// ignores empty ones with a note.
 	values := map[string]string{}
 	for _, a := range args {

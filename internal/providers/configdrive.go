@@ -30,7 +30,7 @@ var errNoDrive = errors.New("no config drive appeared")
 // journal on a drive the hypervisor may share between boots.
 const mountReadOnly uintptr = 1
 
-// drivePollInterval is how often the reference looks for a config drive
+// drivePollInterval is how often Ignition looks for a config drive
 // that has not appeared yet.
 const drivePollInterval = time.Second
 
@@ -43,7 +43,7 @@ const byLabelDir = "/dev/disk/by-label"
 //
 // It returns an error wrapping errNoDrive when no drive appeared in time,
 // and one wrapping ErrNoConfig when the drive has no such file or the file
-// is empty (the reference treats both as "no user-data": an empty config).
+// is empty (Ignition treats both as "no user-data": an empty config).
 func readDriveFile(ctx context.Context, env Env, labels []string, relPath string, wait time.Duration) ([]byte, error) {
 	dev, err := findDrive(ctx, env, labels, wait)
 	if err != nil {

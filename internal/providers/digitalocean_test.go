@@ -6,7 +6,7 @@ import (
 	"github.com/flintboot/flint/internal/resource"
 )
 
-// DigitalOcean fails on a 404, as the reference does.
+// DigitalOcean fails on a 404, as Ignition does.
 func TestDigitalOcean(t *testing.T) {
 	runUserDataCases(t, "digitalocean", newDigitalOcean, plainUserDataCases("GET /metadata/v1/user-data", nil, 0, nil, resource.ErrNotFound))
 }

@@ -1,6 +1,6 @@
 package providers
 
-// The file platform reads the config from a local file. The reference has
+// The file platform reads the config from a local file. Ignition has
 // it for testing (it is undocumented there); flint's blackbox tests drive
 // `flint run -platform file` with it.
 
@@ -41,7 +41,7 @@ func newFileFrom(env Env, getenv func(string) string) Provider {
 }
 
 // FetchConfig reads the file. Unlike a platform's user-data, a missing
-// file is an error, as in the reference: someone asked for this file. An
+// file is an error, as in Ignition: someone asked for this file. An
 // empty file is an empty config.
 func (p fileProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 	data, err := os.ReadFile(p.name)

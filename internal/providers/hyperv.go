@@ -26,7 +26,7 @@ import (
 // struct hv_kvp_msg (<linux/hyperv.h>) and waits for the reply; the host
 // pushes the external pool as KVP_OP_SET messages right after registration.
 // There is no end-of-pool message: the pool is complete when the host has
-// been quiet for a while (5 s, as libhvee and the reference do).
+// been quiet for a while (5 s, as libhvee and Ignition do).
 //
 // hv_kvp_daemon stores the pools in /var/lib/hyperv/.kvp_pool_<n>, arrays
 // of 512-byte key + 2048-byte value records. When the daemon already holds
@@ -382,7 +382,7 @@ func (p *hypervProvider) readPoolFile(pool int) (kvpPools, error) {
 // for the pools FetchConfig read from the channel. The host sends the pools
 // once per boot and flint consumed them, so the files stage writes them
 // where hv_kvp_daemon keeps them, with mode 0600 and not the daemon's 0644:
-// pool 0 holds the config, which can hold secrets (the reference does the
+// pool 0 holds the config, which can hold secrets (Ignition does the
 // same, and hv_kvp_daemon keeps an existing file's mode).
 func (p *hypervProvider) KVPPoolFiles() map[string][]byte {
 	if p.pools == nil {

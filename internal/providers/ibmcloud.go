@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ibmcloudDriveWait is how long the reference waits for the cidata drive
+// ibmcloudDriveWait is how long Ignition waits for the cidata drive
 // before it boots without a config.
 const ibmcloudDriveWait = 30 * time.Second
 

@@ -13,7 +13,7 @@ import (
 type kubevirtProvider struct{ env Env }
 
 // newKubeVirt reads the user config from a cidata or config-2 drive,
-// waiting for one as long as the fetch may take (the reference has no
+// waiting for one as long as the fetch may take (Ignition has no
 // timeout). A drive without user-data is an empty config.
 func newKubeVirt(env Env) Provider { return kubevirtProvider{env: env} }
 

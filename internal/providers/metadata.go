@@ -83,7 +83,7 @@ func noUserData(env Env, platform, rawURL string, cause error) error {
 }
 
 // finishUserData decodes data with decode (nil: as is) and turns empty
-// user-data into ErrNoConfig, as the reference does for every platform
+// user-data into ErrNoConfig, as Ignition does for every platform
 // (an empty body is an empty config, not an error).
 func finishUserData(env Env, platform, rawURL string, data []byte, decode func([]byte) ([]byte, error)) ([]byte, error) {
 	if decode != nil {
@@ -151,7 +151,7 @@ type raceSource struct {
 // unmounted before this returns.
 //
 // resource.ErrNeedNet from a source ends the race with it: in
-// fetch-offline the network sources cannot answer, so the reference does
+// fetch-offline the network sources cannot answer, so Ignition does
 // not run these providers there at all, and flint leaves the whole race
 // to fetch. When every source fails the error names each one.
 func raceUserData(ctx context.Context, env Env, platform string, sources []raceSource) ([]byte, error) {

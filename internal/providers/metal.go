@@ -15,7 +15,7 @@ import (
 type metalProvider struct{}
 
 // newMetal returns a provider that always answers ErrNoConfig: booting a
-// metal machine without a config is an empty config, as in the reference.
+// metal machine without a config is an empty config, as in Ignition.
 func newMetal(Env) Provider { return metalProvider{} }
 
 func (metalProvider) FetchConfig(context.Context) ([]byte, error) {

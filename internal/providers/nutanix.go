@@ -11,7 +11,7 @@ import (
 type nutanixProvider struct{ env Env }
 
 // newNutanix reads /openstack/latest/user_data from the config-2 drive,
-// waiting for it as long as the fetch may take (the reference waits
+// waiting for it as long as the fetch may take (Ignition waits
 // forever: the drive is always there). No user_data is an empty config.
 func newNutanix(env Env) Provider { return nutanixProvider{env: env} }
 

@@ -35,7 +35,7 @@ func (p bluefieldProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("nvidiabluefield: no %s: %w", bluefieldBootFIFO, ErrNoConfig)
 	}
 	if err != nil {
-		// The reference logs this and boots with an empty config; a FIFO
+		// Ignition logs this and boots with an empty config; a FIFO
 		// that is there but unreadable is a fault worth stopping for.
 		return nil, fmt.Errorf("nvidiabluefield: reading the boot FIFO: %w", err)
 	}

@@ -30,7 +30,7 @@ const (
 	// openstackLinkLocal is the metadata service's IPv6 address.
 	openstackLinkLocal = "fe80::a9fe:a9fe"
 	// raceDriveWait is how long OpenStack and CloudStack wait for a
-	// config drive to appear. The reference waits for ever; flint gives
+	// config drive to appear. Ignition waits for ever; flint gives
 	// it as long as the metadata service gets by default (-fetch-timeout),
 	// so a machine with neither fails with a reason instead of hanging.
 	raceDriveWait = 2 * time.Minute

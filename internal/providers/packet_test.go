@@ -8,7 +8,7 @@ import (
 )
 
 // The Equinix Metal metadata service answers 406 to the fetcher's default
-// Accept header; a 404 fails the fetch, as in the reference.
+// Accept header; a 404 fails the fetch, as in Ignition.
 func TestPacket(t *testing.T) {
 	header := http.Header{"Accept": {"*/*"}}
 	runUserDataCases(t, "packet", newPacket, plainUserDataCases("GET /userdata", header, http.StatusNotAcceptable, nil, resource.ErrNotFound))

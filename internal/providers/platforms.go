@@ -2,7 +2,7 @@ package providers
 
 import "sort"
 
-// platforms is every ignition.platform.id flint knows, in the reference's
+// platforms is every ignition.platform.id flint knows, in Ignition's
 // spelling, with the provider that reads its config. It is the only list:
 // the engine, flint run's usage text and docs/providers.md's test all read it.
 var platforms = []Platform{

@@ -11,7 +11,7 @@ import (
 func TestPlatformTable(t *testing.T) {
 	ids := IDs()
 	if len(ids) != 31 {
-		t.Errorf("IDs() has %d platforms, want the reference's 31", len(ids))
+		t.Errorf("IDs() has %d platforms, want Ignition's 31", len(ids))
 	}
 	if !slices.IsSorted(ids) {
 		t.Errorf("IDs() = %q, want them sorted (Lookup searches them)", ids)

@@ -8,7 +8,7 @@ import "context"
 type powervsProvider struct{ env Env }
 
 // newPowerVS reads /openstack/latest/user_data from the config-2 drive,
-// waiting for it as long as the fetch may take (the reference waits
+// waiting for it as long as the fetch may take (Ignition waits
 // forever). No user_data is an empty config.
 func newPowerVS(env Env) Provider { return powervsProvider{env: env} }
 

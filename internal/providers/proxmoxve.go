@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// proxmoxDriveWait is how long the reference waits for the cidata drive
+// proxmoxDriveWait is how long Ignition waits for the cidata drive
 // before it boots without a config.
 const proxmoxDriveWait = 30 * time.Second
 
@@ -70,7 +70,7 @@ func (p proxmoxProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 }
 
 // notIgnition says why a cidata file cannot be an Ignition config, or ""
-// when it may be one. The reference skips empty files, #cloud-config
+// when it may be one. Ignition skips empty files, #cloud-config
 // files and anything that is not valid JSON. flint skips what cannot
 // start a JSON object: empty files and cloud-init's formats (#cloud-config,
 // #! scripts, #include and the other # headers, MIME multipart, gzip). A

@@ -25,7 +25,7 @@ func TestProxmoxVE(t *testing.T) {
 		{name: "both cloud-config", files: map[string]string{"user-data": cloudConfig, "vendor-data": "#cloud-config\n"}, wantErr: ErrNoConfig},
 		{name: "no files", files: map[string]string{"meta-data": "instance-id: 1"}, wantErr: ErrNoConfig},
 		// A broken Ignition config is returned for the parser to report,
-		// not skipped as the reference does.
+		// not skipped as Ignition does.
 		{name: "broken JSON is not skipped", files: map[string]string{"user-data": `{"ignition": `, "vendor-data": vendorCfg}, want: `{"ignition": `},
 		{name: "no drive in time", wantErr: ErrNoConfig},
 	}

@@ -39,7 +39,7 @@ const (
 )
 
 // newQEMU picks the config channel this architecture has: fw_cfg, or the
-// virtio block device on s390x and ppc64le, as the reference does.
+// virtio block device on s390x and ppc64le, as Ignition does.
 func newQEMU(env Env) Provider {
 	switch runtime.GOARCH {
 	case "s390x", "ppc64le":

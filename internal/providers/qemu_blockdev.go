@@ -19,7 +19,7 @@ import (
 
 const (
 	qemuBlockDevice = "/dev/disk/by-id/virtio-ignition"
-	// qemuBlockDeviceWait and qemuBlockDevicePoll are the reference's.
+	// qemuBlockDeviceWait and qemuBlockDevicePoll are Ignition's.
 	qemuBlockDeviceWait = 5 * time.Minute
 	qemuBlockDevicePoll = 5 * time.Second
 )
@@ -33,7 +33,7 @@ func newQEMUBlockDevice(env Env) Provider { return qemuBlockDev{env: env} }
 
 func (p qemuBlockDev) FetchConfig(ctx context.Context) ([]byte, error) {
 	log := p.env.logger().With("platform", "qemu", "op", "virtio-ignition")
-	log.Warn("fetching the config from the virtio-ignition block device is experimental, as in the reference")
+	log.Warn("fetching the config from the virtio-ignition block device is experimental, as in Ignition")
 	if p.env.Runner != nil {
 		if _, err := p.env.Runner.Run(ctx, "modprobe", "virtio_blk"); err != nil {
 			return nil, fmt.Errorf("qemu: loading the virtio block driver: %w", err)

@@ -17,7 +17,7 @@ import (
 )
 
 // The environment variables that move the system config directories, as
-// in the reference (docs/distributor-notes.md there).
+// in Ignition (coreos/ignition docs/distributor-notes.md).
 const (
 	EnvSystemConfigDir  = "IGNITION_SYSTEM_CONFIG_DIR"
 	EnvLocalConfigDir   = "IGNITION_SYSTEM_LOCAL_CONFIG_DIR"
@@ -48,7 +48,7 @@ type ConfigDirs struct {
 	System  string // /usr/lib/ignition: shipped by the distro
 }
 
-// DefaultConfigDirs returns the reference's directories.
+// DefaultConfigDirs returns Ignition's directories.
 func DefaultConfigDirs() ConfigDirs {
 	return ConfigDirs{Runtime: "/run/ignition", Local: "/etc/ignition", System: "/usr/lib/ignition"}
 }
@@ -122,7 +122,7 @@ type BaseConfig struct {
 // ReadBaseConfigs returns the files of the subdirectory sub (BaseDir, or
 // PlatformBaseDir/<platform id>) across dirs, sorted by file name: for a
 // name present in several directories only the highest-priority one's file
-// counts. Every file is read whatever its name, as in the reference;
+// counts. Every file is read whatever its name, as in Ignition;
 // subdirectories are skipped. A missing directory holds nothing.
 func ReadBaseConfigs(dirs ConfigDirs, sub string) ([]BaseConfig, error) {
 	byName := map[string]string{}

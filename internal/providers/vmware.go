@@ -33,7 +33,7 @@ const (
 	vmwKeyData     = "ignition.config.data"
 	vmwKeyEncoding = "ignition.config.data.encoding"
 	// vmwKeyOVFEnv is the guestinfo variable holding the OVF environment
-	// document. VMX keys are case-insensitive; the reference spells it
+	// document. VMX keys are case-insensitive; Ignition spells it
 	// "ovfenv", VMware's documentation "ovfEnv".
 	vmwKeyOVFEnv = "ovfenv"
 	// vmwOVFPrefix is how guestinfo variables are named as OVF properties.
@@ -191,7 +191,7 @@ type vmwGuestinfo struct {
 }
 
 // get returns the value of guestinfo.<key>; ok is false when the VMX says
-// the variable is not set (any "0 …" reply, as the reference treats it).
+// the variable is not set (any "0 …" reply, as Ignition treats it).
 func (g vmwGuestinfo) get(ctx context.Context, key string) (value string, ok bool, err error) {
 	reply, err := g.rpc.Call(ctx, "info-get guestinfo."+key)
 	if err != nil {
@@ -287,7 +287,7 @@ type ovfProperty struct {
 // scanOVFProperties finds the Property elements of an OVF environment
 // document (DSP0243 §11): Environment > PropertySection > Property, with
 // key and value attributes (normally in the OVF environment namespace,
-// oe:key/oe:value). Like the reference, names are matched without regard
+// oe:key/oe:value). Like Ignition, names are matched without regard
 // to namespaces, and anything after the root element is ignored.
 func scanOVFProperties(doc []byte) ([]ovfProperty, error) {
 	d := xml.NewDecoder(bytes.NewReader(doc))

@@ -120,7 +120,7 @@ type zvmSpoolFile struct {
 //	ORIGINID FILE CLASS RECORDS  CPY HOLD DATE  TIME     NAME      TYPE      DIST
 //	LINUX1   0017 A PUN 00000023 001 NONE 06/11 14:21:05 config    ign       LINUX1
 //
-// (CLASS is two words, class and originating device). Like the reference,
+// (CLASS is two words, class and originating device). Like Ignition,
 // fields are split on white space and lines with fewer than 11 fields are
 // skipped (a file without NAME and TYPE cannot be an ign file); unlike it,
 // the type is compared without regard to case, since CMS writes names in

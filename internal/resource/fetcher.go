@@ -35,7 +35,7 @@ const (
 )
 
 // Options configure a Fetcher. The zero value fetches from the real
-// endpoints with the reference's timeouts.
+// endpoints with Ignition's timeouts.
 type Options struct {
 	// Logger receives retries and other events; nil discards them.
 	Logger *slog.Logger
@@ -107,7 +107,7 @@ type netConfig struct {
 	roots         *x509.CertPool // nil: the system pool
 }
 
-// New returns a Fetcher with the reference's defaults: no total timeout,
+// New returns a Fetcher with Ignition's defaults: no total timeout,
 // response headers within 10 s, no proxy, the system's CAs.
 func New(o Options) *Fetcher {
 	if o.Logger == nil {
@@ -376,7 +376,7 @@ func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
 
 // fetchTFTP reads a tftp://host[:port]/file URL. The TFTP client
 // retransmits lost packets itself; a failed transfer is not retried, as in
-// the reference.
+// Ignition.
 func (f *Fetcher) fetchTFTP(ctx context.Context, u *url.URL, p pipeline, s *sink) error {
 	f.mu.Lock()
 	total := f.net.total

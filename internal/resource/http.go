@@ -346,7 +346,7 @@ func (f *Fetcher) newTransport(nc netConfig, localPort int) *http.Transport {
 }
 
 // dialer returns the dial function: the test seam, or a net.Dialer with
-// the reference's timeouts, bound to localPort when it is not 0.
+// Ignition's timeouts, bound to localPort when it is not 0.
 func (f *Fetcher) dialer(localPort int) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if localPort == 0 && f.opts.DialContext != nil {
 		return f.opts.DialContext

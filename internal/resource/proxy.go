@@ -83,7 +83,7 @@ func knownProxyScheme(s string) bool {
 }
 
 // parseNoProxy reads the noProxy entries; each may itself be a
-// comma-separated list, as the reference joins them with commas. An entry
+// comma-separated list, as Ignition joins them with commas. An entry
 // is "*" (no proxy for anything), an IP address or CIDR block, or a domain
 // name that matches itself and its subdomains (".example.com" only the
 // subdomains); IPs and names may carry a port. Entries that parse as

@@ -22,7 +22,7 @@ import (
 	"github.com/flintboot/flint/internal/stages/files"
 )
 
-// The reference's figure and flint's target for the fetch and files
+// Ignition's figure and flint's target for the fetch and files
 // stages on the large config without its users (5,000 files, 50
 // directories, 100 links, 200 units) into an empty root.
 const (
@@ -72,7 +72,7 @@ func withoutUsers(b *testing.B, raw []byte) []byte {
 // BenchmarkFetchFilesLarge runs `flint run -stage fetch` then `-stage
 // files` (two processes, as the distro's units do) on the large config
 // into an empty root, and reports the median wall time of both together
-// (median-s) against the reference's (ref-s). Run it with
+// (median-s) against Ignition's (ref-s). Run it with
 // -benchtime=15x for a stable median.
 func BenchmarkFetchFilesLarge(b *testing.B) {
 	dir := b.TempDir()

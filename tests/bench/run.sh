@@ -7,7 +7,7 @@
 # Builds bin/flint (make build), writes tests/bench/out/large.ign with
 # tests/bench/gen, checks flint accepts it, then runs `bin/flint validate` on
 # it RUNS times under GNU time. Prints the median wall time and the median
-# peak RSS, the ratio to the reference's figures and PASS or FAIL for each
+# peak RSS, the ratio to Ignition's figures and PASS or FAIL for each
 # target. Exits 1 if a target is missed.
 set -euo pipefail
 

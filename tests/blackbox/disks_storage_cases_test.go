@@ -25,7 +25,8 @@ func luksPart(version, label string) disk {
 // one's kernel has neither: they are skipped there, saying so); the refusals
 // fail before anything is opened, and run everywhere.
 var storageCases = []diskCase{
-	// Partitions and filesystems: the reference names not covered yet.
+	// Ignition's partition and filesystem cases that partitionCases and
+	// filesystemCases do not cover.
 	{
 		Name: "partition.match.failstostart",
 		In:   []disk{threeParts()},
@@ -72,7 +73,7 @@ var storageCases = []diskCase{
 		}}},
 	},
 	{
-		// The reference's regression: vfat over an existing filesystem
+		// Ignition's regression: vfat over an existing filesystem
 		// without wipeFilesystem must fail, not format.
 		Name: "regression.filesystem.ignoreswipe",
 		In:   []disk{onePart(16, keptExt4())},

@@ -122,7 +122,7 @@ func (m *machine) exists(rel string) bool {
 	return err == nil
 }
 
-// run runs one stage as a unit would, with the reference's flags pointed
+// run runs one stage as a unit would, with Ignition's flags pointed
 // into the machine, and returns the exit status and the output.
 func (m *machine) run(stage string) (int, string) {
 	m.t.Helper()

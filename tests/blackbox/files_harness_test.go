@@ -164,7 +164,7 @@ func filesServers(t *testing.T) *servers {
 			}
 			p = strings.TrimPrefix(p, "/auth")
 		case strings.HasPrefix(p, "/redirect/"):
-			// The reference drops headers on a redirect: the target
+			// Ignition drops headers on a redirect: the target
 			// is served without them.
 			http.Redirect(w, r, strings.TrimPrefix(p, "/redirect"), http.StatusFound)
 			return

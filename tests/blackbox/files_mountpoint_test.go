@@ -9,7 +9,7 @@ import (
 	"github.com/flintboot/flint/config"
 )
 
-// TestFilesUserMountpoint is the reference's users.add.mountpoint: a
+// TestFilesUserMountpoint is Ignition's users.add.mountpoint: a
 // filesystem mounted under the home of a user the same config adds. The
 // mount stage creates the mountpoint (root's, 0755) before the user
 // exists; the files stage gives it to the user, 0700. It needs a loop

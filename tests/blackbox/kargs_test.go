@@ -3,9 +3,9 @@ package blackbox
 // The kargs cases: a disk with a filesystem labelled boot holding Boot
 // Loader Specification entries and a root filesystem; `flint run -stage
 // kargs` edits the entries' options lines, and the case checks them, the
-// reboot flag, and that nothing is left mounted. The reference has no
+// reboot flag, and that nothing is left mounted. Ignition has no
 // blackbox kargs cases (its stage only runs a distro helper), so the names
-// are flint's, in the reference's style.
+// are flint's, in Ignition's style.
 
 import (
 	"fmt"

@@ -145,7 +145,7 @@ var mountCases = []mountCase{
 	},
 	{
 		// A relative symlink that stays inside the root is refused too:
-		// the reference's rule is no symlink at all.
+		// Ignition's rule is no symlink at all.
 		Name:     "mount.relativesymlink",
 		Disk:     mountDisk(),
 		Dirs:     []string{"/real"},

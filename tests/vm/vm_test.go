@@ -281,7 +281,7 @@ func (s *suite) testMetalURL(t *testing.T) {
 // the stage, the file and both hashes, and the root filesystem holds no
 // trace of the file (nor of a temporary one). The file goes to an
 // existing directory: a missing parent is created before the contents
-// are fetched, as the reference does.
+// are fetched, as Ignition does.
 func (s *suite) testWrongHash(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

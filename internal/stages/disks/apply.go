@@ -27,7 +27,7 @@ func (s *stage) applyPlan(ctx context.Context, plan DiskPlan) error {
 	var ce *sys.CommandError
 	if plan.WipeTable && errors.As(err, &ce) && ce.ExitCode == 2 {
 		// sgdisk exits 2 when it found a damaged table, even as it
-		// zaps it; the reference retries once. The run is idempotent:
+		// zaps it; Ignition retries once. The run is idempotent:
 		// it starts from a zapped disk either way.
 		s.log.Warn("sgdisk found a damaged partition table on "+plan.Device+"; running it again", "op", "partition")
 		_, err = s.command(ctx, "partition", what+" (again)", "sgdisk", args...)
@@ -65,7 +65,7 @@ func (s *stage) syncKernel(ctx context.Context, plan DiskPlan) error {
 		return fmt.Errorf("disk %s: %w", plan.Device, err)
 	}
 	if _, err := s.command(ctx, "partition", "telling the kernel about "+plan.Device, "partx", "-u", plan.Device); err != nil {
-		// The reference only notes partx failures: the check below
+		// Ignition only notes partx failures: the check below
 		// decides, after the fixes partition by partition.
 		s.log.Warn("partx could not update every partition; fixing them one by one", "op", "partition", "error", err)
 	}
@@ -130,7 +130,7 @@ func (s *stage) kernelView(disk blockdev.Device) (map[int]kernelExtent, error) {
 	return have, nil
 }
 
-// verifyKernel compares the kernel's partitions with w, as the reference
+// verifyKernel compares the kernel's partitions with w, as Ignition
 // does (/sys/class/block/<part>/{start,size}).
 func (s *stage) verifyKernel(disk blockdev.Device, w map[int]kernelExtent) error {
 	have, err := s.kernelView(disk)

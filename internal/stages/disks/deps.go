@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultDeviceTimeout bounds the wait for the devices the config names:
-// systemd's default device job timeout, which bounds the reference's wait.
+// systemd's default device job timeout, which bounds Ignition's wait.
 const DefaultDeviceTimeout = 90 * time.Second
 
 // Deps is what the stage needs.

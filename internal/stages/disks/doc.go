@@ -16,8 +16,8 @@
 // are always kept); the stage's check for filesystems on partitions being
 // deleted relies on that, and it must never be applied.
 //
-// RAID arrays are always created (mdadm, as the reference), once their
-// members exist and none is in use. LUKS volumes follow the reference's
+// RAID arrays are always created (mdadm, as Ignition), once their
+// members exist and none is in use. LUKS volumes follow Ignition's
 // reuse rule (coreos/ignition internal/exec/stages/disks/luks.go): a LUKS2
 // volume whose header matches the config and that the given key opens is
 // reused, anything else on the device fails unless wipeVolume is set. Keys
@@ -27,7 +27,7 @@
 // nodes (NoUdevEnv) and makes the /dev/disk/by-id/dm-name-<name> link udev
 // would.
 //
-// Filesystems follow the reference's reuse rule: an existing filesystem is
+// Filesystems follow Ignition's reuse rule: an existing filesystem is
 // kept only when wipeFilesystem is false and its type, label and UUID match;
 // any other existing filesystem fails the stage before anything is written.
 // Independent mkfs runs go in parallel.

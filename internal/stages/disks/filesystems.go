@@ -35,7 +35,7 @@ type Probed struct {
 
 // probe runs `blkid -p -o export <dev>`: a low-level probe of the device
 // itself, never blkid's cache. blkid exits 2 when it finds nothing. With
-// more than one signature ("ambivalent", exit 8) the reference takes the
+// more than one signature ("ambivalent", exit 8) Ignition takes the
 // first one it finds and warns; blkid's command line cannot, so flint
 // lists the signatures with `wipefs -n -J` and takes the first that is not
 // a partition table.
@@ -64,7 +64,7 @@ func (s *stage) probe(ctx context.Context, dev string) (Probed, error) {
 
 // parseBlkidExport reads blkid's KEY=value lines. Partition-table and
 // partition-entry keys (PTTYPE, PART_ENTRY_*) are not the device's
-// contents and are ignored, as the reference's superblock-only probe does.
+// contents and are ignored, as Ignition's superblock-only probe does.
 func parseBlkidExport(out []byte) Probed {
 	var p Probed
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
@@ -265,7 +265,7 @@ func describeProbed(p Probed) string {
 }
 
 // createFilesystems wipes and formats each job's device, in parallel up
-// to GOMAXPROCS runs at a time (the reference does the same) or one at a
+// to GOMAXPROCS runs at a time (Ignition does the same) or one at a
 // time when the stage is told to. Every failure is reported, in config
 // order.
 func (s *stage) createFilesystems(ctx context.Context, jobs []fsJob) error {
@@ -310,7 +310,7 @@ func (s *stage) createFilesystem(ctx context.Context, j fsJob) error {
 		return fmt.Errorf("filesystem on %s: %w", j.fs.Device, err)
 	}
 	if s.Udev {
-		// The reference triggers a tagged event so that udev's by-label
+		// Ignition triggers a tagged event so that udev's by-label
 		// and by-uuid links follow the new filesystem (btrfs flaps).
 		if _, err := s.Runner.Run(ctx, "udevadm", "trigger", "--settle", j.dev); err != nil {
 			s.log.Warn("udevadm trigger failed", "op", "filesystem", "device", j.dev, "error", err)

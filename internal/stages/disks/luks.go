@@ -31,7 +31,7 @@ type luksRun struct {
 }
 
 // generatedKeyBytes is the size of a generated key before hex encoding,
-// as the reference's.
+// as Ignition's.
 const generatedKeyBytes = 4096
 
 // prepareKeys gets every volume's key into a file of its own, mode 0400,

@@ -125,7 +125,7 @@ func luksReuseRule(l config.Luks, h luksHeader) (luksAction, error) {
 	return luksReuse, nil
 }
 
-// luksFormatArgv is the reference's create command: the key file, the
+// luksFormatArgv is Ignition's create command: the key file, the
 // label and UUID, then the config's options, then the device.
 func luksFormatArgv(l config.Luks, dev, key string) []string {
 	argv := []string{"cryptsetup", "luksFormat", "--type", "luks2", "--key-file", key}
@@ -206,7 +206,7 @@ func clevisBindArgv(dev, key, pin, cfg string) []string {
 }
 
 // unlockProof says whether the stage can prove, right after binding, that
-// clevis unlocks the volume: as the reference, when the pins that need
+// clevis unlocks the volume: as Ignition, when the pins that need
 // nothing given offline — tang servers without a configured advertisement
 // (they were reachable to bind) and the TPM2 — reach the threshold. A
 // custom pin is not proved.

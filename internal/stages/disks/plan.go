@@ -215,7 +215,7 @@ func humanBytes(b int64) string {
 // resolving 0 and unset values, below), and its label (exactly), GUID and
 // type GUID (ignoring case) equal the config's where the config sets them.
 //
-// Start and size are resolved the way the reference resolves them with a
+// Start and size are resolved the way Ignition resolves them with a
 // `sgdisk --pretend` run, but computed here: on a copy of the table without
 // every partition the config names, the config's partitions are placed in
 // order, number-0 entries last. An unset startMiB or sizeMiB on an existing
@@ -227,7 +227,7 @@ func humanBytes(b int64) string {
 //
 // Deleting, resizing or re-creating a partition that is in use, wiping a
 // table with a partition in use, and changing a disk that is itself in use
-// are conflicts, as the reference refuses them. Every conflict is reported,
+// are conflicts, as Ignition refuses them. Every conflict is reported,
 // in one *ConflictError (errors.Is ErrConflict); the plan returned with it
 // is incomplete and must not be applied, but `flint plan` can show it.
 func Plan(disk config.Disk, state DiskState) (DiskPlan, error) {
@@ -326,7 +326,7 @@ func Plan(disk config.Disk, state DiskState) (DiskPlan, error) {
 			continue
 		}
 		if size == 0 && keepOld && !isTrue(p.Resize) && g.oldLast != 0 {
-			// The reference's sgdisk sees the disk as its GPT describes
+			// Ignition's sgdisk sees the disk as its GPT describes
 			// it, so "fill" on a partition that may not be resized ends
 			// where the table ended before the disk grew.
 			limit = g.oldLast

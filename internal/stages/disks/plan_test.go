@@ -82,7 +82,7 @@ func wiped(parts ...config.Partition) config.Disk {
 }
 
 var planCases = []planCase{
-	// The decision matrix, named after the reference's blackbox cases.
+	// The decision matrix, named after Ignition's blackbox cases.
 	{
 		name:  "partition.create",
 		state: gpt(disk1G),
@@ -414,7 +414,7 @@ var planCases = []planCase{
 		},
 	},
 	{
-		// As in the reference, the configured partitions are placed again
+		// As in Ignition, the configured partitions are placed again
 		// in config order: a fill listed before a kept partition takes
 		// the kept partition's space.
 		name:  "a kept partition listed after a fill",

@@ -12,7 +12,7 @@ import (
 	"github.com/flintboot/flint/internal/blockdev"
 )
 
-// createArrays creates every array, as the reference does: always (an
+// createArrays creates every array, as Ignition does: always (an
 // existing array is not detected nor reused), each once its members
 // exist and none of them is in use, then waits for /dev/md/<name>.
 //

@@ -204,7 +204,7 @@ func TestRootPartitionAndFormat(t *testing.T) {
 
 	// Run again without wipeTable: everything matches, nothing is
 	// written.
-	// A number-0 entry always creates a partition, as in the reference:
+	// A number-0 entry always creates a partition, as in Ignition:
 	// the second run names the one the first created.
 	raw = strings.Replace(raw, `"wipeTable":true,`, "", 1)
 	raw = strings.Replace(raw, `{"label":"swap"`, `{"number":3,"label":"swap"`, 1)

@@ -23,7 +23,7 @@ import (
 const DefaultParallel = 8
 
 // SSHKeysMessageID is the journal MESSAGE_ID of the entry saying a user's
-// SSH keys were written: the reference's, which distros' console helpers
+// SSH keys were written: Ignition's, which distros' console helpers
 // look up with IGNITION_USER_NAME and IGNITION_PATH (coreos/ignition
 // internal/exec/util/passwd.go).
 const SSHKeysMessageID = "225067b87bbd4a0cb6ab151f82fa364b"

@@ -191,7 +191,7 @@ func (s *stage) lstat(p string) (rootfs.Info, bool, error) {
 
 // owner is who owns a node: the config's user and group (by id, or by
 // name in the target's databases), else the existing node's, else flint's
-// own (root in the initramfs; the reference's 0:0).
+// own (root in the initramfs; Ignition's 0:0).
 func (s *stage) owner(n config.Node, existing *rootfs.Info) (uid, gid int, err error) {
 	uid, gid = s.uid, s.gid
 	if existing != nil {
@@ -580,7 +580,7 @@ func (s *stage) dir(d config.Directory) error {
 
 // link makes one symbolic or hard link. An existing link must match: a
 // symlink with the same target (then it is left as it is, owner included,
-// as the reference does), a hard link to the same inode.
+// as Ignition does), a hard link to the same inode.
 func (s *stage) link(e entry) error {
 	l := *e.link
 	what := e.what()

@@ -14,7 +14,7 @@ import (
 
 // detectSELinux reads the target's SELinux configuration: relabelling is
 // wanted when it enables SELinux. A target without the file is not
-// relabelled, and the log says so (the reference fails the stage there,
+// relabelled, and the log says so (Ignition fails the stage there,
 // which leaves a non-SELinux distro unable to use it).
 func (s *stage) detectSELinux() error {
 	data, err := s.root.ReadFile(selinux.ConfigPath)

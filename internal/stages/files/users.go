@@ -110,7 +110,7 @@ func (s *stage) passwd(ctx context.Context) error {
 }
 
 // sshKeys writes u's keys to ~/.ssh/authorized_keys.d/ignition: the
-// directories 0700 and the file 0600, owned by the user. The reference
+// directories 0700 and the file 0600, owned by the user. Ignition
 // writes as the user so that a symlink in the home cannot redirect it;
 // here the resolver keeps the write in the root, and a symlinked ~/.ssh or
 // authorized_keys.d is refused (ErrUnsafeHome) so it cannot redirect it

@@ -3,7 +3,7 @@
 // stage, and asks for a reboot when it changed anything, so that the first
 // boot continues with the arguments the config asked for.
 //
-// The reference leaves all of this to a distro binary, ignition-kargs-helper
+// Ignition leaves all of this to a distro binary, ignition-kargs-helper
 // (coreos/ignition internal/exec/stages/kargs/kargs.go), and most distros
 // ship none. flint does it itself for systems that boot through Boot Loader
 // Specification entries (systemd-boot, GRUB with blscfg, ostree): it mounts
@@ -14,10 +14,10 @@
 // so the boot after the reboot goes on.
 //
 // A distro with its own way (grubenv, zipl, rpm-ostree) names a helper
-// instead; it gets the reference's argv (--should-exist A …
+// instead; it gets Ignition's argv (--should-exist A …
 // --should-not-exist B …) and must apply the arguments and reboot itself.
 //
-// The editing rules are the reference example helper's: an entry may be
+// The editing rules are those of Ignition's example helper: an entry may be
 // several arguments ("console=ttyS0 console=tty0", an ordered group); a
 // shouldExist entry is appended unless its arguments already appear, in
 // that order, next to each other; every such run of a shouldNotExist

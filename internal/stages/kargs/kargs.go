@@ -18,7 +18,7 @@ import (
 )
 
 // BootLabel is the label of the filesystem holding the boot loader
-// entries, the one the reference's example helper mounts
+// entries, the one Ignition's example helper mounts
 // (/dev/disk/by-label/boot).
 const BootLabel = "boot"
 
@@ -125,7 +125,7 @@ func Run(ctx context.Context, d Deps) (changed bool, err error) {
 	}
 }
 
-// HelperArgs is the reference's helper argv: every shouldExist entry
+// HelperArgs is Ignition's helper argv: every shouldExist entry
 // after --should-exist, then every shouldNotExist entry after
 // --should-not-exist, each entry one argument.
 func HelperArgs(a config.KernelArguments) []string {

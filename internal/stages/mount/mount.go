@@ -160,7 +160,7 @@ func makeMountpoint(root, p string) (created []string, err error) {
 			if err := os.Mkdir(host, 0o755); err != nil {
 				return created, fmt.Errorf("creating mountpoint directory %s: %w", cur, err)
 			}
-			// The umask must not narrow it: the reference's mode.
+			// The umask must not narrow it: Ignition's mode.
 			if err := os.Chmod(host, 0o755); err != nil {
 				return created, fmt.Errorf("creating mountpoint directory %s: %w", cur, err)
 			}
