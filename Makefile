@@ -11,8 +11,8 @@ FUZZTIME ?= 30s
 # cmd/flint's conventions test builds with the same tags and checks this line.
 TAGS     := nethttpomithttp2
 
-# The later test tiers live in their own directories and need root (blackbox)
-# or QEMU (vm); the unit tier leaves them to their own targets.
+# The blackbox and VM tiers live in their own directories and need root
+# (blackbox) or QEMU (vm); the unit tier leaves them to their own targets.
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo bench fuzz clean
@@ -49,7 +49,7 @@ blackbox:
 ifeq ($(call has_go,tests/blackbox),yes)
 	$(GO) test -count=1 ./tests/blackbox/...
 else
-	@echo "blackbox: skipped: no blackbox tests yet (tests/blackbox has no Go files)"
+	@echo "blackbox: skipped: tests/blackbox has no Go files"
 endif
 
 # vm runs verbosely: the boots take minutes, and the skip reason (no QEMU,
@@ -58,7 +58,7 @@ vm:
 ifeq ($(call has_go,tests/vm),yes)
 	$(GO) test -count=1 -timeout 60m -v ./tests/vm/...
 else
-	@echo "vm: skipped: no VM tests yet (tests/vm has no Go files)"
+	@echo "vm: skipped: tests/vm has no Go files"
 endif
 
 # demo provisions a VM the way a first boot does: it installs what the
