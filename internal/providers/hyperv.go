@@ -31,8 +31,10 @@ import (
 // hv_kvp_daemon stores the pools in /var/lib/hyperv/.kvp_pool_<n>, arrays
 // of 512-byte key + 2048-byte value records. When the daemon already holds
 // the channel (EBUSY), flint reads pool 0 from that file instead; and since
-// the host sends the pools only once per boot, the provider hands the pools
-// it read back as pool files for the files stage to write (KVPPoolFiles).
+// the host sends the pools only once per boot, the provider can hand the
+// pools it read back as pool files (KVPPoolFiles). Nothing writes them to
+// the target root: the files stage does not take them (docs/providers.md,
+// "hyperv: pool files").
 
 const (
 	hvKVPDevice   = "/dev/vmbus/hv_kvp"
@@ -379,11 +381,12 @@ func (p *hypervProvider) readPoolFile(pool int) (kvpPools, error) {
 }
 
 // KVPPoolFiles returns the pool files, by absolute path in the target root,
-// for the pools FetchConfig read from the channel. The host sends the pools
-// once per boot and flint consumed them, so the files stage writes them
-// where hv_kvp_daemon keeps them, with mode 0600 and not the daemon's 0644:
-// pool 0 holds the config, which can hold secrets (Ignition does the
-// same, and hv_kvp_daemon keeps an existing file's mode).
+// for the pools FetchConfig read from the channel: what a stage would write
+// where hv_kvp_daemon keeps them, since the host sends the pools once per
+// boot and flint consumed them. Their mode is to be 0600, not the daemon's
+// 0644: pool 0 holds the config, which can hold secrets (Ignition writes
+// them so, and hv_kvp_daemon keeps an existing file's mode). No stage
+// writes them today (docs/providers.md, "hyperv: pool files").
 func (p *hypervProvider) KVPPoolFiles() map[string][]byte {
 	if p.pools == nil {
 		return nil
