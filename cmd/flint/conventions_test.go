@@ -218,7 +218,11 @@ type featureSize struct {
 //
 // It is a lower bound: code a feature alone uses inside a shared package
 // (one more function of package strings) is counted as shared, and so is
-// what the feature's subcommand adds to cmd/flint itself.
+// what the feature's subcommand adds to cmd/flint itself. Checked once
+// against the truth, a build of cmd/flint without the subcommand's file
+// (2026-12-01, 7.98 MiB in all): without the agent the binary was 356 KiB
+// smaller, where this method said 0.24 MiB; without kickstart 216 KiB,
+// where it said 0.23 MiB.
 func featureSizes(t *testing.T, bin string) []featureSize {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-tags", BuildTags, "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", ".")
