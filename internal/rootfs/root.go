@@ -763,8 +763,70 @@ func (r *Root) RemoveAll(p string) error {
 	if l.base == "." {
 		return r.pathError("remove", p, unix.EBUSY)
 	}
+	// Everything is checked before anything is removed: a mount found
+	// half way would leave a half-deleted tree.
+	parent, err := mountOf(l.parent, "")
+	if err != nil {
+		return r.pathError("remove", p, err)
+	}
+	if err := checkNoMounts(l.parent, l.base, l.real, parent); err != nil {
+		return r.pathError("remove", p, err)
+	}
 	if err := removeAllAt(l.parent, l.base); err != nil {
 		return r.pathError("remove", p, err)
+	}
+	return nil
+}
+
+// mountKey says which mount a node lies on.
+type mountKey struct {
+	id    uint64 // the mount id, when hasID
+	hasID bool
+	dev   uint64
+	dir   bool // the node is a directory
+}
+
+// sameMount says whether a node with key k lies on the same mount as its
+// directory, with key parent.
+func (k mountKey) sameMount(parent mountKey) bool {
+	if k.hasID && parent.hasID {
+		return k.id == parent.id
+	}
+	return k.dev == parent.dev
+}
+
+// checkNoMounts says whether name in the directory parent (whose mount is
+// parentKey), or anything under it, is a mount point; real is name's real
+// path, for the error. A missing node is no error: there is nothing to
+// remove.
+func checkNoMounts(parent int, name, real string, parentKey mountKey) error {
+	k, err := mountOf(parent, name)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", real, err)
+	}
+	if !k.sameMount(parentKey) {
+		return fmt.Errorf("%s: %w", real, ErrMountPoint)
+	}
+	if !k.dir {
+		return nil
+	}
+	fd, err := openDir(parent, name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", real, err)
+	}
+	d := os.NewFile(uintptr(fd), name)
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return fmt.Errorf("%s: %w", real, err)
+	}
+	for _, n := range names {
+		if err := checkNoMounts(fd, n, path.Join(real, n), k); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,7 +1,13 @@
 package blackbox
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/config"
 )
 
 // hardeningCases are configs an adversarial review found to do harm
@@ -58,6 +64,82 @@ func TestFilesHardening(t *testing.T) {
 			t.Run(c.Name+"/"+v.String(), func(t *testing.T) {
 				t.Parallel()
 				runFilesCase(t, bin, c, v, srv)
+			})
+		}
+	}
+}
+
+// TestFilesHardeningMounts: an entry with overwrite true replacing a
+// path under which another filesystem is mounted (a tmpfs, or a bind
+// mount) fails before deleting anything, instead of emptying the mounted
+// filesystem and then failing with EBUSY. It mounts inside the root.
+func TestFilesHardeningMounts(t *testing.T) {
+	requireFilesTier(t)
+	bin := buildFlint(t)
+	cases := []struct {
+		name string
+		bind bool
+		// mount is where the filesystem is mounted, inside the root.
+		mount, config string
+	}{
+		{name: "directory over a mounted /var/lib/data", mount: "var/lib/data",
+			config: storage(`{"directories":[{"path":"/var","overwrite":true}]}`)},
+		{name: "directory over a bind mount", mount: "var/lib/data", bind: true,
+			config: storage(`{"directories":[{"path":"/var/lib","overwrite":true}]}`)},
+		{name: "directory that is itself a mount point", mount: "var",
+			config: storage(`{"directories":[{"path":"/var","overwrite":true}]}`)},
+		{name: "file over a directory with a mount", mount: "var/lib/data",
+			config: storage(`{"files":[{"path":"/var/lib","overwrite":true,"contents":{"source":"data:,x"}}]}`)},
+		{name: "link over a directory with a mount", mount: "var/lib/data", bind: true,
+			config: storage(`{"links":[{"path":"/var","target":"/elsewhere","overwrite":true}]}`)},
+	}
+	vs := (filesCase{}).versions()
+	for _, c := range cases {
+		for _, v := range []config.Version{vs[0], vs[len(vs)-1]} {
+			t.Run(c.name+"/"+v.String(), func(t *testing.T) {
+				m := newMachine(t, bin, "")
+				root := m.path("sysroot")
+				kept := []fnode{{Path: "var/log/messages", Contents: "log"}, {Path: "var/lib/other/f", Contents: "other"},
+					{Path: "elsewhere/kept", Contents: "bound"}}
+				for _, n := range append(append([]fnode{}, distroRoot...), kept...) {
+					makeNode(t, root, n)
+				}
+				mnt := filepath.Join(root, c.mount)
+				if err := os.MkdirAll(mnt, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if c.bind {
+					sh(t, "mount", "--bind", filepath.Join(root, "elsewhere"), mnt)
+				} else {
+					sh(t, "mount", "-t", "tmpfs", "-o", "size=1m", "flint-bb", mnt)
+					makeNode(t, mnt, fnode{Path: "on-tmpfs", Contents: "mounted"})
+				}
+				t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+				m.write("work/config.ign", strings.ReplaceAll(c.config, "$VERSION", v.String()))
+				failed := ""
+				for _, st := range filesStages {
+					if code, out := m.run(st); code != 0 {
+						failed = out
+						break
+					}
+				}
+				if want := "another filesystem is mounted there"; !strings.Contains(failed, want) {
+					t.Fatalf("the stages did not fail with %q", want)
+				}
+				if !strings.Contains(failed, "/"+c.mount+": another filesystem") {
+					t.Errorf("the failure does not name the mount point /%s", c.mount)
+				}
+				for _, n := range kept {
+					if !strings.HasPrefix(n.Path, c.mount+"/") {
+						checkNode(t, root, n)
+					}
+				}
+				if c.bind {
+					checkNode(t, mnt, fnode{Path: "kept", Contents: "bound"})
+				} else {
+					checkNode(t, mnt, fnode{Path: "on-tmpfs", Contents: "mounted"})
+				}
+				checkNoTemps(t, root)
 			})
 		}
 	}
