@@ -393,7 +393,7 @@ func infoOf(st *unix.Stat_t) Info {
 	if st.Mode&unix.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
-	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size)}
+	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), Size: int64(st.Size)}
 }
 
 // MkdirAll makes the directory p and its missing parents (parents 0755,

@@ -52,6 +52,27 @@ func hardeningCases() []filesCase {
 			Config: systemdCfg(`{"units":[{"name":"dev-disk-by\\x2dlabel-data.mount","enabled":true,"contents":"[Mount]\nWhat=/dev/disk/by-label/data\nWhere=/data\n[Install]\nWantedBy=local-fs.target\n"}]}`),
 			Out: []fnode{{Path: unitDir + `dev-disk-by\x2dlabel-data.mount`, Kind: "exists"},
 				{Path: presetFile, Contents: "enable dev-disk-by\\x2dlabel-data.mount\n"}}},
+
+		// A mode-only entry on a file the image hard-links elsewhere
+		// replaces it with a copy: the other name keeps its mode.
+		{Name: "hardening.modeonly.hardlinked", MinVersion: config.V3_6,
+			In: []fnode{{Path: "usr/bin/tool", Contents: "#!/bin/sh\n", Mode: 0o755},
+				{Path: "etc/tool", Kind: "hard", SameAs: "usr/bin/tool"}},
+			Config: storage(`{"files":[{"path":"/etc/tool","mode":2541,"user":{"id":500}}]}`),
+			Out: []fnode{{Path: "etc/tool", Contents: "#!/bin/sh\n", Mode: 0o755 | os.ModeSetuid, Owner: "500:0"},
+				{Path: "usr/bin/tool", Contents: "#!/bin/sh\n", Mode: 0o755, Owner: "0:0"}},
+			Check: func(t *testing.T, root string) {
+				a, _ := os.Lstat(filepath.Join(root, "etc/tool"))
+				b, _ := os.Lstat(filepath.Join(root, "usr/bin/tool"))
+				if os.SameFile(a, b) {
+					t.Errorf("etc/tool is still a hard link to usr/bin/tool")
+				}
+			}},
+		// The config's own hard link shares the inode on purpose.
+		{Name: "hardening.modeonly.linkedbyconfig",
+			In:     []fnode{{Path: "srv/a", Contents: "a"}, {Path: "srv/b", Kind: "hard", SameAs: "srv/a"}},
+			Config: storage(`{"files":[{"path":"/srv/a","mode":384}],"links":[{"path":"/srv/b","target":"/srv/a","hard":true}]}`),
+			Out:    []fnode{{Path: "srv/a", Contents: "a", Mode: 0o600}, {Path: "srv/b", Kind: "hard", SameAs: "srv/a"}}},
 	}
 }
 
