@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,31 +30,41 @@ func unitNameChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(":-_.\\@", c) >= 0
 }
 
+// leaves is why a name with '/' or ".." is refused: the validator says
+// more (checker.unitFileName), the unit writer only this.
+const leaves = "it must not contain '/' or '..'"
+
 // CheckUnitName returns why name is not a unit name systemd accepts, as
 // unit_name_is_valid in systemd's src/basic/unit-name.c decides: at most
 // 255 bytes, a known type suffix, a non-empty name before it made only of
 // ASCII letters, digits and ":-_.\@", not starting with '@' (a template is
-// "foo@.service", an instance "foo@bar.service"). nil when it is one. It
-// does not check for "/" or "..", which no such name can hold but "..":
-// the validator and the unit writer reject those on their own.
+// "foo@.service", an instance "foo@bar.service"), and flint's own rule:
+// no "/" and no "..", which could leave the unit directory. nil when it is
+// one.
 func CheckUnitName(name string) error {
-	if !unitSuffixes[path.Ext(name)] {
-		return fmt.Errorf("invalid unit name %q: it must end in a unit type such as .service, .socket, .mount, .timer or .target", name)
-	}
-	if len(name) > MaxUnitNameLen {
-		return fmt.Errorf("invalid unit name: it is %d bytes long, the limit is %d", len(name), MaxUnitNameLen)
-	}
+	why := ""
 	prefix := strings.TrimSuffix(name, path.Ext(name))
-	if prefix == "" {
-		return fmt.Errorf("invalid unit name %q: nothing before the unit type", name)
+	switch {
+	case !unitSuffixes[path.Ext(name)]:
+		why = "it must end in a unit type such as .service, .socket, .mount, .timer or .target"
+	case len(name) > MaxUnitNameLen:
+		return fmt.Errorf("invalid unit name: it is %d bytes long, the limit is %d", len(name), MaxUnitNameLen)
+	case strings.Contains(name, "/") || strings.Contains(name, ".."):
+		why = leaves
+	case prefix == "":
+		why = "nothing before the unit type"
+	case prefix[0] == '@':
+		why = "nothing before '@'"
 	}
-	for i := 0; i < len(prefix); i++ {
+	for i := 0; why == "" && i < len(prefix); i++ {
 		if !unitNameChar(prefix[i]) {
-			return fmt.Errorf("invalid unit name %q: character %s is not allowed: only ASCII letters, digits and \":-_.\\@\" are (escape others with systemd-escape)", name, quoteByte(name, i))
+			// A byte of invalid UTF-8 shows as U+FFFD.
+			r, _ := utf8.DecodeRuneInString(name[i:])
+			why = "character " + strconv.QuoteRune(r) + ` is not allowed: only ASCII letters, digits and ":-_.\@" are (escape others with systemd-escape)`
 		}
 	}
-	if prefix[0] == '@' {
-		return fmt.Errorf("invalid unit name %q: nothing before '@'", name)
+	if why != "" {
+		return fmt.Errorf("invalid unit name %q: %s", name, why)
 	}
 	return nil
 }
@@ -61,8 +72,7 @@ func CheckUnitName(name string) error {
 // CheckDropinName returns why name is not a drop-in name: it must end in
 // .conf (systemd reads only those, systemd.unit(5)), be at most 255 bytes
 // and hold no control character (a file name, but also a word of the log).
-// nil when it is one; "/" and ".." are left to the callers, as in
-// CheckUnitName.
+// Nor "/" or "..", as in CheckUnitName. nil when it is one.
 func CheckDropinName(name string) error {
 	if path.Ext(name) != ".conf" {
 		return fmt.Errorf("invalid drop-in name %q: it must end in .conf", name)
@@ -70,19 +80,13 @@ func CheckDropinName(name string) error {
 	if len(name) > MaxUnitNameLen {
 		return fmt.Errorf("invalid drop-in name: it is %d bytes long, the limit is %d", len(name), MaxUnitNameLen)
 	}
+	if strings.Contains(name, "/") || strings.Contains(name, "..") {
+		return fmt.Errorf("invalid drop-in name %q: %s", name, leaves)
+	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < 0x20 || c == 0x7f {
-			return fmt.Errorf("invalid drop-in name %q: control character %s is not allowed", name, quoteByte(name, i))
+			return fmt.Errorf("invalid drop-in name %q: control character %q is not allowed", name, rune(name[i]))
 		}
 	}
 	return nil
-}
-
-// quoteByte writes the character at byte i of s for a message: the rune
-// it starts, quoted, or the byte in hex when it is not valid UTF-8.
-func quoteByte(s string, i int) string {
-	if r, n := utf8.DecodeRuneInString(s[i:]); r != utf8.RuneError || n > 1 {
-		return fmt.Sprintf("%q", r)
-	}
-	return fmt.Sprintf("0x%02x", s[i])
 }

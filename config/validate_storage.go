@@ -476,7 +476,8 @@ func ValidID(id int) bool { return id >= 0 && id <= MaxID }
 // root's 0.
 func (c *checker) id(id *int, what string, parent jsonPath, elems ...any) {
 	if id != nil && !ValidID(*id) {
-		c.errorf(c.at(parent, elems...), "%s %d is out of range: it must be between 0 and %d", what, *id, MaxID)
+		// 4294967294 is MaxID, written out: one argument less to box.
+		c.errorf(c.at(parent, elems...), "%s %d is out of range: it must be between 0 and 4294967294", what, *id)
 	}
 }
 

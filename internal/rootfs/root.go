@@ -804,27 +804,41 @@ func checkNoMounts(parent int, name, real string, parentKey mountKey) error {
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
+	if err == nil && !k.sameMount(parentKey) {
+		err = ErrMountPoint
+	}
+	if err == nil && k.dir {
+		// An error below names its own path.
+		var below error
+		err = eachIn(parent, name, func(dir int, entry string) error {
+			below = checkNoMounts(dir, entry, path.Join(real, entry), k)
+			return below
+		})
+		if below != nil {
+			return below
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", real, err)
 	}
-	if !k.sameMount(parentKey) {
-		return fmt.Errorf("%s: %w", real, ErrMountPoint)
-	}
-	if !k.dir {
-		return nil
-	}
+	return nil
+}
+
+// eachIn calls fn with every entry of the directory name in parent, the
+// directory open as dir, and stops at its first error.
+func eachIn(parent int, name string, fn func(dir int, entry string) error) error {
 	fd, err := openDir(parent, name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", real, err)
+		return err
 	}
 	d := os.NewFile(uintptr(fd), name)
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return fmt.Errorf("%s: %w", real, err)
+		return err
 	}
 	for _, n := range names {
-		if err := checkNoMounts(fd, n, path.Join(real, n), k); err != nil {
+		if err := fn(fd, n); err != nil {
 			return err
 		}
 	}
@@ -839,23 +853,9 @@ func removeAllAt(parent int, name string) error {
 	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
 		return err
 	}
-	fd, err := openDir(parent, name)
-	if err != nil {
+	if err := eachIn(parent, name, removeAllAt); err != nil {
 		return err
 	}
-	d := os.NewFile(uintptr(fd), name)
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		d.Close()
-		return err
-	}
-	for _, n := range names {
-		if err := removeAllAt(fd, n); err != nil {
-			d.Close()
-			return err
-		}
-	}
-	d.Close()
 	err = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 	if errors.Is(err, unix.ENOENT) {
 		return nil

@@ -252,26 +252,16 @@ func splitInstance(name string) (template, instance string, ok bool) {
 
 // checkNames refuses a unit or drop-in name systemd would not take, or
 // that would leave its directory or break a line of the preset file.
-// Validation refuses them too (config.CheckUnitName), but the later stages
-// read the cached config without validating it again.
+// Validation refuses them too, but the later stages read the cached config
+// without validating it again.
 func checkNames(u config.Unit) error {
-	if err := checkName(u.Name, config.CheckUnitName); err != nil {
-		return err
+	if err := config.CheckUnitName(u.Name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadName, err)
 	}
 	for _, dr := range u.Dropins {
-		if err := checkName(dr.Name, config.CheckDropinName); err != nil {
-			return fmt.Errorf("drop-in %q: %w", dr.Name, err)
+		if err := config.CheckDropinName(dr.Name); err != nil {
+			return fmt.Errorf("drop-in %q: %w: %w", dr.Name, ErrBadName, err)
 		}
-	}
-	return nil
-}
-
-func checkName(name string, check func(string) error) error {
-	if strings.Contains(name, "/") || strings.Contains(name, "..") {
-		return fmt.Errorf("%w: it must not contain '/' or '..'", ErrBadName)
-	}
-	if err := check(name); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadName, err)
 	}
 	return nil
 }

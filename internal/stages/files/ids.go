@@ -2,7 +2,6 @@ package files
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/flintboot/flint/config"
 )
@@ -12,43 +11,41 @@ import (
 // too, but the stage reads the cached config without validating it again,
 // and chown(2) would silently keep only the low 32 bits.
 func checkIDs(cfg config.Config) error {
-	check := func(id *int, where string) error {
-		if id != nil && !config.ValidID(*id) {
-			return fmt.Errorf("%s: %d %w (0 to %d)", where, *id, ErrIDRange, config.MaxID)
+	what, id := "", 0
+	bad := func(w string, p *int) bool {
+		if p != nil && !config.ValidID(*p) {
+			what, id = w, *p
+			return true
 		}
-		return nil
-	}
-	node := func(n config.Node, where string) error {
-		if err := check(n.User.ID, where+".user.id"); err != nil {
-			return err
-		}
-		return check(n.Group.ID, where+".group.id")
+		return false
 	}
 	st := cfg.Storage
-	for i, f := range st.Files {
-		if err := node(f.Node, "storage.files."+strconv.Itoa(i)); err != nil {
-			return err
+	for i := range st.Files {
+		if n := &st.Files[i].Node; bad(n.Path, n.User.ID) || bad(n.Path, n.Group.ID) {
+			goto fail
 		}
 	}
-	for i, d := range st.Directories {
-		if err := node(d.Node, "storage.directories."+strconv.Itoa(i)); err != nil {
-			return err
+	for i := range st.Directories {
+		if n := &st.Directories[i].Node; bad(n.Path, n.User.ID) || bad(n.Path, n.Group.ID) {
+			goto fail
 		}
 	}
-	for i, l := range st.Links {
-		if err := node(l.Node, "storage.links."+strconv.Itoa(i)); err != nil {
-			return err
+	for i := range st.Links {
+		if n := &st.Links[i].Node; bad(n.Path, n.User.ID) || bad(n.Path, n.Group.ID) {
+			goto fail
 		}
 	}
-	for i, u := range cfg.Passwd.Users {
-		if err := check(u.UID, "passwd.users."+strconv.Itoa(i)+".uid"); err != nil {
-			return err
+	for _, u := range cfg.Passwd.Users {
+		if bad("user "+u.Name, u.UID) {
+			goto fail
 		}
 	}
-	for i, g := range cfg.Passwd.Groups {
-		if err := check(g.Gid, "passwd.groups."+strconv.Itoa(i)+".gid"); err != nil {
-			return err
+	for _, g := range cfg.Passwd.Groups {
+		if bad("group "+g.Name, g.Gid) {
+			goto fail
 		}
 	}
 	return nil
+fail:
+	return fmt.Errorf("%s: id %d %w (0 to %d)", what, id, ErrIDRange, config.MaxID)
 }
