@@ -165,3 +165,57 @@ func TestFilesHardeningMounts(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesHardeningLogLines: a path with a newline, a NUL and a
+// terminal escape in it cannot forge a log line: every line flint prints
+// is one of its own, the value escaped (the NUL makes the stage fail, and
+// the error is escaped too).
+func TestFilesHardeningLogLines(t *testing.T) {
+	requireFilesTier(t)
+	bin := buildFlint(t)
+	const fake = `2001-02-03T04:05:06.000Z INFO     files: files: [finished] writing file /etc/shadow`
+	cases := []struct {
+		// path is as the config's JSON writes it, shown as the log
+		// must show it.
+		name, path, shown string
+		wantFail          bool
+	}{
+		{name: "newline", path: `/etc/forged\n` + fake + `\u001b[2J`, shown: `/etc/forged\n` + fake + `\x1b[2J`},
+		{name: "nul", path: `/etc/forged\u0000\n` + fake, shown: `/etc/forged\x00\n` + fake, wantFail: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newMachine(t, bin, "")
+			for _, n := range distroRoot {
+				makeNode(t, m.path("sysroot"), n)
+			}
+			m.write("work/config.ign", strings.ReplaceAll(storage(`{"files":[{"path":"`+c.path+`","contents":{"source":"data:,x"}}]}`),
+				"$VERSION", "3.4.0"))
+			var out strings.Builder
+			failed := false
+			for _, st := range filesStages {
+				code, o := m.run(st)
+				out.WriteString(o)
+				if code != 0 {
+					failed = true
+					break
+				}
+			}
+			if failed != c.wantFail {
+				t.Fatalf("the stages failed = %v, want %v", failed, c.wantFail)
+			}
+			all := out.String()
+			if strings.ContainsAny(all, "\x00\x1b") {
+				t.Errorf("a NUL or an escape character reached the output")
+			}
+			for _, l := range strings.Split(all, "\n") {
+				if strings.HasPrefix(l, "2001-02-03") {
+					t.Errorf("forged line printed: %q", l)
+				}
+			}
+			if !strings.Contains(all, c.shown) {
+				t.Errorf("the output does not show the escaped path %q", c.shown)
+			}
+		})
+	}
+}
