@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/flintboot/flint/internal/escape"
 )
 
 // Severity ranks a report entry. Only errors make a config invalid.
@@ -62,13 +64,16 @@ type Entry struct {
 	Message  string   `json:"message"`
 }
 
+// String renders the entry as one line. The path and the message can hold
+// keys and values of the config (a key with a newline in it): they are
+// escaped (a newline as \n), so that an entry never forges another.
 func (e Entry) String() string {
 	var b strings.Builder
 	b.WriteString(e.Severity.String())
 	sep := " at "
 	if e.Path != "" {
 		b.WriteString(sep)
-		b.WriteString(e.Path)
+		b.WriteString(escape.Line(e.Path))
 		sep = ", "
 	}
 	if e.Line > 0 {
@@ -79,7 +84,7 @@ func (e Entry) String() string {
 		b.WriteString(strconv.Itoa(e.Column))
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Message)
+	b.WriteString(escape.Line(e.Message))
 	return b.String()
 }
 

@@ -459,6 +459,26 @@ func (c *checker) node(n Node, p jsonPath) {
 	if n.Group.ID != nil && n.Group.Name != nil {
 		c.errorf(c.at(p, "group"), "group has both id and name: give one")
 	}
+	c.id(n.User.ID, "user id", p, "user", "id")
+	c.id(n.Group.ID, "group id", p, "group", "id")
+}
+
+// MaxID is the largest user or group id: ids are 32-bit, and
+// 4294967295 ((uid_t)-1) means "no change" to chown(2), so no file or
+// account can have it (useradd(8) refuses it too).
+const MaxID = 1<<32 - 2
+
+// ValidID says whether id can be a user or group id.
+func ValidID(id int) bool { return id >= 0 && id <= MaxID }
+
+// id rejects a user or group id outside 0…MaxID: the spec's integers are
+// unbounded, but the kernel keeps 32 bits, so 4294967296 would become
+// root's 0.
+func (c *checker) id(id *int, what string, parent jsonPath, elems ...any) {
+	if id != nil && !ValidID(*id) {
+		// 4294967294 is MaxID, written out: one argument less to box.
+		c.errorf(c.at(parent, elems...), "%s %d is out of range: it must be between 0 and 4294967294", what, *id)
+	}
 }
 
 func (c *checker) mode(m *int, parent jsonPath, elems ...any) {

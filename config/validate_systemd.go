@@ -7,13 +7,6 @@ import (
 	"github.com/coreos/go-systemd/v22/unit"
 )
 
-// unitSuffixes are the unit types a config may write (systemd.unit(5)).
-var unitSuffixes = map[string]bool{
-	".service": true, ".socket": true, ".device": true, ".mount": true, ".automount": true,
-	".swap": true, ".target": true, ".path": true, ".timer": true, ".snapshot": true,
-	".slice": true, ".scope": true,
-}
-
 func (c *checker) systemd(s Systemd, p jsonPath) {
 	names := c.uniq("unit")
 	byName := map[string]Unit{}
@@ -49,10 +42,12 @@ func templateOf(name string) (string, bool) {
 }
 
 func (c *checker) unit(u Unit, p jsonPath) {
-	if !unitSuffixes[path.Ext(u.Name)] {
-		c.errorf(c.at(p, "name"), "invalid unit name %q: it must end in a unit type such as .service, .socket, .mount, .timer or .target", u.Name)
+	if !c.unitFileName(u.Name, c.at(p, "name")) {
+		// Checked after the rule above, which says more about '/'.
+		if err := CheckUnitName(u.Name); err != nil {
+			c.errorf(c.at(p, "name"), "%v", err)
+		}
 	}
-	c.unitFileName(u.Name, c.at(p, "name"))
 	if u.Contents != nil {
 		sections, err := unitSections(*u.Contents)
 		if err != nil {
@@ -67,10 +62,11 @@ func (c *checker) unit(u Unit, p jsonPath) {
 	dropins := c.uniq("drop-in")
 	for i, d := range u.Dropins {
 		dp := c.at(p, "dropins", i)
-		if path.Ext(d.Name) != ".conf" {
-			c.errorf(c.at(dp, "name"), "invalid drop-in name %q: it must end in .conf", d.Name)
+		if !c.unitFileName(d.Name, c.at(dp, "name")) {
+			if err := CheckDropinName(d.Name); err != nil {
+				c.errorf(c.at(dp, "name"), "%v", err)
+			}
 		}
-		c.unitFileName(d.Name, c.at(dp, "name"))
 		if d.Contents != nil {
 			if _, err := unitSections(*d.Contents); err != nil {
 				c.errorf(c.at(dp, "contents"), "invalid drop-in content: %v", err)
@@ -84,10 +80,13 @@ func (c *checker) unit(u Unit, p jsonPath) {
 // reference accepts "../a.service" and writes it outside /etc/systemd/system.
 // Any ".." is refused, not only a whole ".." path element: no real unit name
 // needs two dots in a row, and a simple rule is easy to state and to audit.
-func (c *checker) unitFileName(name string, p jsonPath) {
+// It says whether it reported the name.
+func (c *checker) unitFileName(name string, p jsonPath) bool {
 	if strings.Contains(name, "/") || strings.Contains(name, "..") {
 		c.errorf(p, "name %q must not contain '/' or '..': it would be written outside the unit directory", name)
+		return true
 	}
+	return false
 }
 
 // unitSections parses unit file contents as systemd would and returns the
@@ -212,10 +211,13 @@ func (c *checker) passwd(pw Passwd, p jsonPath) {
 		c.uniqueStrings(u.SSHAuthorizedKeys, c.at(up, "sshAuthorizedKeys"), "SSH key")
 		c.uniqueStrings(u.Groups, c.at(up, "groups"), "group")
 		users.check(u.Name, up)
+		c.id(u.UID, "uid", up, "uid")
 	}
 	groups := c.uniq("group")
 	for i, g := range pw.Groups {
-		groups.check(g.Name, c.at(p, "groups", i))
+		gp := c.at(p, "groups", i)
+		groups.check(g.Name, gp)
+		c.id(g.Gid, "gid", gp, "gid")
 	}
 }
 

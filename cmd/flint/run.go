@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/flintboot/flint/internal/escape"
 )
 
 // version is set at build time (-ldflags "-X main.version=…").
@@ -56,7 +58,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // exitCode maps run's result to the process exit status: 0 success,
 // 1 failure, 2 usage error, 3 a stage that could not start. Errors not yet
-// reported are printed here.
+// reported are printed here, as one line each (a usage error is followed
+// by the usage): an error can quote a path
+// or a value from a config or a kernel argument, escaped so that it cannot
+// forge a line of the journal (which reads the units' standard error a
+// line at a time) or of the console.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var se setupError
@@ -64,15 +70,16 @@ func exitCode(err error, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
+		// Written by flint, with the usage text on the lines after.
 		fmt.Fprintln(stderr, "flint: "+ue.msg)
 		return 2
 	case errors.As(err, &se):
-		fmt.Fprintln(stderr, "flint: "+se.Error())
+		fmt.Fprintln(stderr, "flint: "+escape.Line(se.Error()))
 		return 3
 	case errors.Is(err, errFailed):
 		return 1
 	default:
-		fmt.Fprintln(stderr, "flint: "+err.Error())
+		fmt.Fprintln(stderr, "flint: "+escape.Line(err.Error()))
 		return 1
 	}
 }

@@ -32,7 +32,10 @@ case $stage in
 esac
 
 # The first lines of the error, each cut to a readable length: a failed
-# command's stderr can be long.
-why=$(field FLINT_ERROR | sed -n -e '1,6s/^\(.\{400\}\).*/\1 .../' -e '1s/^/flint: why: /p' -e '2,6s/^/flint:      /p')
+# command's stderr can be long. FLINT_ERROR is the exact error, whose
+# lines (a command's stderr) are shown each after a "flint:" prefix, so a
+# newline cannot pass for a line of its own; control characters (a
+# terminal escape from a config's path) are dropped.
+why=$(field FLINT_ERROR | sed -n -e 's/[[:cntrl:]]//g' -e '1,6s/^\(.\{400\}\).*/\1 .../' -e '1s/^/flint: why: /p' -e '2,6s/^/flint:      /p')
 printf '\nflint: provisioning failed in the %s stage (%s); the boot stops here.\n%s\nflint: read more: journalctl -t flint (this stage only: journalctl -t flint FLINT_STAGE=%s)\n\n' \
     "$stage" "$unit" "$why" "$stage"

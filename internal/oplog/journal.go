@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/coreos/go-systemd/v22/journal"
+
+	"github.com/flintboot/flint/internal/escape"
 )
 
 // Identifier is the SYSLOG_IDENTIFIER of flint's journal entries: read
@@ -74,9 +76,11 @@ func (h *journalHandler) Handle(_ context.Context, r slog.Record) error {
 	fields := map[string]string{"SYSLOG_IDENTIFIER": Identifier}
 	attrs := collect(h.attrs, h.group, r)
 	prefix, rest := splitContext(attrs)
+	// The message is one line, as in the text handler: journalctl
+	// --follow shows it on the console. The fields keep exact values.
 	var b strings.Builder
-	b.WriteString(prefix)
-	b.WriteString(r.Message)
+	b.WriteString(escape.Line(prefix))
+	b.WriteString(escape.Line(r.Message))
 	for _, a := range attrs {
 		v := a.Value.Resolve().String()
 		if isFieldName(a.Key) {
@@ -90,7 +94,7 @@ func (h *journalHandler) Handle(_ context.Context, r slog.Record) error {
 			continue
 		}
 		b.WriteByte(' ')
-		b.WriteString(a.Key)
+		b.WriteString(escape.Line(a.Key))
 		b.WriteByte('=')
 		b.WriteString(quoteValue(a.Value.Resolve().String()))
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flintboot/flint/internal/escape"
 )
 
 // textHandler writes one line a record:
@@ -74,18 +76,21 @@ func (h *textHandler) Handle(_ context.Context, r slog.Record) error {
 			op = a.Value.String()
 		}
 	})
+	// The message names what an operation works on (a path, a user, a
+	// URL from the config): escaped, so that it cannot end the line
+	// and forge the next one.
 	if stage != "" {
-		b = append(append(b, stage...), ": "...)
+		b = append(append(b, escape.Line(stage)...), ": "...)
 	}
 	if op != "" {
-		b = append(append(b, op...), ": "...)
+		b = append(append(b, escape.Line(op)...), ": "...)
 	}
-	b = append(b, r.Message...)
+	b = append(b, escape.Line(r.Message)...)
 	h.each(r, func(a slog.Attr) {
 		if a.Key == StageKey || a.Key == OpKey {
 			return
 		}
-		b = append(append(append(b, ' '), a.Key...), '=')
+		b = append(append(append(b, ' '), escape.Line(a.Key)...), '=')
 		b = appendValue(b, a.Value)
 	})
 	b = append(b, '\n')
@@ -214,9 +219,10 @@ func splitContext(attrs []slog.Attr) (string, []slog.Attr) {
 	return p, rest
 }
 
-// quoteValue quotes a value that would not read as one word.
+// quoteValue quotes a value that would not read as one word; quoted, its
+// control characters are escaped.
 func quoteValue(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\n\r\"=\\") || !strconv.CanBackquote(s) {
+	if s == "" || strings.ContainsAny(s, " \t\n\r\"=\\") || !strconv.CanBackquote(s) || escape.Needed(s) {
 		return strconv.Quote(s)
 	}
 	return s

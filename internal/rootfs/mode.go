@@ -7,7 +7,9 @@ type Info struct {
 	Mode     fs.FileMode
 	UID, GID int
 	Dev, Ino uint64
-	Size     int64
+	// Nlink is the number of hard links to the node.
+	Nlink uint64
+	Size  int64
 }
 
 // IsDir says the node is a directory.

@@ -393,7 +393,7 @@ func infoOf(st *unix.Stat_t) Info {
 	if st.Mode&unix.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
-	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size)}
+	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), Size: int64(st.Size)}
 }
 
 // MkdirAll makes the directory p and its missing parents (parents 0755,
@@ -763,8 +763,84 @@ func (r *Root) RemoveAll(p string) error {
 	if l.base == "." {
 		return r.pathError("remove", p, unix.EBUSY)
 	}
+	// Everything is checked before anything is removed: a mount found
+	// half way would leave a half-deleted tree.
+	parent, err := mountOf(l.parent, "")
+	if err != nil {
+		return r.pathError("remove", p, err)
+	}
+	if err := checkNoMounts(l.parent, l.base, l.real, parent); err != nil {
+		return r.pathError("remove", p, err)
+	}
 	if err := removeAllAt(l.parent, l.base); err != nil {
 		return r.pathError("remove", p, err)
+	}
+	return nil
+}
+
+// mountKey says which mount a node lies on.
+type mountKey struct {
+	id    uint64 // the mount id, when hasID
+	hasID bool
+	dev   uint64
+	dir   bool // the node is a directory
+}
+
+// sameMount says whether a node with key k lies on the same mount as its
+// directory, with key parent.
+func (k mountKey) sameMount(parent mountKey) bool {
+	if k.hasID && parent.hasID {
+		return k.id == parent.id
+	}
+	return k.dev == parent.dev
+}
+
+// checkNoMounts says whether name in the directory parent (whose mount is
+// parentKey), or anything under it, is a mount point; real is name's real
+// path, for the error. A missing node is no error: there is nothing to
+// remove.
+func checkNoMounts(parent int, name, real string, parentKey mountKey) error {
+	k, err := mountOf(parent, name)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err == nil && !k.sameMount(parentKey) {
+		err = ErrMountPoint
+	}
+	if err == nil && k.dir {
+		// An error below names its own path.
+		var below error
+		err = eachIn(parent, name, func(dir int, entry string) error {
+			below = checkNoMounts(dir, entry, path.Join(real, entry), k)
+			return below
+		})
+		if below != nil {
+			return below
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", real, err)
+	}
+	return nil
+}
+
+// eachIn calls fn with every entry of the directory name in parent, the
+// directory open as dir, and stops at its first error.
+func eachIn(parent int, name string, fn func(dir int, entry string) error) error {
+	fd, err := openDir(parent, name)
+	if err != nil {
+		return err
+	}
+	d := os.NewFile(uintptr(fd), name)
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := fn(fd, n); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -777,23 +853,9 @@ func removeAllAt(parent int, name string) error {
 	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
 		return err
 	}
-	fd, err := openDir(parent, name)
-	if err != nil {
+	if err := eachIn(parent, name, removeAllAt); err != nil {
 		return err
 	}
-	d := os.NewFile(uintptr(fd), name)
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		d.Close()
-		return err
-	}
-	for _, n := range names {
-		if err := removeAllAt(fd, n); err != nil {
-			d.Close()
-			return err
-		}
-	}
-	d.Close()
 	err = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 	if errors.Is(err, unix.ENOENT) {
 		return nil

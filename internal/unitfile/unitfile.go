@@ -70,6 +70,13 @@ func Apply(ctx context.Context, d Deps, units []config.Unit) (written []string, 
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Every name is checked before anything is written: a bad one
+	// further down must not leave the units before it half applied.
+	for _, u := range units {
+		if err := checkNames(u); err != nil {
+			return nil, fmt.Errorf("unit %q: %w", u.Name, err)
+		}
+	}
 	a := &applier{Deps: d, presets: map[presetKey][]string{}}
 	for _, u := range units {
 		if err := a.unit(ctx, u); err != nil {
@@ -97,9 +104,6 @@ type presetKey struct {
 }
 
 func (a *applier) unit(ctx context.Context, u config.Unit) error {
-	if err := checkName(u.Name); err != nil {
-		return err
-	}
 	unitPath := path.Join(UnitDir, u.Name)
 	if u.Contents != nil && *u.Contents != "" {
 		if err := a.write("writing unit", unitPath, []byte(*u.Contents)); err != nil {
@@ -110,9 +114,6 @@ func (a *applier) unit(ctx context.Context, u config.Unit) error {
 	for _, dr := range u.Dropins {
 		if dr.Contents == nil {
 			continue
-		}
-		if err := checkName(dr.Name); err != nil {
-			return fmt.Errorf("drop-in %q: %w", dr.Name, err)
 		}
 		if err := a.write("writing drop-in", path.Join(dropinDir, dr.Name), []byte(*dr.Contents)); err != nil {
 			return err
@@ -251,9 +252,18 @@ func splitInstance(name string) (template, instance string, ok bool) {
 	return name[:at+1] + name[dot:], name[at+1 : dot], true
 }
 
-func checkName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return fmt.Errorf("%q: %w", name, ErrBadName)
+// checkNames refuses a unit or drop-in name systemd would not take, or
+// that would leave its directory or break a line of the preset file.
+// Validation refuses them too, but the later stages read the cached config
+// without validating it again.
+func checkNames(u config.Unit) error {
+	if err := config.CheckUnitName(u.Name); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadName, err)
+	}
+	for _, dr := range u.Dropins {
+		if err := config.CheckDropinName(dr.Name); err != nil {
+			return fmt.Errorf("drop-in %q: %w: %w", dr.Name, ErrBadName, err)
+		}
 	}
 	return nil
 }

@@ -224,6 +224,24 @@ func TestApplyErrors(t *testing.T) {
 			wantIn: `drop-in "../x.conf"`,
 		},
 		{
+			name:   "unit name with a newline injects no preset line",
+			units:  []config.Unit{{Name: "a.service", Contents: ptr("a")}, {Name: "evil.service\nenable sshd.service", Enabled: ptr(true)}},
+			wantIs: ErrBadName,
+			wantIn: `unit "evil.service\nenable sshd.service": not a valid unit or drop-in name: invalid unit name "evil.service\nenable sshd.service": character '\n' is not allowed`,
+		},
+		{
+			name:   "unit name with a space, only masked",
+			units:  []config.Unit{{Name: "a b.service", Mask: ptr(true)}},
+			wantIs: ErrBadName,
+			wantIn: `character ' ' is not allowed`,
+		},
+		{
+			name:   "drop-in name with a control character, without contents",
+			units:  []config.Unit{{Name: "a.service", Dropins: []config.Dropin{{Name: "x\x00.conf"}}}},
+			wantIs: ErrBadName,
+			wantIn: `drop-in "x\x00.conf": not a valid unit or drop-in name: invalid drop-in name "x\x00.conf": control character '\x00'`,
+		},
+		{
 			name:    "write fails",
 			units:   []config.Unit{{Name: "a.service", Contents: ptr("a")}, {Name: "b.service", Contents: ptr("b")}},
 			root:    func(r *fakeRoot) { r.failWrite = "/etc/systemd/system/b.service" },

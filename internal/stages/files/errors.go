@@ -18,3 +18,8 @@ var ErrLinkMismatch = errors.New("existing link does not match")
 // ErrUnsafeHome means a user's ~/.ssh path goes through a symlink, which
 // would let the user's home redirect a write done as root.
 var ErrUnsafeHome = errors.New("path under the home directory is a symlink")
+
+// ErrIDRange means a user or group id in the config is outside
+// 0…config.MaxID: the kernel keeps 32 bits, so it would be truncated
+// (4294967296 becoming root's 0).
+var ErrIDRange = errors.New("is out of range for a user or group id")

@@ -306,7 +306,13 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", what, err))
 	}
-	if existing != nil && len(f.Append) == 0 {
+	// A file the image hard-links elsewhere (an OSTree object, a binary
+	// under two names) is not changed in place, which would change every
+	// name of it: it is replaced by a copy with the new mode and owner,
+	// as an append would. Unless the config itself links to it: then
+	// the names share the inode by the config's own wish.
+	copyShared := existing != nil && len(f.Append) == 0 && existing.Nlink > 1 && !s.hardLinkedByConfig(f.Path)
+	if existing != nil && len(f.Append) == 0 && !copyShared {
 		// Nothing to write: only the mode and owner the config gives.
 		op := s.quick("files", what+": keeping its contents, setting mode and owner")
 		if f.Mode != nil {
@@ -330,9 +336,12 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	}
 	// A fetch can take long: [started] says what is waited on. Contents
 	// in the config are written at once: one line says it is done.
-	if remote {
+	switch {
+	case remote:
 		j.op = s.op("files", "writing "+what)
-	} else {
+	case copyShared:
+		j.op = s.quick("files", what+": replacing it with a copy to set mode and owner: the image links it under other names too")
+	default:
 		j.op = s.quick("files", "writing "+what)
 	}
 	if j.tmp, err = at.CreateTemp(mode, uid, gid); err != nil {
@@ -369,6 +378,18 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		j.fill(ctx, s.Fetcher)
 	}()
 	return nil
+}
+
+// hardLinkedByConfig says whether a hard link of the config has p as its
+// target (written as the config writes paths: the validator requires them
+// absolute and clean).
+func (s *stage) hardLinkedByConfig(p string) bool {
+	for _, l := range s.Config.Storage.Links {
+		if l.Hard != nil && *l.Hard && l.Target != nil && path.Join("/", *l.Target) == path.Clean(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // fill fetches the contents and the fragments into the temporary file.

@@ -24,6 +24,9 @@ func Run(ctx context.Context, d Deps) error {
 	if d.Parallel <= 0 {
 		d.Parallel = DefaultParallel
 	}
+	if err := checkIDs(d.Config); err != nil {
+		return err
+	}
 	// The shadow tools and setfiles take only absolute roots.
 	abs, err := filepath.Abs(d.Root)
 	if err != nil {
