@@ -161,7 +161,7 @@ func pbeDecrypt(alg algorithmIdentifier, password string, data []byte) ([]byte, 
 	case alg.Algorithm.Equal(oidPBESHA3DES):
 		keyLen, newCipher = 24, des.NewTripleDESCipher
 	case alg.Algorithm.Equal(oidPBESHARC240):
-		keyLen, newCipher = 5, func(key []byte) (cipher.Block, error) { return newRC2(key, 40), nil }
+		keyLen, newCipher = 5, func(key []byte) (cipher.Block, error) { return newRC2(key, 40) }
 	default:
 		return nil, fmt.Errorf("PFX encryption %v: %w", alg.Algorithm, ErrUnsupported)
 	}

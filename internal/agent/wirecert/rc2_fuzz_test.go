@@ -74,7 +74,10 @@ var rc2Vectors = []struct {
 // against an implementation that itself matches the known answers.
 func TestRC2EncryptKnownAnswers(t *testing.T) {
 	for _, v := range rc2Vectors {
-		c := newRC2(unhex(t, v.key), v.bits)
+		c, err := newRC2(unhex(t, v.key), v.bits)
+		if err != nil {
+			t.Fatalf("newRC2(%s, %d) = %v", v.key, v.bits, err)
+		}
 		got := make([]byte, 8)
 		rc2Encrypt(&c.(*rc2Cipher).k, got, unhex(t, v.plain))
 		if hex.EncodeToString(got) != v.crypt {
@@ -111,7 +114,10 @@ func TestRC2AgainstOpenSSL(t *testing.T) {
 			if err != nil {
 				t.Skipf("openssl enc -%s: %v (no legacy provider?)", tc.name, err)
 			}
-			c := newRC2(key, 8*tc.keyLen)
+			c, err := newRC2(key, 8*tc.keyLen)
+			if err != nil {
+				t.Fatalf("newRC2(%d-byte key) = %v", tc.keyLen, err)
+			}
 			got := make([]byte, len(crypt))
 			cipher.NewCBCDecrypter(c, iv).CryptBlocks(got, crypt)
 			if !bytes.Equal(got, plain) {
@@ -131,7 +137,17 @@ func FuzzRC2(f *testing.F) {
 	}
 	f.Add([]byte{1, 2, 3, 4, 5}, 40, []byte("8 bytes!"))
 	f.Fuzz(func(t *testing.T, key []byte, effective int, plain []byte) {
-		c := newRC2(key, effective)
+		c, err := newRC2(key, effective)
+		valid := len(key) >= 1 && len(key) <= 128 && effective >= 1 && effective <= 1024
+		if !valid {
+			if err == nil {
+				t.Errorf("newRC2(%d-byte key, %d bits) accepted parameters RFC 2268 does not allow", len(key), effective)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("newRC2(%d-byte key, %d bits) = %v", len(key), effective, err)
+		}
 		if len(plain) < 8 {
 			return
 		}
