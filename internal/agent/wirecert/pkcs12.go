@@ -7,6 +7,7 @@ import (
 	"encoding/asn1"
 	"fmt"
 	"math/big"
+	"unicode/utf16"
 )
 
 // The object identifiers of RFC 7292 and RFC 5652 a PFX from WireServer
@@ -205,11 +206,12 @@ func cbcDecrypt(block cipher.Block, iv, data []byte) ([]byte, error) {
 
 // bmpString is a password as RFC 7292 appendix B.1 feeds it to the key
 // derivation: UTF-16 big-endian with a two-byte NUL terminator (so "" is
-// 00 00). Passwords outside the BMP are not needed here.
+// 00 00). A character outside the BMP becomes its surrogate pair, as
+// openssl's OPENSSL_utf82uni and Windows encode it.
 func bmpString(s string) []byte {
 	var out []byte
-	for _, r := range s {
-		out = append(out, byte(r>>8), byte(r))
+	for _, u := range utf16.Encode([]rune(s)) {
+		out = append(out, byte(u>>8), byte(u))
 	}
 	return append(out, 0, 0)
 }

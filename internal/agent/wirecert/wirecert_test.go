@@ -262,6 +262,10 @@ func TestBMPString(t *testing.T) {
 	if got := bmpString("aé"); !slices.Equal(got, []byte{0, 'a', 0, 0xe9, 0, 0}) {
 		t.Errorf(`bmpString("aé") = %x`, got)
 	}
+	// U+1F511 is the surrogate pair D83D DD11.
+	if got := bmpString("\U0001F511"); !slices.Equal(got, []byte{0xd8, 0x3d, 0xdd, 0x11, 0, 0}) {
+		t.Errorf(`bmpString(U+1F511) = %x, want d83ddd110000`, got)
+	}
 }
 
 func unhex(t testing.TB, s string) []byte {
