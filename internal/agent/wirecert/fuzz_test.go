@@ -80,8 +80,9 @@ func pemCertificates(data []byte) [][]byte {
 
 // FuzzDecryptEnvelopedData feeds arbitrary bytes, seeded with the
 // WireServer vector, to the CMS decryption with the vector's key. Every
-// refusal is classified; what it returns is shorter than its input; and
-// what it decrypts, openssl's CMS decrypts to the same bytes.
+// refusal is classified; a second call answers the same; what it returns
+// is shorter than its input; and what it decrypts, openssl's CMS
+// decrypts to the same bytes.
 func FuzzDecryptEnvelopedData(f *testing.F) {
 	key := readKeyFile(f, "testdata/recipient.key")
 	f.Add(readFile(f, "testdata/certificates.der"))
@@ -90,6 +91,12 @@ func FuzzDecryptEnvelopedData(f *testing.F) {
 	keyFile := mustAbs(f, "testdata/recipient.key")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := DecryptEnvelopedData(key, data)
+		// The same input and key give the same answer: no randomness
+		// may decide between content and refusal.
+		again, errAgain := DecryptEnvelopedData(key, data)
+		if (err == nil) != (errAgain == nil) || !bytes.Equal(out, again) {
+			t.Fatalf("DecryptEnvelopedData twice = (%d bytes, %v) then (%d bytes, %v)", len(out), err, len(again), errAgain)
+		}
 		if err != nil {
 			checkClassified(t, "DecryptEnvelopedData", err)
 			return
