@@ -3,6 +3,7 @@ package wirecert
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -251,4 +253,84 @@ func mustAbs(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// withEncryptedPartTimes returns the PFX der with its encryptedData part
+// repeated n times in the authenticated safe (the MAC, which the reader
+// does not check, is dropped): the shape of a PFX that asks for a key
+// derivation per part.
+func withEncryptedPartTimes(t testing.TB, der []byte, n int) []byte {
+	t.Helper()
+	var p pfx
+	if err := unmarshal(der, &p, "PFX"); err != nil {
+		t.Fatal(err)
+	}
+	authSafe, err := octets(p.AuthSafe.Content.Bytes, "authSafe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var safes []contentInfo
+	if err := unmarshal(authSafe, &safes, "authSafe"); err != nil {
+		t.Fatal(err)
+	}
+	var parts []contentInfo
+	for _, ci := range safes {
+		if ci.ContentType.Equal(oidEncryptedData) {
+			for range n {
+				parts = append(parts, ci)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		t.Fatal("the PFX has no encryptedData part")
+	}
+	inner, err := asn1.Marshal(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	octet, err := asn1.Marshal(inner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := asn1.Marshal(struct {
+		Version  int
+		AuthSafe contentInfo
+	}{3, contentInfo{ContentType: oidData, Content: asn1.RawValue{FullBytes: mustExplicit0(t, octet)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mustExplicit0 wraps an element in a context-specific constructed [0].
+func mustExplicit0(t testing.TB, elem []byte) []byte {
+	t.Helper()
+	b, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: elem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The key derivation's work is bounded per PFX, not only per part: parts
+// of many iterations each, which WireServer's answer could repeat as often
+// as its size allows, are refused before the derivation runs.
+func TestPFXIterationBudget(t *testing.T) {
+	dir := t.TempDir()
+	makeCerts(t, dir, 1)
+	opensslCmd(t, dir, "pkcs12", "-export", "-nokeys", "-in", "cert0.pem", "-certpbe", "PBE-SHA1-3DES", "-iter", "400000", "-passout", "pass:", "-out", "heavy.pfx")
+	heavy := readFile(t, filepath.Join(dir, "heavy.pfx"))
+
+	if certs, err := PFXCertificates(heavy, ""); err != nil || len(certs) != 1 {
+		t.Fatalf("PFXCertificates(one part, 400000 iterations) = %d certificates, %v; want 1", len(certs), err)
+	}
+	if certs, err := PFXCertificates(withEncryptedPartTimes(t, heavy, 2), ""); err != nil || len(certs) != 2 {
+		t.Fatalf("PFXCertificates(two parts, 800000 iterations) = %d certificates, %v; want 2", len(certs), err)
+	}
+	start := time.Now()
+	_, err := PFXCertificates(withEncryptedPartTimes(t, heavy, 40), "")
+	if !errors.Is(err, ErrUnsupported) {
+		t.Errorf("PFXCertificates(40 parts of 400000 iterations) = %v, want ErrUnsupported", err)
+	}
+	t.Logf("40 parts of 400000 iterations refused after %v", time.Since(start))
 }
