@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ type tftpdHPA struct {
 // 127.0.0.1 serving files (name → content; mode 0644, world-readable as
 // tftpd-hpa demands) and stops it when the test ends. It skips the test
 // where it cannot run: in.tftpd needs root to chroot and drop to nobody.
-func startTFTPDHPA(t *testing.T, files map[string][]byte, flags ...string) *tftpdHPA {
+func startTFTPDHPA(t testing.TB, files map[string][]byte, flags ...string) *tftpdHPA {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the tftpd-hpa tests need root: in.tftpd chroots into its directory and changes to the user nobody")
@@ -265,4 +266,41 @@ func TestFetchStageFromTFTPDHPA(t *testing.T) {
 	if !strings.Contains(out, "missing.ign") {
 		t.Errorf("the failed fetch does not name the file:\n%s", out)
 	}
+}
+
+// FuzzTFTPDHPARoundTrip has tftpd-hpa serve fuzzed contents and checks the
+// client reads back exactly those bytes, with a fuzzed block size (or no
+// options): agreement with an implementation that is not flint's on
+// every size and block boundary the fuzzer reaches.
+func FuzzTFTPDHPARoundTrip(f *testing.F) {
+	srv := startTFTPDHPA(f, nil)
+	f.Add([]byte{}, 0)
+	f.Add(tftpPattern(512), 512)
+	f.Add(tftpPattern(513), -1)
+	f.Add(tftpPattern(16), 8)
+	f.Add(tftpPattern(3000), 1448)
+	n := 0
+	f.Fuzz(func(t *testing.T, content []byte, blksize int) {
+		switch {
+		case blksize < 0:
+			blksize = -1
+		case blksize > 0:
+			blksize = 8 + blksize%(65464-8+1)
+		}
+		n++
+		name := "fuzz-" + strconv.Itoa(n)
+		p := filepath.Join(srv.dir, name)
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		var buf bytes.Buffer
+		got, err := (&tftp.Client{BlockSize: blksize, Timeout: 2 * time.Second}).Get(context.Background(), srv.addr, name, &buf)
+		if err != nil {
+			t.Fatalf("Get(%d bytes, blksize %d) = %v", len(content), blksize, err)
+		}
+		if got != int64(len(content)) || !bytes.Equal(buf.Bytes(), content) {
+			t.Fatalf("Get(%d bytes, blksize %d) = %d bytes (%d written), content equal: %v", len(content), blksize, buf.Len(), got, bytes.Equal(buf.Bytes(), content))
+		}
+	})
 }
