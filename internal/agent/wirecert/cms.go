@@ -3,8 +3,10 @@ package wirecert
 import (
 	"crypto/des"
 	"crypto/rsa"
+	"crypto/x509/pkix"
 	"encoding/asn1"
 	"fmt"
+	"math/big"
 )
 
 var (
@@ -30,6 +32,27 @@ type keyTransRecipientInfo struct {
 	RID          asn1.RawValue
 	Algorithm    algorithmIdentifier
 	EncryptedKey []byte
+}
+
+// issuerAndSerialNumber is RFC 5652 §10.2.4's IssuerAndSerialNumber.
+type issuerAndSerialNumber struct {
+	Issuer       pkix.RDNSequence
+	SerialNumber *big.Int
+}
+
+// checkRecipientID checks a RecipientIdentifier (RFC 5652 §6.2.1) is one:
+// an IssuerAndSerialNumber, or a [0] SubjectKeyIdentifier. It is not
+// compared with anything, but a malformed one means a malformed
+// structure, as openssl reads it.
+func checkRecipientID(rid asn1.RawValue) error {
+	switch {
+	case rid.Class == asn1.ClassUniversal && rid.Tag == asn1.TagSequence:
+		var ias issuerAndSerialNumber
+		return unmarshal(rid.FullBytes, &ias, "CMS recipient identifier")
+	case rid.Class == asn1.ClassContextSpecific && rid.Tag == 0 && !rid.IsCompound:
+		return nil
+	}
+	return fmt.Errorf("CMS recipient identifier with tag %d of class %d: %w", rid.Tag, rid.Class, ErrFormat)
 }
 
 // DecryptEnvelopedData returns the content of the CMS EnvelopedData der
@@ -63,6 +86,10 @@ func DecryptEnvelopedData(key *rsa.PrivateKey, der []byte) ([]byte, error) {
 		var ri keyTransRecipientInfo
 		if err := unmarshal(raw.FullBytes, &ri, "CMS KeyTransRecipientInfo"); err != nil {
 			// Other recipient kinds ([1] kari, [2] kekri …) are not for us.
+			lastErr = err
+			continue
+		}
+		if err := checkRecipientID(ri.RID); err != nil {
 			lastErr = err
 			continue
 		}
