@@ -11,6 +11,13 @@ FUZZTIME ?= 30s
 # cmd/flint's conventions test builds with the same tags and checks this line.
 TAGS     := nethttpomithttp2
 
+# AUTHORIZED_KEYS_FRAGMENT=false builds a flint whose files stage merges the
+# config's SSH keys into ~/.ssh/authorized_keys instead of writing
+# ~/.ssh/authorized_keys.d/ignition, for a distro whose sshd reads no
+# authorized_keys.d (docs/distributor-notes.md; Ignition's
+# writeAuthorizedKeysFragment).
+AUTHORIZED_KEYS_FRAGMENT ?= true
+
 # The blackbox and VM tiers live in their own directories and need root
 # (blackbox) or QEMU (vm); the unit tier leaves them to their own targets.
 TIER_DIRS := tests/blackbox tests/vm
@@ -20,7 +27,7 @@ TIER_DIRS := tests/blackbox tests/vm
 all: build
 
 build:
-	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/flint
+	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -trimpath -ldflags "-s -w -X main.version=$(VERSION) -X main.authorizedKeysFragment=$(AUTHORIZED_KEYS_FRAGMENT)" -o $(BIN) ./cmd/flint
 
 # test runs every tier that exists. The unit tier includes the conformance
 # test, which checks the cases in config/testdata/conformance (and, when

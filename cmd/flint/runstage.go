@@ -41,10 +41,56 @@ flags:
   -fetch-timeout DURATION   time allowed to fetch the config from its source (default 2m)
   -device-timeout DURATION  time the disks stage waits for each device the config names (default 90s)
   -log-to-stdout            log to standard output instead of the journal
+  -authorized-keys-fragment write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition
+                            (true) or merge them into ~/.ssh/authorized_keys (false); default
+                            $IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT, else the build's (%s)
 `
 
 func runUsageText() string {
-	return fmt.Sprintf(runUsage, strings.Join(engine.Stages(), ", "), strings.Join(providers.IDs(), ", "))
+	return fmt.Sprintf(runUsage, strings.Join(engine.Stages(), ", "), strings.Join(providers.IDs(), ", "), authorizedKeysFragment)
+}
+
+// authorizedKeysFragment is the build's default for where the files stage
+// writes the config's SSH keys: "true" the fragment
+// ~/.ssh/authorized_keys.d/ignition, "false" merged into
+// ~/.ssh/authorized_keys, for a distro whose sshd reads no
+// authorized_keys.d. A distro sets it with
+// -ldflags "-X main.authorizedKeysFragment=false" (make
+// AUTHORIZED_KEYS_FRAGMENT=false), as Ignition's
+// writeAuthorizedKeysFragment (internal/distro/distro.go).
+var authorizedKeysFragment = "true"
+
+// envAuthorizedKeysFragment overrides the build's default at run time,
+// under Ignition's name for it.
+const envAuthorizedKeysFragment = "IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT"
+
+// parseBool reads the booleans of build settings and the environment: the
+// linker sets only strings, and Ignition accepts these four.
+func parseBool(s string) (bool, bool) {
+	switch s {
+	case "true", "1":
+		return true, true
+	case "false", "0":
+		return false, true
+	}
+	return false, false
+}
+
+// fragmentDefault is -authorized-keys-fragment's default: the environment's
+// value when set, else the build's (authorizedKeysFragment).
+func fragmentDefault(build string, getenv func(string) string) (bool, error) {
+	if v := getenv(envAuthorizedKeysFragment); v != "" {
+		b, ok := parseBool(v)
+		if !ok {
+			return false, fmt.Errorf("$%s=%q: want true, false, 1 or 0", envAuthorizedKeysFragment, v)
+		}
+		return b, nil
+	}
+	b, ok := parseBool(build)
+	if !ok {
+		return false, fmt.Errorf("this build's main.authorizedKeysFragment=%q: want true, false, 1 or 0 (a packaging mistake)", build)
+	}
+	return b, nil
 }
 
 // logDelay is the longest a line logged to standard output waits to be
@@ -75,6 +121,10 @@ func tuneGC(getenv func(string) string) {
 
 // runStage parses `flint run` flags and runs the stage with the engine.
 func runStage(ctx context.Context, args []string, stdout io.Writer) error {
+	fragment, err := fragmentDefault(authorizedKeysFragment, os.Getenv)
+	if err != nil {
+		return setupError{err}
+	}
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	stage := fs.String("stage", "", "")
@@ -86,6 +136,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	fetchTimeout := fs.Duration("fetch-timeout", engine.DefaultFetchTimeout, "")
 	deviceTimeout := fs.Duration("device-timeout", disks.DefaultDeviceTimeout, "")
 	toStdout := fs.Bool("log-to-stdout", false, "")
+	fs.BoolVar(&fragment, "authorized-keys-fragment", fragment, "")
 	usage := func(format string, a ...any) error {
 		return usageError{"run: " + fmt.Sprintf(format, a...) + "\n\n" + runUsageText()}
 	}
@@ -133,7 +184,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		logger.Info("the journal is not available: logging to standard output")
 	}
 
-	err := engine.Run(ctx, engine.Options{
+	err = engine.Run(ctx, engine.Options{
 		Stage:         *stage,
 		Platform:      p,
 		Root:          *root,
@@ -145,6 +196,8 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		Logger:        logger,
 		Version:       version,
 		Getenv:        os.Getenv,
+
+		AuthorizedKeysFile: !fragment,
 	})
 	switch {
 	case err == nil:

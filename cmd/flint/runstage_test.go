@@ -157,3 +157,57 @@ func TestTuneGC(t *testing.T) {
 		t.Errorf("memory limit = %d with GOMEMLIMIT set, want it left alone", got)
 	}
 }
+
+// Where the files stage writes SSH keys: the build's setting, which
+// Ignition's environment variable overrides; bad values are errors, not
+// a guess.
+func TestFragmentDefault(t *testing.T) {
+	for _, tc := range []struct {
+		build, env string
+		want       bool
+		wantErr    bool
+	}{
+		{"true", "", true, false},
+		{"false", "", false, false},
+		{"0", "", false, false},
+		{"1", "", true, false},
+		{"false", "true", true, false},
+		{"true", "false", false, false},
+		{"true", "0", false, false},
+		{"true", "yes", false, true},
+		{"maybe", "", false, true},
+		{"maybe", "false", false, false},
+	} {
+		getenv := func(k string) string {
+			if k == "IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT" {
+				return tc.env
+			}
+			return ""
+		}
+		got, err := fragmentDefault(tc.build, getenv)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("fragmentDefault(build %q, env %q) = %v, %v; want %v, error %v", tc.build, tc.env, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestRunAuthorizedKeysFragmentFlag(t *testing.T) {
+	const local = `{"ignition":{"version":"3.4.0"}}`
+	m := newRunMachine(t, local)
+	var stdout, stderr bytes.Buffer
+	args := append([]string{"run", "-stage", "fetch-offline", "-platform", "file", "-authorized-keys-fragment=false"}, m.flags...)
+	if code := exitCode(run(context.Background(), args, nil, &stdout, &stderr), &stderr); code != 0 {
+		t.Errorf("run -authorized-keys-fragment=false exit = %d, want 0\n%s", code, stderr.String())
+	}
+	stderr.Reset()
+	args = append([]string{"run", "-stage", "fetch-offline", "-platform", "file", "-authorized-keys-fragment=maybe"}, m.flags...)
+	if code := exitCode(run(context.Background(), args, nil, &stdout, &stderr), &stderr); code != 2 {
+		t.Errorf("run -authorized-keys-fragment=maybe exit = %d, want 2 (usage)\n%s", code, stderr.String())
+	}
+	stderr.Reset()
+	t.Setenv("IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT", "sometimes")
+	args = append([]string{"run", "-stage", "fetch-offline", "-platform", "file"}, m.flags...)
+	if code := exitCode(run(context.Background(), args, nil, &stdout, &stderr), &stderr); code != 3 || !strings.Contains(stderr.String(), "IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT") {
+		t.Errorf("run with IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT=sometimes exit = %d, want 3 naming the variable\n%s", code, stderr.String())
+	}
+}

@@ -113,6 +113,10 @@ type Options struct {
 	// NewFetcher makes the stage's fetcher (offline for fetch-offline);
 	// nil means resource.New.
 	NewFetcher func(log *slog.Logger, offline bool) (Fetcher, error)
+	// AuthorizedKeysFile makes the files stage merge the config's SSH
+	// keys into ~/.ssh/authorized_keys instead of writing the fragment
+	// ~/.ssh/authorized_keys.d/ignition (files.Deps.AuthorizedKeysFile).
+	AuthorizedKeysFile bool
 }
 
 // acquire says how a stage gets the user config.
@@ -239,6 +243,7 @@ func stageList() []stage {
 					LuksKeys:           r.state.LuksPersistKeyFiles,
 					NotatedDirectories: r.state.NotatedDirectories,
 					UserConfigProvided: userConfig,
+					AuthorizedKeysFile: r.o.AuthorizedKeysFile,
 				})
 				if err == nil {
 					// Written to /etc/luks: the keys leave the state.

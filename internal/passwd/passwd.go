@@ -284,6 +284,36 @@ func Redact(argv []string) []string {
 // to the home directory.
 const AuthorizedKeys = ".ssh/authorized_keys.d/ignition"
 
+// AuthorizedKeysMain is sshd's own per-user file (sshd_config(5)'s
+// AuthorizedKeysFile default), relative to the home: where the keys go
+// for a distro whose sshd reads no authorized_keys.d.
+const AuthorizedKeysMain = ".ssh/authorized_keys"
+
+// MergeAuthorizedKeys returns the authorized_keys file existing with the
+// keys added that it lacks: its lines stay as they are, in order, and
+// each key not already a line of it (or of keys before it), compared
+// without surrounding blanks, is appended on a line of its own. The
+// result ends with a newline unless it is empty.
+func MergeAuthorizedKeys(existing []byte, keys []string) []byte {
+	out := append([]byte(nil), existing...)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	have := map[string]bool{}
+	for _, line := range strings.Split(string(existing), "\n") {
+		have[strings.TrimSpace(line)] = true
+	}
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" || have[k] {
+			continue
+		}
+		have[k] = true
+		out = append(append(out, k...), '\n')
+	}
+	return out
+}
+
 // AuthorizedKeysData is the keys joined one a line, newline-terminated.
 func AuthorizedKeysData(keys []string) []byte {
 	if len(keys) == 0 {

@@ -125,3 +125,27 @@ func TestAuthorizedKeysData(t *testing.T) {
 		t.Errorf("AuthorizedKeysData(nil) = %q, want nil", got)
 	}
 }
+
+func TestMergeAuthorizedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name, existing string
+		keys           []string
+		want           string
+	}{
+		{"no file", "", []string{"ssh-ed25519 A", "ssh-rsa B"}, "ssh-ed25519 A\nssh-rsa B\n"},
+		{"lines kept, new keys appended", "# image key\nssh-rsa IMG\n", []string{"ssh-ed25519 A"}, "# image key\nssh-rsa IMG\nssh-ed25519 A\n"},
+		{"no final newline", "ssh-rsa IMG", []string{"ssh-ed25519 A"}, "ssh-rsa IMG\nssh-ed25519 A\n"},
+		{"a key already there is not added again", "ssh-ed25519 A\n", []string{"ssh-ed25519 A", "ssh-rsa B"}, "ssh-ed25519 A\nssh-rsa B\n"},
+		{"compared without surrounding blanks", "  ssh-ed25519 A \n", []string{"ssh-ed25519 A\n"}, "  ssh-ed25519 A \n"},
+		{"duplicates in the config once", "", []string{"k", "k", " "}, "k\n"},
+		{"nothing to add keeps the file byte for byte", "a\n\nb\n", []string{"b"}, "a\n\nb\n"},
+	} {
+		got := string(MergeAuthorizedKeys([]byte(tc.existing), tc.keys))
+		if got != tc.want {
+			t.Errorf("%s: MergeAuthorizedKeys(%q, %q) = %q, want %q", tc.name, tc.existing, tc.keys, got, tc.want)
+		}
+		if again := string(MergeAuthorizedKeys([]byte(got), tc.keys)); again != got {
+			t.Errorf("%s: merging twice = %q, want %q (idempotent)", tc.name, again, got)
+		}
+	}
+}

@@ -108,15 +108,46 @@ func (c *Client) Get(ctx context.Context, addr, file string, w io.Writer) (int64
 	return n, nil
 }
 
+// packetWriter sends a datagram; *net.UDPConn is one, and the tests'
+// recorder another.
+type packetWriter interface {
+	WriteToUDP(b []byte, addr *net.UDPAddr) (int, error)
+}
+
 // transfer is one read request's state.
 type transfer struct {
 	c       *Client
-	conn    *net.UDPConn
+	conn    *net.UDPConn // receives; nil in tests that hand packets to handle
+	out     packetWriter // sends
 	server  *net.UDPAddr // the request goes here; the transfer's TID is learned from the reply
 	peer    *net.UDPAddr // nil until the first reply
 	last    []byte       // the packet to send again on a timeout
 	buf     []byte
-	blksize int
+	asked   int // the block size requested, or -1 for a request without options
+	blksize int // the block size in force: 512 until an OACK says otherwise
+	w       io.Writer
+
+	written  int64
+	expect   uint16 // the next DATA block
+	tsize    int64  // the size the server announced, -1 for none
+	accepted bool   // an OACK or the first DATA came
+}
+
+// newTransfer returns the state of a read request for file that asks for
+// block size blksize (-1: no options), sending through out to server.
+func newTransfer(c *Client, out packetWriter, server *net.UDPAddr, file string, blksize int, w io.Writer) *transfer {
+	return &transfer{
+		c: c, out: out, server: server, w: w,
+		last:    rrq(file, blksize),
+		asked:   blksize,
+		blksize: plainBlockSize,
+		expect:  1,
+		tsize:   -1,
+		// The receive buffer holds the largest DATA packet the options
+		// could lead to, so a server that ignores the size asked for is
+		// caught.
+		buf: make([]byte, 4+max(blksize, plainBlockSize)+1),
+	}
 }
 
 func (c *Client) get(ctx context.Context, raddr *net.UDPAddr, file string, blksize int, w io.Writer) (int64, error) {
@@ -129,104 +160,98 @@ func (c *Client) get(ctx context.Context, raddr *net.UDPAddr, file string, blksi
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 
-	t := &transfer{c: c, conn: conn, server: raddr, blksize: plainBlockSize}
-	t.last = rrq(file, blksize)
-	// The receive buffer holds the largest DATA packet the options could
-	// lead to, so a server that ignores the size asked for is caught.
-	t.buf = make([]byte, 4+max(blksize, plainBlockSize)+1)
+	t := newTransfer(c, conn, raddr, file, blksize, w)
+	t.conn = conn
 	if _, err := conn.WriteToUDP(t.last, raddr); err != nil {
 		return 0, err
 	}
-
-	var (
-		written  int64
-		expect   = uint16(1)
-		tsize    = int64(-1)
-		accepted = false // an OACK or the first DATA came
-	)
 	for {
 		op, pkt, err := t.receive(ctx)
 		if err != nil {
-			return written, err
+			return t.written, err
 		}
-		switch op {
-		case opOACK:
-			if accepted {
-				if expect == 1 && t.peer != nil {
-					// A duplicate: our ACK 0 was lost.
-					if err := t.send(t.last); err != nil {
-						return written, err
-					}
-				}
-				continue
+		done, err := t.handle(op, pkt)
+		if err != nil || done {
+			return t.written, err
+		}
+	}
+}
+
+// handle acts on one packet from the peer: opcode op, the rest pkt. done
+// means the file is complete.
+func (t *transfer) handle(op uint16, pkt []byte) (done bool, err error) {
+	switch op {
+	case opOACK:
+		if t.accepted {
+			if t.expect == 1 && t.peer != nil {
+				// A duplicate: our ACK 0 was lost.
+				return false, t.send(t.last)
 			}
-			if blksize < 0 {
-				return written, t.abort(CodeOptionNegotiation, "no options were requested", errors.New("server sent options that were not requested"))
+			return false, nil
+		}
+		if t.asked < 0 {
+			return false, t.abort(CodeOptionNegotiation, "no options were requested", errors.New("server sent options that were not requested"))
+		}
+		opts, err := parseOptions(pkt)
+		if err != nil {
+			return false, t.abort(CodeOptionNegotiation, err.Error(), err)
+		}
+		if v, ok := opts["blksize"]; ok {
+			n, err := strconv.Atoi(v)
+			// RFC 2348: the server may only lower the size.
+			if err != nil || n < minBlockSize || n > t.asked {
+				return false, t.abort(CodeOptionNegotiation, "bad blksize", fmt.Errorf("server chose block size %q, asked for %d", v, t.asked))
 			}
-			opts, err := parseOptions(pkt)
+			t.blksize = n
+		}
+		if v, ok := opts["tsize"]; ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+				t.tsize = n
+			}
+		}
+		t.accepted = true
+		t.last = ack(0)
+		return false, t.send(t.last)
+	case opDATA:
+		if len(pkt) < 2 {
+			return false, t.abort(CodeIllegalOperation, "short packet", errors.New("short DATA packet"))
+		}
+		block := binary.BigEndian.Uint16(pkt)
+		data := pkt[2:]
+		if block != t.expect {
+			if block == t.expect-1 {
+				// The server did not get our ACK: acknowledge again.
+				return false, t.send(t.last)
+			}
+			return false, nil
+		}
+		t.accepted = true
+		if len(data) > t.blksize {
+			return false, t.abort(CodeIllegalOperation, "block too large", fmt.Errorf("block %d has %d bytes, more than the block size %d", block, len(data), t.blksize))
+		}
+		if len(data) > 0 {
+			n, err := t.w.Write(data)
+			t.written += int64(n)
 			if err != nil {
-				return written, t.abort(CodeOptionNegotiation, err.Error(), err)
+				return false, t.abort(CodeDiskFull, "write failed", fmt.Errorf("writing: %w", err))
 			}
-			if v, ok := opts["blksize"]; ok {
-				n, err := strconv.Atoi(v)
-				// RFC 2348: the server may only lower the size.
-				if err != nil || n < minBlockSize || n > blksize {
-					return written, t.abort(CodeOptionNegotiation, "bad blksize", fmt.Errorf("server chose block size %q, asked for %d", v, blksize))
-				}
-				t.blksize = n
-			}
-			if v, ok := opts["tsize"]; ok {
-				if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
-					tsize = n
-				}
-			}
-			accepted = true
-			t.last = ack(0)
-			if err := t.send(t.last); err != nil {
-				return written, err
-			}
-		case opDATA:
-			if len(pkt) < 2 {
-				return written, t.abort(CodeIllegalOperation, "short packet", errors.New("short DATA packet"))
-			}
-			block := binary.BigEndian.Uint16(pkt)
-			data := pkt[2:]
-			if block != expect {
-				if block == expect-1 {
-					// The server did not get our ACK: acknowledge again.
-					if err := t.send(t.last); err != nil {
-						return written, err
-					}
-				}
-				continue
-			}
-			accepted = true
-			if len(data) > t.blksize {
-				return written, t.abort(CodeIllegalOperation, "block too large", fmt.Errorf("block %d has %d bytes, more than the block size %d", block, len(data), t.blksize))
-			}
-			if len(data) > 0 {
-				n, err := w.Write(data)
-				written += int64(n)
-				if err != nil {
-					return written, t.abort(CodeDiskFull, "write failed", fmt.Errorf("writing: %w", err))
-				}
-			}
-			t.last = ack(block)
-			if err := t.send(t.last); err != nil {
-				return written, err
-			}
-			if len(data) < t.blksize {
-				if tsize >= 0 && written != tsize {
-					return written, fmt.Errorf("received %d bytes, the server announced %d", written, tsize)
-				}
-				return written, nil
-			}
-			expect++ // wraps from 65535 to 0, as most servers do
-		case opERROR:
-			return written, parseError(pkt)
-		default:
-			return written, t.abort(CodeIllegalOperation, "unexpected packet", fmt.Errorf("unexpected opcode %d", op))
 		}
+		t.last = ack(block)
+		if err := t.send(t.last); err != nil {
+			return false, err
+		}
+		if len(data) < t.blksize {
+			if t.tsize >= 0 && t.written != t.tsize {
+				return false, fmt.Errorf("received %d bytes, the server announced %d", t.written, t.tsize)
+			}
+			return true, nil
+		}
+		t.expect++ // wraps from 65535 to 0, as most servers do
+		return false, nil
+	case opERROR:
+		return false, parseError(pkt)
+	default:
+		return false, t.abort(CodeIllegalOperation, "unexpected packet", fmt.Errorf("unexpected opcode %d", op))
 	}
 }
 
@@ -272,7 +297,7 @@ func (t *transfer) receive(ctx context.Context) (uint16, []byte, error) {
 			}
 			t.peer = from
 		} else if !from.IP.Equal(t.peer.IP) || from.Port != t.peer.Port {
-			t.conn.WriteToUDP(errorPacket(CodeUnknownTID, "unknown transfer ID"), from)
+			t.out.WriteToUDP(errorPacket(CodeUnknownTID, "unknown transfer ID"), from)
 			continue
 		}
 		if n < 2 {
@@ -289,7 +314,7 @@ func (t *transfer) send(p []byte) error {
 	if to == nil {
 		to = t.server
 	}
-	_, err := t.conn.WriteToUDP(p, to)
+	_, err := t.out.WriteToUDP(p, to)
 	return err
 }
 

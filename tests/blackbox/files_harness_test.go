@@ -57,6 +57,8 @@ type filesCase struct {
 	WantFail string
 	// Check runs more checks on the root after the run.
 	Check func(t *testing.T, root string)
+	// Env is added to every stage's environment.
+	Env []string
 }
 
 // fnode is a node of the target root, before or after.
@@ -255,6 +257,7 @@ func requireFilesTier(t *testing.T) {
 // runFilesCase prepares a root, runs the chain and checks the result.
 func runFilesCase(t *testing.T, bin string, c filesCase, v config.Version, srv *servers) {
 	m := newMachine(t, bin, "")
+	m.env = append(m.env, c.Env...)
 	root := m.path("sysroot")
 	for _, n := range append(append([]fnode{}, distroRoot...), c.In...) {
 		makeNode(t, root, n)

@@ -7,6 +7,7 @@ import (
 	"encoding/asn1"
 	"fmt"
 	"math/big"
+	"unicode/utf16"
 )
 
 // The object identifiers of RFC 7292 and RFC 5652 a PFX from WireServer
@@ -92,10 +93,19 @@ func octets(raw []byte, what string) ([]byte, error) {
 	return b, unmarshal(raw, &b, what)
 }
 
+// maxPBEIterations bounds the key derivation work of one PFX, summed over
+// its password-protected parts: Windows derives with 2000 iterations and
+// openssl with 2048, and a PFX that asks for more than a million in all
+// (about half a second of SHA-1) is refused before any is spent. A bound
+// per part alone would let an answer repeat its parts as often as its
+// size allows.
+const maxPBEIterations = 1 << 20
+
 // PFXCertificates returns the DER of every X.509 certificate in the PFX
 // der, in order, decrypting password-protected parts with password (""
 // for WireServer's). Private keys and other bags are skipped.
 func PFXCertificates(der []byte, password string) ([][]byte, error) {
+	budget := maxPBEIterations
 	var p pfx
 	if err := unmarshal(der, &p, "PFX"); err != nil {
 		return nil, err
@@ -124,7 +134,7 @@ func PFXCertificates(der []byte, password string) ([][]byte, error) {
 			if err := unmarshal(ci.Content.Bytes, &ed, "PFX encryptedData"); err != nil {
 				return nil, err
 			}
-			if contents, err = pbeDecrypt(ed.Content.Algorithm, password, ed.Content.Content); err != nil {
+			if contents, err = pbeDecrypt(ed.Content.Algorithm, password, ed.Content.Content, &budget); err != nil {
 				return nil, fmt.Errorf("PFX part %d: %w", i, err)
 			}
 		default:
@@ -153,15 +163,15 @@ func PFXCertificates(der []byte, password string) ([][]byte, error) {
 }
 
 // pbeDecrypt decrypts data with one of RFC 7292 appendix C's
-// password-based encryptions.
-func pbeDecrypt(alg algorithmIdentifier, password string, data []byte) ([]byte, error) {
+// password-based encryptions, spending its iterations from budget.
+func pbeDecrypt(alg algorithmIdentifier, password string, data []byte, budget *int) ([]byte, error) {
 	var keyLen int
 	var newCipher func(key []byte) (cipher.Block, error)
 	switch {
 	case alg.Algorithm.Equal(oidPBESHA3DES):
 		keyLen, newCipher = 24, des.NewTripleDESCipher
 	case alg.Algorithm.Equal(oidPBESHARC240):
-		keyLen, newCipher = 5, func(key []byte) (cipher.Block, error) { return newRC2(key, 40), nil }
+		keyLen, newCipher = 5, func(key []byte) (cipher.Block, error) { return newRC2(key, 40) }
 	default:
 		return nil, fmt.Errorf("PFX encryption %v: %w", alg.Algorithm, ErrUnsupported)
 	}
@@ -169,9 +179,13 @@ func pbeDecrypt(alg algorithmIdentifier, password string, data []byte) ([]byte, 
 	if err := unmarshal(alg.Parameters.FullBytes, &params, "PBE parameters"); err != nil {
 		return nil, err
 	}
-	if params.Iterations < 1 || params.Iterations > 1<<24 {
+	if params.Iterations < 1 {
 		return nil, fmt.Errorf("PBE iteration count %d: %w", params.Iterations, ErrFormat)
 	}
+	if params.Iterations > *budget {
+		return nil, fmt.Errorf("PBE iteration count %d, more than the %d left of the %d one PFX may ask for: %w", params.Iterations, *budget, maxPBEIterations, ErrUnsupported)
+	}
+	*budget -= params.Iterations
 	pw := bmpString(password)
 	key := pkcs12KDF(pw, params.Salt, params.Iterations, 1, keyLen)
 	iv := pkcs12KDF(pw, params.Salt, params.Iterations, 2, 8)
@@ -205,11 +219,12 @@ func cbcDecrypt(block cipher.Block, iv, data []byte) ([]byte, error) {
 
 // bmpString is a password as RFC 7292 appendix B.1 feeds it to the key
 // derivation: UTF-16 big-endian with a two-byte NUL terminator (so "" is
-// 00 00). Passwords outside the BMP are not needed here.
+// 00 00). A character outside the BMP becomes its surrogate pair, as
+// openssl's OPENSSL_utf82uni and Windows encode it.
 func bmpString(s string) []byte {
 	var out []byte
-	for _, r := range s {
-		out = append(out, byte(r>>8), byte(r))
+	for _, u := range utf16.Encode([]rune(s)) {
+		out = append(out, byte(u>>8), byte(u))
 	}
 	return append(out, 0, 0)
 }

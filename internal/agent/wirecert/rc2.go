@@ -3,6 +3,7 @@ package wirecert
 import (
 	"crypto/cipher"
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 )
 
@@ -33,7 +34,12 @@ var rc2PiTable = [256]byte{
 type rc2Cipher struct{ k [64]uint16 }
 
 // newRC2 expands key with the effective key length bits (RFC 2268 §2).
-func newRC2(key []byte, effectiveBits int) cipher.Block {
+// The RFC allows keys of 1 to 128 bytes and 1 to 1024 effective bits;
+// outside them the expansion would index past its 128-byte buffer.
+func newRC2(key []byte, effectiveBits int) (cipher.Block, error) {
+	if len(key) < 1 || len(key) > 128 || effectiveBits < 1 || effectiveBits > 1024 {
+		return nil, fmt.Errorf("RC2 key of %d bytes, %d effective bits: %w", len(key), effectiveBits, ErrUnsupported)
+	}
 	var l [128]byte
 	t := len(key)
 	copy(l[:], key)
@@ -50,7 +56,7 @@ func newRC2(key []byte, effectiveBits int) cipher.Block {
 	for i := range c.k {
 		c.k[i] = uint16(l[2*i]) | uint16(l[2*i+1])<<8
 	}
-	return c
+	return c, nil
 }
 
 func (c *rc2Cipher) BlockSize() int { return 8 }

@@ -75,6 +75,12 @@ type Deps struct {
 	Now func() time.Time
 	// Parallel bounds concurrent remote fetches; 0 means DefaultParallel.
 	Parallel int
+	// AuthorizedKeysFile writes the config's SSH keys into
+	// ~/.ssh/authorized_keys, keeping the lines already there, instead
+	// of the fragment ~/.ssh/authorized_keys.d/ignition: for a distro
+	// whose sshd reads no authorized_keys.d (Ignition's build setting
+	// writeAuthorizedKeysFragment=false, internal/distro/distro.go).
+	AuthorizedKeysFile bool
 }
 
 type stage struct {

@@ -2,6 +2,7 @@ package files
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -109,6 +110,60 @@ func TestSSHKeys(t *testing.T) {
 		t.Errorf("Run with a symlinked ~/.ssh succeeded")
 	}
 	tg.check(want{path: "etc/authorized_keys.d", kind: "absent"})
+}
+
+// With AuthorizedKeysFile (a distro built with
+// AUTHORIZED_KEYS_FRAGMENT=false) the keys are merged into
+// ~/.ssh/authorized_keys: the image's lines stay, and a second run adds
+// nothing; no authorized_keys.d is made.
+func TestSSHKeysAuthorizedKeysFile(t *testing.T) {
+	mainFile := func(d *Deps) { d.AuthorizedKeysFile = true }
+	cfg := `{"passwd":{"users":[{"name":"core","uid":` + itoa(me[0]) + `,"sshAuthorizedKeys":["ssh-ed25519 AAAA one","ssh-rsa BBBB two"]}]}}`
+
+	tg := newTarget(t)
+	if err := tg.run(cfg, mainFile); err != nil {
+		t.Fatal(err)
+	}
+	tg.check(want{path: "home/core/.ssh/authorized_keys", kind: "file", contents: "ssh-ed25519 AAAA one\nssh-rsa BBBB two\n", mode: 0o600, uid: me[0], gid: -1})
+	tg.check(want{path: "home/core/.ssh", kind: "dir", mode: 0o700, uid: me[0], gid: -1})
+	tg.check(want{path: "home/core/.ssh/authorized_keys.d", kind: "absent"})
+	if log := tg.logs.String(); !strings.Contains(log, "IGNITION_PATH=/home/core/.ssh/authorized_keys") || strings.Contains(log, "authorized_keys.d") {
+		t.Errorf("log does not name ~/.ssh/authorized_keys (only) as IGNITION_PATH:\n%s", log)
+	}
+
+	// An image that ships the file: its lines stay, the key it already
+	// has is not repeated, and a second run changes nothing.
+	tg = newTarget(t)
+	tg.write("etc/passwd", "root:x:0:0::/root:/bin/sh\ncore:x:"+itoa(me[0])+":"+itoa(me[0])+"::/home/core:/bin/sh\n")
+	tg.write("home/core/.ssh/authorized_keys", "# from the image\nssh-rsa BBBB two\n")
+	for range 2 {
+		if err := tg.run(cfg, mainFile); err != nil {
+			t.Fatal(err)
+		}
+		tg.check(want{path: "home/core/.ssh/authorized_keys", kind: "file", contents: "# from the image\nssh-rsa BBBB two\nssh-ed25519 AAAA one\n", mode: 0o600, uid: me[0], gid: -1})
+	}
+
+	// A symlinked authorized_keys is refused, not read: its target
+	// would be copied into the user's file.
+	tg = newTarget(t)
+	tg.write("etc/passwd", "root:x:0:0::/root:/bin/sh\ncore:x:"+itoa(me[0])+":"+itoa(me[0])+"::/home/core:/bin/sh\n")
+	tg.write("etc/secret", "not for core\n")
+	os.MkdirAll(tg.path("home/core/.ssh"), 0o700)
+	os.Symlink("/etc/secret", tg.path("home/core/.ssh/authorized_keys"))
+	if err := tg.run(cfg, mainFile); !errors.Is(err, ErrUnsafeHome) {
+		t.Errorf("Run with a symlinked authorized_keys = %v, want ErrUnsafeHome", err)
+	}
+	tg.check(want{path: "etc/secret", kind: "file", contents: "not for core\n", mode: 0o644, uid: -1, gid: -1})
+
+	// Without the option, an image's authorized_keys is not touched.
+	tg = newTarget(t)
+	tg.write("etc/passwd", "root:x:0:0::/root:/bin/sh\ncore:x:"+itoa(me[0])+":"+itoa(me[0])+"::/home/core:/bin/sh\n")
+	tg.write("home/core/.ssh/authorized_keys", "# from the image\n")
+	if err := tg.run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	tg.check(want{path: "home/core/.ssh/authorized_keys", kind: "file", contents: "# from the image\n", mode: 0o644, uid: -1, gid: -1})
+	tg.check(want{path: "home/core/.ssh/authorized_keys.d/ignition", kind: "file", contents: "ssh-ed25519 AAAA one\nssh-rsa BBBB two\n", mode: 0o600, uid: me[0], gid: -1})
 }
 
 func TestHomeMountpoints(t *testing.T) {

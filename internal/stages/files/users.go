@@ -2,7 +2,9 @@ package files
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 
@@ -109,12 +111,20 @@ func (s *stage) passwd(ctx context.Context) error {
 	return nil
 }
 
-// sshKeys writes u's keys to ~/.ssh/authorized_keys.d/ignition: the
-// directories 0700 and the file 0600, owned by the user. Ignition
+// sshKeys writes u's keys to ~/.ssh/authorized_keys.d/ignition — or,
+// with AuthorizedKeysFile, to ~/.ssh/authorized_keys: the directories 0700
+// and the file 0600, owned by the user. Ignition
 // writes as the user so that a symlink in the home cannot redirect it;
 // here the resolver keeps the write in the root, and a symlinked ~/.ssh or
 // authorized_keys.d is refused (ErrUnsafeHome) so it cannot redirect it
 // within the root either.
+//
+// Ignition, built with writeAuthorizedKeysFragment=false, truncates
+// ~/.ssh/authorized_keys and writes only the config's keys
+// (internal/exec/util/passwd.go, writeAuthKeysFile with O_TRUNC); flint
+// keeps the lines an image already has there and appends the config's
+// keys it lacks, so a second run adds nothing and no key of the image is
+// lost.
 func (s *stage) sshKeys(u config.PasswdUser) error {
 	if len(u.SSHAuthorizedKeys) == 0 {
 		return nil
@@ -127,7 +137,14 @@ func (s *stage) sshKeys(u config.PasswdUser) error {
 	}
 	home := path.Clean("/" + pu.Home)
 	keyPath := path.Join(home, passwd.AuthorizedKeys)
-	for _, d := range []string{home, path.Join(home, ".ssh"), path.Dir(keyPath)} {
+	if s.AuthorizedKeysFile {
+		keyPath = path.Join(home, passwd.AuthorizedKeysMain)
+	}
+	dirs := []string{home, path.Join(home, ".ssh")}
+	if d := path.Dir(keyPath); d != dirs[1] {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
 		created, err := s.root.MkdirAll(d, 0o700)
 		if err != nil {
 			return op.Fail(fmt.Errorf("%s: %w (%w)", what, err, ErrUnsafeHome))
@@ -143,12 +160,20 @@ func (s *stage) sshKeys(u config.PasswdUser) error {
 			}
 		}
 	}
+	data := passwd.AuthorizedKeysData(u.SSHAuthorizedKeys)
+	if s.AuthorizedKeysFile {
+		existing, err := s.existingKeys(keyPath)
+		if err != nil {
+			return op.Fail(fmt.Errorf("%s: %w", what, err))
+		}
+		data = passwd.MergeAuthorizedKeys(existing, u.SSHAuthorizedKeys)
+	}
 	tmp, err := s.root.CreateTemp(keyPath)
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
 	defer tmp.Abort()
-	if _, err := tmp.Write(passwd.AuthorizedKeysData(u.SSHAuthorizedKeys)); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
 	if err := tmp.Commit(0o600, pu.UID, pu.GID); err != nil {
@@ -161,6 +186,28 @@ func (s *stage) sshKeys(u config.PasswdUser) error {
 	s.log.Info("wrote SSH authorized keys for user "+u.Name+" to "+keyPath,
 		"MESSAGE_ID", SSHKeysMessageID, "IGNITION_USER_NAME", u.Name, "IGNITION_PATH", keyPath)
 	return nil
+}
+
+// existingKeys returns the authorized_keys file at keyPath, nil when there
+// is none. A symlink there is refused (ErrUnsafeHome) rather than
+// followed: its target's contents would be copied into the user's file.
+func (s *stage) existingKeys(keyPath string) ([]byte, error) {
+	info, err := s.root.Lstat(keyPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case info.Mode&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s: %w", keyPath, ErrUnsafeHome)
+	case !info.Mode.IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file (%v)", keyPath, info.Mode.Type())
+	}
+	data, err := s.root.ReadFile(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", keyPath, err)
+	}
+	return data, nil
 }
 
 // homeMountpoints gives u the mountpoints the mount stage created under
