@@ -14,7 +14,7 @@ import (
 const MaxUnitNameLen = 255
 
 // unitSuffixes are the unit types a config may write (systemd.unit(5)).
-// ".snapshot" is no unit type since systemd 228, but the reference's
+// ".snapshot" is no unit type since systemd 228, but Ignition's
 // validator still accepts it (config/v3_*/types/unit.go), and so does flint:
 // such a unit is written and systemd ignores it.
 var unitSuffixes = map[string]bool{
