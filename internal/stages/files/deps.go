@@ -73,6 +73,9 @@ type Deps struct {
 	Now func() time.Time
 	// Parallel bounds concurrent remote fetches; 0 means DefaultParallel.
 	Parallel int
+	// Progress remembers the entries applied, for a run after a crash;
+	// nil remembers nothing.
+	Progress Progress
 }
 
 type stage struct {

@@ -24,6 +24,9 @@ func Run(ctx context.Context, d Deps) error {
 	if d.Parallel <= 0 {
 		d.Parallel = DefaultParallel
 	}
+	if d.Progress == nil {
+		d.Progress = noProgress{}
+	}
 	// The shadow tools and setfiles take only absolute roots.
 	abs, err := filepath.Abs(d.Root)
 	if err != nil {
@@ -37,6 +40,9 @@ func Run(ctx context.Context, d Deps) error {
 	defer root.Close()
 	s := &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}
 	if err := s.detectSELinux(); err != nil {
+		return err
+	}
+	if err := s.removeStaleTemps(); err != nil {
 		return err
 	}
 	if err := s.passwd(ctx); err != nil {
