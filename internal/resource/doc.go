@@ -24,8 +24,10 @@
 //     from the beginning when the caller's writer can take the bytes back
 //     (a Rewinder, as the files stage's temporary files are; a config, a CA
 //     bundle, a metadata answer), at most 3 attempts in all: a transfer
-//     that stalls for good ends in about 90 s even without httpTotal. The
-//     reference waits for httpTotal, forever without one.
+//     that stalls for good ends in about 90 s even without httpTotal.
+//     Without httpTotal a server that takes the connection and sends no
+//     answer in time gets 3 attempts too. The reference waits for
+//     httpTotal, forever without one.
 //   - URLs in errors and logs carry no credentials and no query, a
 //     redirect's unparseable Location header included (net/http quotes it
 //     whole).

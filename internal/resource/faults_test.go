@@ -86,10 +86,12 @@ func TestServerFaults(t *testing.T) {
 		name string
 		// serve answers the n-th request (from 1).
 		serve func(t *testing.T, n int, w http.ResponseWriter, r *http.Request)
-		// headerTimeout, when set, is the config's httpResponseHeaders.
-		headerTimeout int
-		hash          bool
-		wantRequests  int
+		// headerTimeout and total, when set, are the config's
+		// httpResponseHeaders and httpTotal.
+		headerTimeout, total int
+		hash                 bool
+		wantRequests         int
+		orMore               bool // wantRequests is a minimum
 		// wantErr is nil for success, else what the error wraps.
 		wantErr  error
 		wantText string // in the error
@@ -149,6 +151,15 @@ func TestServerFaults(t *testing.T) {
 			headerTimeout: 1, wantRequests: 3, wantText: "gave up after 3 attempts",
 		},
 		{
+			// With httpTotal a silent server is retried until it runs
+			// out, as before: the config chose the bound.
+			name: "no answer, with httpTotal",
+			serve: func(t *testing.T, n int, w http.ResponseWriter, r *http.Request) {
+				<-r.Context().Done()
+			},
+			headerTimeout: 1, total: 5, wantRequests: 4, orMore: true, wantErr: resource.ErrTimeout,
+		},
+		{
 			name: "truncated, then 200",
 			serve: func(t *testing.T, n int, w http.ResponseWriter, r *http.Request) {
 				if n == 1 {
@@ -198,9 +209,14 @@ func TestServerFaults(t *testing.T) {
 			}))
 			defer srv.Close()
 			f, logs := newFetcher(t, resource.Options{IdleTimeout: idle})
-			if c.headerTimeout > 0 {
+			if c.headerTimeout > 0 || c.total > 0 {
 				var ign config.Ignition
-				ign.Timeouts.HTTPResponseHeaders = &c.headerTimeout
+				if c.headerTimeout > 0 {
+					ign.Timeouts.HTTPResponseHeaders = &c.headerTimeout
+				}
+				if c.total > 0 {
+					ign.Timeouts.HTTPTotal = &c.total
+				}
 				if err := f.Configure(context.Background(), ign); err != nil {
 					t.Fatal(err)
 				}
@@ -243,7 +259,7 @@ func TestServerFaults(t *testing.T) {
 					t.Errorf("Fetch = %v, want it to name the source", err)
 				}
 			}
-			if got := n.get(); got != c.wantRequests {
+			if got := n.get(); got != c.wantRequests && !(c.orMore && got > c.wantRequests) {
 				t.Errorf("server saw %d requests, want %d", got, c.wantRequests)
 			}
 			for _, s := range []string{secretPassword, secretToken, secretLocation} {

@@ -129,11 +129,15 @@ const (
 	// wait: the network or the server may heal (connection refused, 5xx):
 	// retried until httpTotal runs out, forever without one.
 	wait
-	// broken: the server took the request and then let it down (no
-	// answer in time, a body cut short, reset or stalled): retried at
-	// most maxBrokenAttempts times in all, so that a transfer broken for
-	// good ends even without httpTotal.
+	// broken: the server answered and then let the body down (cut
+	// short, reset or stalled): retried at most maxBrokenAttempts times
+	// in all, so that a transfer broken for good ends even without
+	// httpTotal.
 	broken
+	// silent: the server took the connection and sent no answer in time
+	// (httpResponseHeaders, the TLS handshake): retried like wait until
+	// httpTotal, and like broken when there is none.
+	silent
 )
 
 // maxBrokenAttempts bounds the attempts at a transfer that keeps breaking
@@ -145,9 +149,9 @@ const maxBrokenAttempts = 3
 // running each successful answer's body through p into s. Network errors,
 // 5xx and r.retryStatus are retried after a backoff that starts at
 // Options.Backoff and doubles up to Options.MaxBackoff; every retry is
-// logged. A transfer broken after the server took the request is retried
-// at most maxBrokenAttempts times in all, and a body lost midway only if
-// s can start over.
+// logged. A body broken midway (and, without httpTotal, a server that
+// does not answer) is retried at most maxBrokenAttempts times in all, and
+// a body lost midway only if s can start over.
 func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) error {
 	nc, transport := f.snapshot(r.localPort)
 	ctx, cancel := withTotal(ctx, nc.total)
@@ -173,6 +177,9 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 				err = fmt.Errorf("%w; %d bytes were already written", err, s.n)
 			}
 			return err
+		}
+		if out == silent && nc.total == 0 {
+			out = broken
 		}
 		switch out {
 		case giveUp:
@@ -236,7 +243,7 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 		case !retryable(err):
 			return giveUp, werr
 		case stalled(err):
-			return broken, werr
+			return silent, werr
 		}
 		return wait, werr
 	}
