@@ -21,12 +21,6 @@ import (
 // a metadata answer larger than this is refused with ErrTooLarge.
 const MaxConfigSize = 64 << 20
 
-// DefaultIdleTimeout is how long a body may send nothing before the
-// attempt is abandoned (flint's; the reference has none and waits for
-// httpTotal, forever without one). With maxBrokenAttempts a transfer that
-// stalls for good ends within a minute and a half.
-const DefaultIdleTimeout = 30 * time.Second
-
 // Defaults of the reference implementation (ignition.md section 6.2).
 const (
 	defaultBackoff       = 200 * time.Millisecond
@@ -85,6 +79,12 @@ type Options struct {
 	// local servers with it.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
+
+// DefaultIdleTimeout is how long a body may send nothing before the
+// attempt is abandoned (flint's; Ignition has none and waits for
+// httpTotal, forever without one). With maxBrokenAttempts a transfer that
+// stalls for good ends within a minute and a half.
+const DefaultIdleTimeout = 30 * time.Second
 
 // Fetcher fetches resources. It is safe for concurrent use; Configure and
 // SetTotalTimeout apply to fetches that start after them.

@@ -3,9 +3,8 @@ package files
 import (
 	"fmt"
 	"path"
-	"slices"
-	"strings"
 
+	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/rootfs"
 	"github.com/flintboot/flint/internal/unitfile"
 )
@@ -71,41 +70,37 @@ func (s *stage) appliedBefore(e entry, at *rootfs.Loc) (bool, error) {
 // the paths this stage writes (rootfs.Root.RemoveStaleTemps): only
 // flint's names, only beside those paths.
 func (s *stage) removeStaleTemps() error {
+	var paths []string
+	for _, f := range s.Config.Storage.Files {
+		paths = append(paths, f.Path)
+	}
+	for _, u := range s.Config.Systemd.Units {
+		p := path.Join(unitfile.UnitDir, u.Name)
+		paths = append(paths, p)
+		for _, d := range u.Dropins {
+			paths = append(paths, path.Join(p+".d", d.Name))
+		}
+	}
+	for _, l := range s.Config.Storage.Luks {
+		paths = append(paths, path.Join(luksKeyDir, l.Name))
+	}
+	paths = append(paths, ResultPath)
 	byDir := map[string][]string{}
 	var dirs []string
-	add := func(p string) {
+	for _, p := range paths {
 		dir, base := path.Split(path.Clean(p))
-		if base == "" {
-			return
-		}
 		if _, ok := byDir[dir]; !ok {
 			dirs = append(dirs, dir)
 		}
 		byDir[dir] = append(byDir[dir], base)
 	}
-	for _, f := range s.Config.Storage.Files {
-		add(f.Path)
-	}
-	for _, u := range s.Config.Systemd.Units {
-		p := path.Join(unitfile.UnitDir, u.Name)
-		add(p)
-		for _, d := range u.Dropins {
-			add(path.Join(p+".d", d.Name))
-		}
-	}
-	for _, l := range s.Config.Storage.Luks {
-		add(path.Join(luksKeyDir, l.Name))
-	}
-	add(ResultPath)
 	for _, dir := range dirs {
 		removed, err := s.root.RemoveStaleTemps(dir, byDir[dir])
-		if len(removed) > 0 || err != nil {
-			op := s.quick("files", fmt.Sprintf("removing %d temporary files a killed run left in %s", len(removed), dir))
-			if err != nil {
-				return op.Fail(fmt.Errorf("temporary files in %s: %w", dir, err))
-			}
-			slices.Sort(removed)
-			op.Finish("names", strings.Join(removed, " "))
+		if err != nil {
+			return fmt.Errorf("temporary files in %s: %w", dir, err)
+		}
+		if len(removed) > 0 {
+			s.log.Info("removed the temporary files a killed run left", oplog.OpKey, "files", "dir", dir, "names", removed)
 		}
 	}
 	return nil

@@ -24,15 +24,15 @@ func Run(ctx context.Context, d Deps) error {
 	if d.Parallel <= 0 {
 		d.Parallel = DefaultParallel
 	}
-	if d.Progress == nil {
-		d.Progress = noProgress{}
-	}
 	// The shadow tools and setfiles take only absolute roots.
 	abs, err := filepath.Abs(d.Root)
 	if err != nil {
 		return fmt.Errorf("root %s: %w", d.Root, err)
 	}
 	d.Root = abs
+	if d.Progress == nil {
+		d.Progress = noProgress{}
+	}
 	root, err := rootfs.Open(d.Root)
 	if err != nil {
 		return err
