@@ -198,6 +198,7 @@ func TestStaleTempsRemoved(t *testing.T) {
 		"etc/.motd.flint-0123456789ab",
 		"etc/systemd/system/.a.service.flint-a1a2a3a4a5a6",
 		"etc/..ignition-result.json.flint-00000000000f", // the result file is a dot file
+		"home/core/.ssh/authorized_keys.d/.ignition.flint-bbbbbbbbbbbb",
 	}
 	kept := []string{
 		"etc/.other.flint-0123456789ab",       // no entry writes /etc/other
@@ -208,7 +209,8 @@ func TestStaleTempsRemoved(t *testing.T) {
 	for _, p := range append(stale, kept...) {
 		tg.write(p, "partial")
 	}
-	err := tg.run(`{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hi"}}]},
+	err := tg.run(`{"passwd":{"users":[{"name":"core","uid":` + itoa(me[0]) + `,"sshAuthorizedKeys":["ssh-ed25519 AAAA"]}]},
+		"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hi"}}]},
 		"systemd":{"units":[{"name":"a.service","contents":"[Service]\n"}]}}`)
 	if err != nil {
 		t.Fatal(err)
