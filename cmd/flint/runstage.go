@@ -40,6 +40,9 @@ flags:
   -neednet FILE             flag written when the network is needed (default /run/ignition/neednet)
   -fetch-timeout DURATION   time allowed to fetch the config from its source (default 2m)
   -device-timeout DURATION  time the disks stage waits for each device the config names (default 90s)
+  -fetch-idle-timeout DURATION
+                            a download that sends nothing for this long is tried again, 3 times in
+                            all (default flint.fetch_idle_timeout= on the kernel command line, else 30s)
   -log-to-stdout            log to standard output instead of the journal
   -authorized-keys-fragment write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition
                             (true) or merge them into ~/.ssh/authorized_keys (false); default
@@ -135,6 +138,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	neednet := fs.String("neednet", engine.DefaultNeedNet, "")
 	fetchTimeout := fs.Duration("fetch-timeout", engine.DefaultFetchTimeout, "")
 	deviceTimeout := fs.Duration("device-timeout", disks.DefaultDeviceTimeout, "")
+	idleTimeout := fs.Duration("fetch-idle-timeout", 0, "")
 	toStdout := fs.Bool("log-to-stdout", false, "")
 	fs.BoolVar(&fragment, "authorized-keys-fragment", fragment, "")
 	usage := func(format string, a ...any) error {
@@ -160,6 +164,8 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		return usage("-fetch-timeout must not be negative")
 	case *deviceTimeout <= 0:
 		return usage("-device-timeout must be positive")
+	case *idleTimeout < 0:
+		return usage("-fetch-idle-timeout must not be negative")
 	}
 	p, ok := providers.Lookup(*platform)
 	if !ok {
@@ -193,9 +199,11 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		NeedNet:       *neednet,
 		FetchTimeout:  *fetchTimeout,
 		DeviceTimeout: *deviceTimeout,
-		Logger:        logger,
-		Version:       version,
-		Getenv:        os.Getenv,
+		// 0: the kernel argument, else the fetcher's default.
+		FetchIdleTimeout: *idleTimeout,
+		Logger:           logger,
+		Version:          version,
+		Getenv:           os.Getenv,
 
 		AuthorizedKeysFile: !fragment,
 	})

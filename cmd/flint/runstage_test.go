@@ -90,7 +90,8 @@ func TestRunStage(t *testing.T) {
 		{name: "no platform", args: []string{"run", "-stage", "fetch"}, wantCode: 2, wantStderr: "-platform is required"},
 		{name: "bad flag", args: []string{"run", "-stage", "fetch", "-platform", "file", "-bogus"}, wantCode: 2, wantStderr: "flag provided but not defined: -bogus"},
 		{name: "bad duration", args: []string{"run", "-stage", "fetch", "-platform", "file", "-fetch-timeout", "soon"}, wantCode: 2, wantStderr: "-fetch-timeout"},
-		{name: "help", args: []string{"run", "-h"}, wantCode: 0, wantStdout: "-config-cache FILE"},
+		{name: "negative idle timeout", args: []string{"run", "-stage", "fetch", "-platform", "file", "-fetch-idle-timeout", "-1s"}, wantCode: 2, wantStderr: "-fetch-idle-timeout must not be negative"},
+		{name: "help", args: []string{"run", "-h"}, wantCode: 0, wantStdout: "-fetch-idle-timeout DURATION"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,6 +90,11 @@ type Options struct {
 	// config names, and the kargs stage's for the boot filesystem (0:
 	// disks.DefaultDeviceTimeout).
 	DeviceTimeout time.Duration
+	// FetchIdleTimeout ends an attempt at a download that sends nothing
+	// for that long (resource.Options.IdleTimeout); 0 means the kernel
+	// command line's flint.fetch_idle_timeout, else
+	// resource.DefaultIdleTimeout.
+	FetchIdleTimeout time.Duration
 	// Logger receives every line; nil discards them.
 	Logger *slog.Logger
 	// Version is flint's, for the first log line and the User-Agent.
@@ -232,6 +237,7 @@ func stageList() []stage {
 				for _, c := range r.state.FetchedConfigs {
 					userConfig = userConfig || c.Kind == "user"
 				}
+				prog := newProgress(r.o.StateFile+progressSuffix, r.state)
 				err := files.Run(ctx, files.Deps{
 					Config: r.config,
 					Logger: r.log,
@@ -244,7 +250,11 @@ func stageList() []stage {
 					NotatedDirectories: r.state.NotatedDirectories,
 					UserConfigProvided: userConfig,
 					AuthorizedKeysFile: r.o.AuthorizedKeysFile,
+					Progress:           prog,
 				})
+				if cerr := prog.close(&r.state); err == nil && cerr != nil {
+					err = fmt.Errorf("state journal: %w", cerr)
+				}
 				if err == nil {
 					// Written to /etc/luks: the keys leave the state.
 					r.state.LuksPersistKeyFiles = nil
@@ -347,8 +357,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NewFetcher == nil {
 		version := o.Version
+		idle := o.FetchIdleTimeout
+		if idle == 0 {
+			idle = idleTimeoutKarg(o)
+		}
 		o.NewFetcher = func(log *slog.Logger, offline bool) (Fetcher, error) {
-			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version}), nil
+			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version, IdleTimeout: idle}), nil
 		}
 	}
 	return o

@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
+	"github.com/flintboot/flint/internal/providers"
 	"github.com/flintboot/flint/internal/stages/kargs"
 )
 
@@ -63,4 +65,33 @@ func initramfsReboot(log *slog.Logger, r kargs.Runner) func(context.Context) err
 		_, err := r.Run(ctx, "systemctl", "reboot")
 		return err
 	}
+}
+
+// KargFetchIdleTimeout is the kernel argument that sets how long a
+// download may send nothing before the attempt is abandoned (seconds, or
+// a Go duration: flint.fetch_idle_timeout=45, =1m30s), when the unit does
+// not pass -fetch-idle-timeout.
+const KargFetchIdleTimeout = "flint.fetch_idle_timeout"
+
+// idleTimeoutKarg reads KargFetchIdleTimeout from the kernel command line;
+// 0 (the fetcher's default) when it is absent or not a positive
+// duration, which is logged.
+func idleTimeoutKarg(o Options) time.Duration {
+	cmdline, err := providers.ReadCmdline(o.ProviderEnv, o.CmdlinePath)
+	if err != nil {
+		return 0
+	}
+	v, ok := cmdline.Lookup(KargFetchIdleTimeout)
+	if !ok {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if n, nerr := strconv.Atoi(v); nerr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d <= 0 {
+		o.Logger.Warn("ignoring "+KargFetchIdleTimeout+": not a positive duration", "value", v)
+		return 0
+	}
+	return d
 }

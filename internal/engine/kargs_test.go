@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestKargsHelper(t *testing.T) {
@@ -38,4 +41,28 @@ type runnerFunc func(ctx context.Context, name string, args ...string) ([]byte, 
 
 func (f runnerFunc) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
 	return f(ctx, name, args...)
+}
+
+func TestIdleTimeoutKarg(t *testing.T) {
+	tests := []struct {
+		cmdline string
+		want    time.Duration
+	}{
+		{"ignition.platform.id=qemu", 0},
+		{"flint.fetch_idle_timeout=45", 45 * time.Second},
+		{"flint.fetch_idle_timeout=1m30s quiet", 90 * time.Second},
+		{"flint.fetch_idle_timeout=soon", 0},
+		{"flint.fetch_idle_timeout=0", 0},
+		{"flint.fetch_idle_timeout=-5s", 0},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "cmdline")
+		if err := os.WriteFile(path, []byte(tt.cmdline+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := Options{CmdlinePath: path}.withDefaults()
+		if got := idleTimeoutKarg(o); got != tt.want {
+			t.Errorf("idleTimeoutKarg(%q) = %v, want %v", tt.cmdline, got, tt.want)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/flintboot/flint/internal/rootfs"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -26,6 +27,13 @@ type State struct {
 	// relative to the root, so the files stage can give them to the
 	// users whose home they are under.
 	NotatedDirectories []string `json:"notatedDirectories,omitempty"`
+	// FilesApplied lists the entries of the config the files stage
+	// applied ("file /etc/motd", "directory /srv"), and FilesPending the
+	// temporary file it was about to rename to an entry's path: the
+	// stage, run again after it was killed, skips what they name.
+	// flint's own fields; the reference has none.
+	FilesApplied []string                 `json:"filesApplied,omitempty"`
+	FilesPending map[string]rootfs.FileID `json:"filesPending,omitempty"`
 }
 
 // FetchedConfig is one config a fetch stage read.
@@ -35,18 +43,21 @@ type FetchedConfig struct {
 	Referenced bool   `json:"referenced"`
 }
 
-// loadState reads the state file; a missing one is an empty state.
+// loadState reads the state file, and the files stage's journal beside
+// it; a missing one is an empty state.
 func loadState(path string) (State, error) {
 	var s State
 	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, fmt.Errorf("reading state file: %w", err)
 	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return s, fmt.Errorf("state file %s: %w", path, err)
+	if err == nil {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return s, fmt.Errorf("state file %s: %w", path, err)
+		}
+	}
+	if err := foldProgress(path+progressSuffix, &s); err != nil {
+		return s, fmt.Errorf("state file: %w", err)
 	}
 	return s, nil
 }
@@ -57,10 +68,18 @@ func saveState(path string, s State) error {
 	if err != nil {
 		return fmt.Errorf("encoding state: %w", err)
 	}
-	return writeRunFile(path, 0o600, func(w io.Writer) error {
+	err = writeRunFile(path, 0o600, func(w io.Writer) error {
 		_, err := w.Write(raw)
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	// The state file holds what the journal recorded now.
+	if err := os.Remove(path + progressSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", path+progressSuffix, err)
+	}
+	return nil
 }
 
 // writeRunFile writes path atomically (sys.WriteFileAtomic), making

@@ -18,11 +18,19 @@
 //     reference drops every header, its own included.
 //   - Certificate errors fail at once instead of being retried until
 //     httpTotal: waiting does not make a certificate valid.
-//   - A connection lost after part of a file was already written is not
-//     retried (the caller's writer cannot take the bytes back); the error
-//     says so. A config, a CA bundle or a metadata answer is fetched again
-//     whole.
-//   - URLs in errors and logs carry no credentials and no query.
+//   - A transfer that breaks after the server answered (a connection
+//     reset, a body shorter than its Content-Length, a body that sends
+//     nothing for Options.IdleTimeout, 30 s by default) is started over
+//     from the beginning when the caller's writer can take the bytes back
+//     (a Rewinder, as the files stage's temporary files are; a config, a CA
+//     bundle, a metadata answer), at most 3 attempts in all: a transfer
+//     that stalls for good ends in about 90 s even without httpTotal.
+//     Without httpTotal a server that takes the connection and sends no
+//     answer in time gets 3 attempts too. The reference waits for
+//     httpTotal, forever without one.
+//   - URLs in errors and logs carry no credentials and no query, a
+//     redirect's unparseable Location header included (net/http quotes it
+//     whole).
 //   - s3 and arn objects are signed with SigV4 written here (sigv4.go), not
 //     with the AWS SDK, which would bring two modules into the initramfs.
 //     Like the SDK, a signed request that S3 refuses while its Date is

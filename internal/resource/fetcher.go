@@ -49,6 +49,10 @@ type Options struct {
 	// with each retry up to MaxBackoff (0: 5 s). Tests shorten both.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// IdleTimeout ends an attempt whose body sends no byte for that long
+	// (0: DefaultIdleTimeout); the transfer is then retried, at most
+	// three attempts in all.
+	IdleTimeout time.Duration
 
 	// IMDSEndpoint is the EC2 instance metadata service, for the instance
 	// role's credentials and region used with s3 and arn URLs (""
@@ -75,6 +79,12 @@ type Options struct {
 	// local servers with it.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
+
+// DefaultIdleTimeout is how long a body may send nothing before the
+// attempt is abandoned (flint's; Ignition has none and waits for
+// httpTotal, forever without one). With maxBrokenAttempts a transfer that
+// stalls for good ends within a minute and a half.
+const DefaultIdleTimeout = 30 * time.Second
 
 // Fetcher fetches resources. It is safe for concurrent use; Configure and
 // SetTotalTimeout apply to fetches that start after them.
@@ -123,6 +133,9 @@ func New(o Options) *Fetcher {
 		o.MaxBackoff = defaultMaxBackoff
 	}
 	o.MaxBackoff = max(o.MaxBackoff, o.Backoff)
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	if o.IMDSEndpoint == "" {
 		o.IMDSEndpoint = defaultIMDS
 	}
@@ -273,12 +286,13 @@ func (f *Fetcher) snapshot(localPort int) (netConfig, *http.Transport) {
 
 // Fetch streams res into w: gzip-decompressed if the resource says so and
 // checked against its verification hash on the fly, never held whole. On a
-// hash mismatch (*HashMismatchError) w has received all the data, and a
-// connection lost midway is retried only while nothing was written: callers
-// write to a temporary file and rename it once Fetch succeeded. A resource
-// without a source writes nothing.
+// hash mismatch (*HashMismatchError) w has received all the data. A
+// transfer broken midway (a connection lost, a body cut short or stalled)
+// is started over when w is a Rewinder, else only while nothing was
+// written: callers write to a temporary file and rename it once Fetch
+// succeeded. A resource without a source writes nothing.
 func (f *Fetcher) Fetch(ctx context.Context, res config.Resource, w io.Writer) error {
-	return f.fetch(ctx, res, &sink{w: w})
+	return f.fetch(ctx, res, rewindSink(w))
 }
 
 // FetchConfig fetches a config (ignition.config.merge/replace, the URL on
@@ -288,7 +302,7 @@ func (f *Fetcher) Fetch(ctx context.Context, res config.Resource, w io.Writer) e
 // yields nil.
 func (f *Fetcher) FetchConfig(ctx context.Context, res config.Resource) ([]byte, error) {
 	buf := &limitedBuffer{max: MaxConfigSize}
-	if err := f.fetch(ctx, res, &sink{w: buf, reset: buf.Reset}); err != nil {
+	if err := f.fetch(ctx, res, bufferSink(buf)); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -368,7 +382,7 @@ func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
 	hr.retryStatus = r.RetryStatus
 	hr.localPort = r.LocalPort
 	buf := &limitedBuffer{max: MaxConfigSize}
-	if err := f.do(ctx, hr, pipeline{name: name}, &sink{w: buf, reset: buf.Reset}); err != nil {
+	if err := f.do(ctx, hr, pipeline{name: name}, bufferSink(buf)); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -120,21 +120,49 @@ func origin(u *url.URL) string {
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
+// outcome is what the retry loop does after an attempt failed.
+type outcome int
+
+const (
+	// giveUp: the error is final (4xx, a certificate, a full disk).
+	giveUp outcome = iota
+	// wait: the network or the server may heal (connection refused, 5xx):
+	// retried until httpTotal runs out, forever without one.
+	wait
+	// broken: the server answered and then let the body down (cut
+	// short, reset or stalled): retried at most maxBrokenAttempts times
+	// in all, so that a transfer broken for good ends even without
+	// httpTotal.
+	broken
+	// silent: the server took the connection and sent no answer in time
+	// (httpResponseHeaders, the TLS handshake): retried like wait until
+	// httpTotal, and like broken when there is none.
+	silent
+)
+
+// maxBrokenAttempts bounds the attempts at a transfer that keeps breaking
+// after the server took the request. With the default idle timeout a
+// transfer that stalls for good fails after 3 × 30 s.
+const maxBrokenAttempts = 3
+
 // do makes r until it succeeds, fails for good, or httpTotal runs out,
 // running each successful answer's body through p into s. Network errors,
 // 5xx and r.retryStatus are retried after a backoff that starts at
 // Options.Backoff and doubles up to Options.MaxBackoff; every retry is
-// logged. A body lost midway is retried only if s can start over.
+// logged. A body broken midway (and, without httpTotal, a server that
+// does not answer) is retried at most maxBrokenAttempts times in all, and
+// a body lost midway only if s can start over.
 func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) error {
 	nc, transport := f.snapshot(r.localPort)
 	ctx, cancel := withTotal(ctx, nc.total)
 	defer cancel()
-	client := &http.Client{Transport: transport, CheckRedirect: r.checkRedirect(f.defaultHeader())}
+	client := &http.Client{Transport: locationCheck{transport}, CheckRedirect: r.checkRedirect(f.defaultHeader())}
 
 	delay := f.opts.Backoff
 	var last error
+	brokenN := 0
 	for attempt := 1; ; attempt++ {
-		retry, err := f.attempt(ctx, client, r, p, s)
+		out, err := f.attempt(ctx, client, r, p, s)
 		if err == nil {
 			return nil
 		}
@@ -150,8 +178,16 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 			}
 			return err
 		}
-		if !retry {
+		if out == silent && nc.total == 0 {
+			out = broken
+		}
+		switch out {
+		case giveUp:
 			return err
+		case broken:
+			if brokenN++; brokenN >= maxBrokenAttempts {
+				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
+			}
 		}
 		last = err
 		f.log.Warn("fetch failed, retrying", "url", r.name, "attempt", attempt, "delay", delay, "error", err)
@@ -178,32 +214,45 @@ func stopped(ctx context.Context, name string, total time.Duration, attempts int
 	return fmt.Errorf("%w after %s and %d attempts, the last: %w", ErrTimeout, total, attempts, last)
 }
 
-// attempt makes r once; retry says whether the error is worth another try.
-func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpRequest, p pipeline, s *sink) (retry bool, err error) {
+// errIdle is the cause of an attempt's context ending because no byte of
+// the body arrived for Options.IdleTimeout.
+var errIdle = errors.New("idle timeout")
+
+// attempt makes r once and says what to do if it failed.
+func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpRequest, p pipeline, s *sink) (outcome, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", r.name, unwrapURLError(err))
+		return giveUp, fmt.Errorf("%s: %w", r.name, unwrapURLError(err))
 	}
 	req.Header = r.header.Clone()
 	if r.sign != nil {
 		if err := r.sign(req, time.Now().Add(r.skew)); err != nil {
-			return false, fmt.Errorf("%s: %w", r.name, err)
+			return giveUp, fmt.Errorf("%s: %w", r.name, err)
 		}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return retryable(err), fmt.Errorf("%s: %w", r.name, scrub(err, r.url))
+		werr := fmt.Errorf("%s: %w", r.name, scrub(err, r.url))
+		switch {
+		case !retryable(err):
+			return giveUp, werr
+		case stalled(err):
+			return silent, werr
+		}
+		return wait, werr
 	}
 	defer resp.Body.Close()
 
 	switch st := resp.StatusCode; {
 	case st >= 500 || slices.Contains(r.retryStatus, st):
 		drain(resp.Body)
-		return true, &StatusError{URL: r.name, Status: st}
+		return wait, &StatusError{URL: r.name, Status: st}
 	case st == http.StatusForbidden && r.sign != nil && !r.skewFixed && clockSkewed(resp, &r.skew):
 		// A signature is only valid within 15 minutes of the server's
 		// clock, and early in boot the local clock may be wrong: sign
@@ -211,25 +260,94 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 		drain(resp.Body)
 		r.skewFixed = true
 		f.log.Warn("local clock differs from the server's, signing with the server's time", "url", r.name, "skew", r.skew)
-		return true, &StatusError{URL: r.name, Status: st}
+		return wait, &StatusError{URL: r.name, Status: st}
 	case st == http.StatusNotFound:
 		drain(resp.Body)
-		return false, fmt.Errorf("%s: %w", r.name, ErrNotFound)
+		return giveUp, fmt.Errorf("%s: %w", r.name, ErrNotFound)
 	case st < 200 || st > 299:
 		drain(resp.Body)
-		return false, &StatusError{URL: r.name, Status: st}
+		return giveUp, &StatusError{URL: r.name, Status: st}
 	}
 
-	err = p.run(resp.Body, s)
+	// The idle timer: a body that sends nothing for IdleTimeout ends
+	// the attempt, however long httpTotal is (or without one).
+	idle := f.opts.IdleTimeout
+	timer := time.AfterFunc(idle, func() { cancel(errIdle) })
+	err = p.run(&idleReader{r: resp.Body, timer: timer, idle: idle}, s)
+	timer.Stop()
 	var re *readError
-	if err == nil || !errors.As(err, &re) || !retryable(re.err) {
-		return false, err
+	if err == nil || !errors.As(err, &re) {
+		return giveUp, err
 	}
 	written := s.n
-	if s.restart() {
-		return true, err
+	switch {
+	case context.Cause(ctx) == errIdle:
+		err = fmt.Errorf("%s: %w: no data for %s after %d bytes", r.name, ErrStalled, idle, written)
+	case !retryable(re.err):
+		return giveUp, err
 	}
-	return false, fmt.Errorf("%w; not retried: %d bytes were already written and cannot be taken back", err, written)
+	restarted, rerr := s.restart()
+	switch {
+	case rerr != nil:
+		return giveUp, fmt.Errorf("%w; starting over: %w", err, rerr)
+	case !restarted:
+		return giveUp, fmt.Errorf("%w; not retried: %d bytes were already written and cannot be taken back", err, written)
+	}
+	return broken, err
+}
+
+// idleReader resets the idle timer whenever a read brings data.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (i *idleReader) Read(b []byte) (int, error) {
+	n, err := i.r.Read(b)
+	if n > 0 {
+		i.timer.Reset(i.idle)
+	}
+	return n, err
+}
+
+// stalled says whether err, from sending a request, means the server took
+// the connection and then did not answer in time (httpResponseHeaders,
+// the TLS handshake): a timeout, but not one of the dial, which is the
+// network not being there yet.
+func stalled(err error) bool {
+	var ne net.Error
+	if !errors.As(unwrapURLError(err), &ne) || !ne.Timeout() {
+		return false
+	}
+	var oe *net.OpError
+	return !errors.As(err, &oe) || oe.Op != "dial"
+}
+
+// locationCheck refuses a redirect whose Location header is not a URL
+// before net/http sees it: net/http's own error quotes the header whole,
+// and a Location can carry credentials and tokens that no redactor can
+// find in a string that does not parse.
+type locationCheck struct{ rt http.RoundTripper }
+
+func (c locationCheck) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			return resp, nil
+		}
+		if _, perr := req.URL.Parse(loc); perr != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%w (HTTP %d)", ErrBadRedirect, resp.StatusCode)
+		}
+	}
+	return resp, nil
 }
 
 // clockSkewed says whether resp's Date is more than 5 minutes from the

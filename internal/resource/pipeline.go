@@ -185,8 +185,8 @@ type sink struct {
 	w io.Writer
 	n int64
 	// reset, when set, discards what was written, so a fetch can start
-	// over after any failure (FetchConfig, Get).
-	reset func()
+	// over after any failure (FetchConfig, Get, a Rewinder).
+	reset func() error
 }
 
 func (s *sink) Write(b []byte) (int, error) {
@@ -200,16 +200,46 @@ func (s *sink) Write(b []byte) (int, error) {
 
 // restart prepares s for another attempt; false means data already written
 // cannot be taken back.
-func (s *sink) restart() bool {
+func (s *sink) restart() (bool, error) {
 	if s.n == 0 {
-		return true
+		return true, nil
 	}
 	if s.reset == nil {
-		return false
+		return false, nil
 	}
-	s.reset()
+	if err := s.reset(); err != nil {
+		return false, err
+	}
 	s.n = 0
-	return true
+	return true, nil
+}
+
+// Rewinder is a writer that can take back what it was written: Fetch
+// starts a transfer broken midway over only into one (the files stage's
+// temporary files are).
+type Rewinder interface {
+	io.Writer
+	// Offset is where the next write goes.
+	Offset() (int64, error)
+	// Rewind discards everything from off on; the next write goes there.
+	Rewind(off int64) error
+}
+
+// rewindSink is the sink of Fetch into w: one that can start over when w
+// is a Rewinder.
+func rewindSink(w io.Writer) *sink {
+	s := &sink{w: w}
+	if rw, ok := w.(Rewinder); ok {
+		if off, err := rw.Offset(); err == nil {
+			s.reset = func() error { return rw.Rewind(off) }
+		}
+	}
+	return s
+}
+
+// bufferSink is the sink of a fetch into memory.
+func bufferSink(b *limitedBuffer) *sink {
+	return &sink{w: b, reset: func() error { b.Reset(); return nil }}
 }
 
 // limitedBuffer is a bytes.Buffer that refuses to grow past max.

@@ -24,6 +24,12 @@ var (
 	// ErrTooLarge means a config or metadata answer is larger than
 	// MaxConfigSize: such a thing is not a config.
 	ErrTooLarge = errors.New("too large")
+	// ErrStalled means the server sent no byte of the body for
+	// Options.IdleTimeout, on every attempt.
+	ErrStalled = errors.New("transfer stalled")
+	// ErrBadRedirect means the server redirected to a Location that is
+	// not a URL (which is not quoted: it may hold credentials).
+	ErrBadRedirect = errors.New("redirect to a Location header that is not a valid URL")
 )
 
 // HashMismatchError says the fetched data is not what the config's

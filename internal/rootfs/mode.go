@@ -47,3 +47,14 @@ func ModeToUnix(m fs.FileMode) uint32 {
 	}
 	return u
 }
+
+// FileID identifies a file on the host: after Commit the target is the
+// temporary file, so a run after a crash can tell whether the rename
+// happened.
+type FileID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
+}
+
+// ID is the FileID of the node Info describes.
+func (i Info) ID() FileID { return FileID{Dev: i.Dev, Ino: i.Ino} }

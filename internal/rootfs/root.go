@@ -1008,3 +1008,117 @@ func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	l.l.parent = -1
 	return l.r.createTempIn(dir, l.path, mode, uid, gid)
 }
+
+// Offset is where the next write to the temporary file goes
+// (resource.Rewinder).
+func (t *Temp) Offset() (int64, error) {
+	off, err := unix.Seek(t.fd, 0, io.SeekCurrent)
+	if err != nil {
+		return 0, &fs.PathError{Op: "seek", Path: t.Real, Err: err}
+	}
+	return off, nil
+}
+
+// Rewind discards everything written from off on; the next write goes
+// there (resource.Rewinder: a fetch broken midway starts over).
+func (t *Temp) Rewind(off int64) error {
+	if err := unix.Ftruncate(t.fd, off); err != nil {
+		return &fs.PathError{Op: "truncate", Path: t.Real, Err: err}
+	}
+	if _, err := unix.Seek(t.fd, off, io.SeekStart); err != nil {
+		return &fs.PathError{Op: "seek", Path: t.Real, Err: err}
+	}
+	return nil
+}
+
+// ID is the temporary file's FileID.
+func (t *Temp) ID() (FileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(t.fd, &st); err != nil {
+		return FileID{}, &fs.PathError{Op: "stat", Path: t.Real, Err: err}
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: uint64(st.Ino)}, nil
+}
+
+// tempSuffix is what CreateTemp appends to "."+<target's name>: ".flint-"
+// and 12 lower-case hex digits.
+const (
+	tempMark   = ".flint-"
+	tempRandom = 12
+)
+
+// tempTarget says whether name is one of CreateTemp's temporary files and
+// for which target name; long is true for the short form CreateTemp uses
+// when the target's name is too long to be part of it.
+func tempTarget(name string) (base string, long, ok bool) {
+	n := len(name) - tempRandom
+	if n < len(tempMark) || name[0] != '.' || name[n-len(tempMark):n] != tempMark {
+		return "", false, false
+	}
+	for _, c := range name[n:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", false, false
+		}
+	}
+	if n == len(tempMark) {
+		return "", true, true // ".flint-<hex>"
+	}
+	base = name[1 : n-len(tempMark)]
+	return base, false, base != ""
+}
+
+// tempTooLong says CreateTemp names the temporary file of a target named
+// base in the short form.
+func tempTooLong(base string) bool {
+	return 1+len(base)+len(tempMark)+tempRandom > 255
+}
+
+// RemoveStaleTemps removes from the directory dir the temporary files a
+// killed run of flint left beside the targets named in bases, and returns
+// their names. Only regular files named exactly as CreateTemp names them
+// for one of those targets are removed: anything else in dir stays. A
+// missing dir is no error.
+func (r *Root) RemoveStaleTemps(dir string, bases []string) ([]string, error) {
+	l, err := r.walk(path.Join(dir, "_"), false)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, ErrNotDir) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.pathError("open", dir, err)
+	}
+	defer l.close()
+	// A descriptor of its own: a directory's read offset is shared by
+	// its duplicates, and the cached one must stay untouched.
+	fd, err := unix.Openat(l.parent, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, r.pathError("open", dir, err)
+	}
+	d := os.NewFile(uintptr(fd), r.HostPath(path.Dir(l.real)))
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, r.pathError("readdir", dir, err)
+	}
+	want := make(map[string]bool, len(bases))
+	anyLong := false
+	for _, b := range bases {
+		want[b] = true
+		anyLong = anyLong || tempTooLong(b)
+	}
+	var removed []string
+	for _, name := range names {
+		base, long, ok := tempTarget(name)
+		if !ok || long && !anyLong || !long && (!want[base] || tempTooLong(base)) {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(l.parent, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		if err := unix.Unlinkat(l.parent, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return removed, r.pathError("remove", path.Join(dir, name), err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
+}

@@ -97,6 +97,20 @@ func (t *Temp) Commit(mode fs.FileMode, uid, gid int) error { return errUnsuppor
 // Abort is unsupported on this system (see root.go).
 func (t *Temp) Abort() {}
 
+// Offset is unsupported on this system (see root.go).
+func (t *Temp) Offset() (int64, error) { return 0, errUnsupported }
+
+// Rewind is unsupported on this system (see root.go).
+func (t *Temp) Rewind(off int64) error { return errUnsupported }
+
+// ID is unsupported on this system (see root.go).
+func (t *Temp) ID() (FileID, error) { return FileID{}, errUnsupported }
+
+// RemoveStaleTemps is unsupported on this system (see root.go).
+func (r *Root) RemoveStaleTemps(dir string, bases []string) ([]string, error) {
+	return nil, errUnsupported
+}
+
 // Loc is unavailable on this system.
 type Loc struct{}
 

@@ -88,6 +88,14 @@ func (r *fakeRoot) Readlink(p string) (string, error) {
 	return t, nil
 }
 
+func (r *fakeRoot) ReadFile(p string) ([]byte, error) {
+	d, ok := r.files[p]
+	if !ok {
+		return nil, fmt.Errorf("open %s: %w", p, fs.ErrNotExist)
+	}
+	return []byte(d), nil
+}
+
 // fakeSystemctl answers is-enabled from its set of enabled units and
 // records every command.
 type fakeSystemctl struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -41,6 +42,8 @@ type Root interface {
 	Symlink(target, path string) error
 	// Readlink returns the literal target of the symlink at path.
 	Readlink(path string) (string, error)
+	// ReadFile reads path; a missing one is an fs.ErrNotExist error.
+	ReadFile(path string) ([]byte, error)
 }
 
 // Runner runs a command and returns its standard output; sys.Runner is
@@ -221,15 +224,33 @@ func (a *applier) unmask(unitPath string) error {
 }
 
 // writePresets appends every preset line, sorted so that the same config
-// always gives the same file.
+// always gives the same file. A line the file has already is not added
+// again: a stage run again after a crash appends nothing twice, and a
+// preset line repeated would change nothing (systemd.preset(5): the first
+// matching line wins).
 func (a *applier) writePresets() error {
 	if len(a.presets) == 0 {
 		return nil
 	}
+	old, err := a.Root.ReadFile(PresetFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading preset file %s: %w", PresetFile, err)
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
 	lines := make([]string, 0, len(a.presets))
 	for key, instances := range a.presets {
 		sort.Strings(instances)
-		lines = append(lines, strings.Join(append([]string{key.verb, key.unit}, instances...), " "))
+		line := strings.Join(append([]string{key.verb, key.unit}, instances...), " ")
+		if !have[line] {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		a.Logger.Info("preset file has every line already", "path", PresetFile)
+		return nil
 	}
 	sort.Strings(lines)
 	op := oplog.Begin(a.Logger, "units", "writing preset file "+PresetFile)

@@ -131,6 +131,20 @@ func TestApply(t *testing.T) {
 			wantWritten: []string{PresetFile},
 		},
 		{
+			// A stage run again after a crash: the lines are there.
+			name:      "preset lines not appended twice",
+			files:     map[string]string{PresetFile: "enable image.service\nenable b.service\n"},
+			units:     []config.Unit{{Name: "b.service", Enabled: ptr(true)}},
+			wantFiles: map[string]string{PresetFile: "enable image.service\nenable b.service\n"},
+		},
+		{
+			name:        "only the missing preset lines appended",
+			files:       map[string]string{PresetFile: "enable a.service\n"},
+			units:       []config.Unit{{Name: "a.service", Enabled: ptr(true)}, {Name: "b.service", Enabled: ptr(true)}},
+			wantFiles:   map[string]string{PresetFile: "enable a.service\nenable b.service\n"},
+			wantWritten: []string{PresetFile},
+		},
+		{
 			name:      "nothing to do",
 			units:     []config.Unit{{Name: "foo.service"}},
 			wantFiles: map[string]string{},

@@ -81,6 +81,9 @@ type Deps struct {
 	// whose sshd reads no authorized_keys.d (Ignition's build setting
 	// writeAuthorizedKeysFragment=false, internal/distro/distro.go).
 	AuthorizedKeysFile bool
+	// Progress remembers the entries applied, for a run after a crash;
+	// nil remembers nothing.
+	Progress Progress
 }
 
 type stage struct {

@@ -3,7 +3,9 @@ package files
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"strings"
 
@@ -29,7 +31,18 @@ func (s *stage) crypttab(ctx context.Context) error {
 	if len(s.Config.Storage.Luks) == 0 {
 		return nil
 	}
+	// A line the file has already is not added again: a stage run again
+	// after a crash appends nothing twice.
+	old, err := s.root.ReadFile(crypttabPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", crypttabPath, err)
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
 	var lines bytes.Buffer
+	n := 0
 	for _, l := range s.Config.Storage.Luks {
 		uuid, err := s.luksUUID(ctx, l)
 		if err != nil {
@@ -47,9 +60,17 @@ func (s *stage) crypttab(ctx context.Context) error {
 			opts += ",_netdev"
 		}
 		opts += ",x-initrd.attach"
-		fmt.Fprintf(&lines, "%s UUID=%s %s %s\n", l.Name, uuid, keyFile, opts)
+		line := fmt.Sprintf("%s UUID=%s %s %s", l.Name, uuid, keyFile, opts)
+		if !have[line] {
+			lines.WriteString(line + "\n")
+			n++
+		}
 	}
-	op := s.op("files", "adding "+fmt.Sprint(len(s.Config.Storage.Luks))+" entries to "+crypttabPath)
+	if n == 0 {
+		s.log.Info(crypttabPath + " has every line already")
+		return nil
+	}
+	op := s.op("files", "adding "+fmt.Sprint(n)+" entries to "+crypttabPath)
 	if err := s.root.AppendFile(crypttabPath, lines.Bytes(), 0o600); err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", crypttabPath, err))
 	}

@@ -139,6 +139,13 @@ func (s *stage) nodes(ctx context.Context) error {
 			return fmt.Errorf("%s: %w %s (both are %s after following symlinks)", e.what(), ErrSamePath, other, real)
 		}
 		seen[real] = p
+		if skip, err := s.appliedBefore(e, at); skip || err != nil {
+			at.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		if s.selinux {
 			s.scheduleRelabel(p)
 		}
@@ -151,6 +158,9 @@ func (s *stage) nodes(ctx context.Context) error {
 			err = s.link(e)
 		}
 		at.Close()
+		if err == nil && e.kind != kindFile {
+			err = s.recordDone(e.what())
+		}
 		if err != nil {
 			return err
 		}
@@ -324,7 +334,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 			return op.Fail(fmt.Errorf("%s: %w", what, err))
 		}
 		op.Finish(ownerAttrs(mode, uid, gid)...)
-		return nil
+		return s.recordDone(what)
 	}
 	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
 	// Renaming over a symlink changes where paths through it lead.
@@ -446,6 +456,10 @@ func (s *stage) commit(j *fileJob) error {
 	if j.fresh {
 		commit = j.tmp.CommitNew
 	}
+	if err := s.recordPending("file "+j.f.Path, j.tmp); err != nil {
+		j.tmp.Abort()
+		return j.op.Fail(err)
+	}
 	if err := commit(j.mode, j.uid, j.gid); err != nil {
 		if j.fresh && errors.Is(err, fs.ErrExist) {
 			if info, lerr := s.root.Lstat(j.f.Path); lerr == nil {
@@ -458,7 +472,7 @@ func (s *stage) commit(j *fileJob) error {
 		s.root.Forget()
 	}
 	j.op.Finish(ownerAttrs(j.mode, j.uid, j.gid)...)
-	return nil
+	return s.recordDone("file " + j.f.Path)
 }
 
 // ownerAttrs are the attributes of a node's [finished] line: its mode, as

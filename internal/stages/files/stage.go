@@ -33,6 +33,9 @@ func Run(ctx context.Context, d Deps) error {
 		return fmt.Errorf("root %s: %w", d.Root, err)
 	}
 	d.Root = abs
+	if d.Progress == nil {
+		d.Progress = noProgress{}
+	}
 	root, err := rootfs.Open(d.Root)
 	if err != nil {
 		return err
@@ -40,6 +43,9 @@ func Run(ctx context.Context, d Deps) error {
 	defer root.Close()
 	s := &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}
 	if err := s.detectSELinux(); err != nil {
+		return err
+	}
+	if err := s.removeStaleTemps(); err != nil {
 		return err
 	}
 	if err := s.passwd(ctx); err != nil {

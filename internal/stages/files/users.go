@@ -160,6 +160,10 @@ func (s *stage) sshKeys(u config.PasswdUser) error {
 			}
 		}
 	}
+	// A run killed while writing them left its temporary file here.
+	if _, err := s.root.RemoveStaleTemps(path.Dir(keyPath), []string{path.Base(keyPath)}); err != nil {
+		return op.Fail(fmt.Errorf("%s: %w", what, err))
+	}
 	data := passwd.AuthorizedKeysData(u.SSHAuthorizedKeys)
 	if s.AuthorizedKeysFile {
 		existing, err := s.existingKeys(keyPath)
