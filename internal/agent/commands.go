@@ -100,7 +100,8 @@ func (a *Agent) fetchMetadata(ctx context.Context, what string) (metadata, error
 
 // Hostname writes the platform's hostname to <target>/etc/hostname (the
 // initramfs passes /sysroot), cut to the kernel's 64 characters. It runs
-// before the files stage, so a hostname in the config still wins.
+// before the files stage, so a hostname in the config still wins. When
+// the platform gives no hostname it writes nothing and succeeds.
 func (a *Agent) Hostname(ctx context.Context, target string) error {
 	if !a.platform.hostname {
 		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.id, ErrUnsupported)
@@ -121,7 +122,13 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		name = strings.TrimSpace(m.hostname)
 	}
 	if name == "" {
-		return op.Fail(fmt.Errorf("%s: the metadata service gives no hostname", a.platform.id))
+		// Afterburn's rule (coreos/afterburn src/providers/mod.rs,
+		// write_hostname): no hostname means leave it, not a failed boot.
+		// A Proxmox VE custom user-data, or a VM without a cloud-init
+		// drive, has none.
+		a.log.Info("the platform gives no hostname: leaving it as it is")
+		op.Finish("hostname", "")
+		return nil
 	}
 	if len(name) > maxHostnameLength {
 		name = name[:maxHostnameLength]
