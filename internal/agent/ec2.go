@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,7 +41,9 @@ func (a *Agent) readFields(ctx context.Context, m *metadata, base string, h http
 
 // ec2Keys reads the keys under base/public-keys/.
 func (a *Agent) ec2Keys(ctx context.Context, base string, h http.Header) ([]string, error) {
-	list, err := a.getText(ctx, base+"/public-keys/", h)
+	// Afterburn asks without a trailing slash (coreos/afterburn
+	// src/providers/aws/mod.rs, src/providers/openstack/network.rs).
+	list, err := a.getText(ctx, base+"/public-keys", h)
 	if err != nil || list == "" {
 		return nil, err
 	}
@@ -103,15 +106,33 @@ func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	})
 }
 
-// openStackService reads OpenStack's metadata service.
+// openStackService reads OpenStack's metadata service: the EC2-style
+// values, and the instance's UUID from OpenStack's own meta_data.json
+// (absent: none), as Afterburn does (coreos/afterburn
+// src/providers/openstack/network.rs).
 func openStackService(ctx context.Context, a *Agent) (metadata, error) {
-	return a.ec2Metadata(ctx, a.endpoint("openstack", "http://169.254.169.254")+"/latest/meta-data", nil, "hostname", []field{
+	root := a.endpoint("openstack", "http://169.254.169.254")
+	m, err := a.ec2Metadata(ctx, root+"/latest/meta-data", nil, "hostname", []field{
 		{"OPENSTACK_HOSTNAME", "hostname"},
 		{"OPENSTACK_INSTANCE_ID", "instance-id"},
 		{"OPENSTACK_INSTANCE_TYPE", "instance-type"},
 		{"OPENSTACK_IPV4_LOCAL", "local-ipv4"},
 		{"OPENSTACK_IPV4_PUBLIC", "public-ipv4"},
 	})
+	if err != nil {
+		return m, err
+	}
+	doc, err := a.getJSONDoc(ctx, resource.Request{URL: root + "/openstack/2012-08-10/meta_data.json"})
+	if errors.Is(err, resource.ErrNotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	if v := jsonGet(doc, "uuid"); len(v) > 0 {
+		m.add("OPENSTACK_INSTANCE_UUID", v[0])
+	}
+	return m, nil
 }
 
 func aliyunMetadata(ctx context.Context, a *Agent) (metadata, error) {
@@ -131,7 +152,7 @@ func aliyunMetadata(ctx context.Context, a *Agent) (metadata, error) {
 
 // exoscaleMetadata reads Exoscale's CloudStack-style service.
 func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	return a.cloudStackStyle(ctx, a.endpoint("exoscale", "http://169.254.169.254")+"/1.0/meta-data", "EXOSCALE_")
+	return a.cloudStackStyle(ctx, a.endpoint("exoscale", "http://169.254.169.254")+"/1.0/meta-data", "EXOSCALE_", "PUBLIC_IPV4", "LOCAL_IPV4")
 }
 
 // cloudStackService reads the metadata service of CloudStack's virtual
@@ -146,12 +167,15 @@ func cloudStackService(ctx context.Context, a *Agent) (metadata, error) {
 		}
 		base = "http://" + net.JoinHostPort(addr.String(), "80")
 	}
-	return a.cloudStackStyle(ctx, base+"/latest/meta-data", "CLOUDSTACK_")
+	return a.cloudStackStyle(ctx, base+"/latest/meta-data", "CLOUDSTACK_", "IPV4_PUBLIC", "IPV4_LOCAL")
 }
 
 // cloudStackStyle reads CloudStack's layout, whose public-keys is the
-// keys themselves, one a line.
-func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix string) (metadata, error) {
+// keys themselves, one a line. The names of public-ipv4 and local-ipv4
+// differ: Afterburn writes EXOSCALE_PUBLIC_IPV4 but CLOUDSTACK_IPV4_PUBLIC
+// (coreos/afterburn src/providers/exoscale/mod.rs,
+// src/providers/cloudstack/network.rs).
+func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix, publicIPv4, localIPv4 string) (metadata, error) {
 	var m metadata
 	var err error
 	if m.hostname, err = a.getText(ctx, base+"/local-hostname", nil); err != nil {
@@ -165,7 +189,14 @@ func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix string) (metad
 	var fields []field
 	for _, f := range []string{"availability-zone", "cloud-identifier", "instance-id", "local-hostname", "local-ipv4",
 		"public-hostname", "public-ipv4", "service-offering", "vm-id"} {
-		fields = append(fields, field{prefix + strings.ToUpper(strings.ReplaceAll(f, "-", "_")), f})
+		name := strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
+		switch f {
+		case "public-ipv4":
+			name = publicIPv4
+		case "local-ipv4":
+			name = localIPv4
+		}
+		fields = append(fields, field{prefix + name, f})
 	}
 	return m, a.readFields(ctx, &m, base, nil, "local-hostname", fields)
 }

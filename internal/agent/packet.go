@@ -52,6 +52,7 @@ func packetMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	}
 	m := metadata{hostname: doc.Hostname, keys: doc.SSHKeys}
 	m.add("PACKET_HOSTNAME", doc.Hostname)
+	m.add("PACKET_PHONE_HOME_URL", doc.PhoneHomeURL)
 	m.add("PACKET_PLAN", doc.Plan)
 	m.add("PACKET_FACILITY", doc.Facility)
 	m.add("PACKET_METRO", doc.Metro)

@@ -61,7 +61,7 @@ var platforms = []platform{
 	{id: "digitalocean", hostname: true, metadata: digitalOceanMetadata},
 	{id: "exoscale", hostname: true, metadata: exoscaleMetadata},
 	{id: "gcp", metadata: gcpMetadata},
-	{id: "hetzner", hostname: true, metadata: hetznerMetadata},
+	{id: "hetzner", hostname: true, metadata: hetznerMetadata, attributes: hetznerAttributes},
 	{id: "ibmcloud", hostname: true, metadata: ibmCloudMetadata},
 	{id: "kubevirt", hostname: true, metadata: kubeVirtMetadata},
 	{id: "openstack", metadata: openStackMetadata},

@@ -69,3 +69,16 @@ func TestUnitsMatchTable(t *testing.T) {
 		}
 	}
 }
+
+// TestAttributesUnitInstall: like Afterburn's afterburn.service, the
+// attributes unit can be enabled so that metadata.target pulls it in.
+func TestAttributesUnitInstall(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "dracut/systemd/flint-attributes.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, install, ok := strings.Cut(string(data), "\n[Install]\n")
+	if !ok || !slices.Contains(strings.Split(install, "\n"), "RequiredBy=metadata.target") {
+		t.Errorf("flint-attributes.service has no [Install] RequiredBy=metadata.target")
+	}
+}
