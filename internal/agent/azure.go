@@ -214,14 +214,19 @@ func (a *Agent) goalStateDocument(ctx context.Context, base string) ([]byte, err
 // throttling, retried like a 5xx (as the config provider does).
 var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
 
-// azureMetadata reads the instance document from IMDS.
+// azureMetadata reads the instance document from IMDS. The hostname is
+// compute.name, the VM's name in Azure, as Afterburn takes it
+// (coreos/afterburn src/providers/microsoft/azure/mod.rs, fetch_hostname
+// reads compute/name): osProfile.computerName, the guest's own name, differs
+// on scale-set instances and VMs made with --computer-name, and is missing
+// on VMs made from a specialized image.
 func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	return a.jsonMetadata(ctx, resource.Request{
 		URL:         a.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
 		Header:      http.Header{"Metadata": {"true"}},
 		RetryStatus: azureIMDSRetry,
 	}, jsonSpec{
-		hostname: "compute.osProfile.computerName",
+		hostname: "compute.name",
 		keys:     []string{"compute.publicKeys.*.keyData"},
 		attrs: []field{
 			{"AZURE_IPV4_DYNAMIC", "network.interface.0.ipv4.ipAddress.0.privateIpAddress"},

@@ -105,14 +105,26 @@ var metadataCases = map[string]metadataCase{
 	"azure": {
 		routes: map[string]http.HandlerFunc{
 			"GET /metadata/instance?api-version=2021-02-01": failing(1, 410, answer(200, `{"compute":{"location":"westeurope","vmSize":"Standard_B1s",
-				"osProfile":{"adminUsername":"core","computerName":"vm-1"},
+				"name":"vmss_3","osProfile":{"adminUsername":"core","computerName":"vm-1"},
 				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"}]},
 				"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.1.0.4","publicIpAddress":"20.1.2.3"}]}}]}}`)),
 		},
-		header:       http.Header{"Metadata": {"true"}},
-		wantHostname: "vm-1",
+		header: http.Header{"Metadata": {"true"}},
+		// The hostname is compute.name, as Afterburn reads it
+		// (coreos/afterburn src/providers/microsoft/azure/mod.rs,
+		// fetch_hostname), not the guest's computerName: they differ on
+		// scale-set instances and VMs made with --computer-name.
+		wantHostname: "vmss_3",
 		wantKeys:     []string{"ssh-rsa AAAA azure"},
 		wantAttrs:    []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+	},
+	"azure without osProfile": {
+		routes: map[string]http.HandlerFunc{
+			"GET /metadata/instance?api-version=2021-02-01": answer(200, `{"compute":{"name":"vm-2","vmSize":"Standard_B1s","publicKeys":[]}}`),
+		},
+		header:       http.Header{"Metadata": {"true"}},
+		wantHostname: "vm-2",
+		wantAttrs:    []string{"AZURE_VMSIZE=Standard_B1s"},
 	},
 	"gcp": {
 		routes: map[string]http.HandlerFunc{
