@@ -99,7 +99,8 @@ func (a *Agent) fetchMetadata(ctx context.Context, what string) (metadata, error
 }
 
 // Hostname writes the platform's hostname to <target>/etc/hostname (the
-// initramfs passes /sysroot), cut to the kernel's 64 characters. It runs
+// initramfs passes /sysroot), cut as Afterburn does when longer than the
+// kernel's 64 characters (truncateHostname). It runs
 // before the files stage, so a hostname in the config still wins. When
 // the platform gives no hostname it writes nothing and succeeds.
 func (a *Agent) Hostname(ctx context.Context, target string) error {
@@ -130,15 +131,29 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		op.Finish("hostname", "")
 		return nil
 	}
-	if len(name) > maxHostnameLength {
-		name = name[:maxHostnameLength]
-	}
+	name = truncateHostname(name)
 	path := filepath.Join(target, "etc/hostname")
 	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(name+"\n")); err != nil {
 		return op.Fail(err)
 	}
 	op.Finish(messageIDKey, MsgHostnameSet, "hostname", name, "path", path)
 	return nil
+}
+
+// truncateHostname cuts a hostname longer than the kernel's 64 characters
+// as Afterburn does (coreos/afterburn src/providers/mod.rs,
+// truncate_hostname; coreos/afterburn issue 509): to 64, then to the first
+// dot, so a long FQDN becomes its first label rather than a name cut
+// mid-label.
+func truncateHostname(name string) string {
+	if len(name) <= maxHostnameLength {
+		return name
+	}
+	name = name[:maxHostnameLength]
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[:i]
+	}
+	return name
 }
 
 // DefaultAttributesPath is where Attributes writes by default.

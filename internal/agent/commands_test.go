@@ -125,6 +125,10 @@ func TestHostname(t *testing.T) {
 	for name, tc := range map[string]struct{ served, want string }{
 		"plain":     {"hz-1", "hz-1\n"},
 		"truncated": {long, long[:64] + "\n"},
+		// Too long: cut to 64, then to the first dot, never mid-label
+		// (coreos/afterburn src/providers/mod.rs, truncate_hostname).
+		"FQDN too long": {"node-1." + strings.Repeat("sub.", 14) + "example.com", "node-1\n"},
+		"FQDN fits":     {"node-1.example.com", "node-1.example.com\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeService(t, map[string]http.HandlerFunc{"GET /hetzner/v1/metadata/hostname": answer(200, tc.served)})
