@@ -213,6 +213,9 @@ func (a *Agent) SSHKeys(ctx context.Context, user string) error {
 		return op.Fail(err)
 	}
 	keys := slices.Compact(slices.DeleteFunc(m.keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
+	if err := checkAuthorizedKeys(keys); err != nil {
+		return op.Fail(fmt.Errorf("%s: %w (no key written)", a.platform.id, err))
+	}
 	written, err := writeAuthorizedKeys(a.path("/etc/passwd"), a.d.Root, user, keys)
 	if err != nil {
 		return op.Fail(err)

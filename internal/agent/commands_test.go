@@ -50,7 +50,7 @@ func checkMode(t *testing.T, path string, want fs.FileMode) {
 }
 
 func TestSSHKeys(t *testing.T) {
-	keysDoc := `{"droplet_id":1,"hostname":"drop","public_keys":["ssh-ed25519 AAAA one","ssh-ed25519 AAAA one","ssh-rsa BBBB two"]}`
+	keysDoc := `{"droplet_id":1,"hostname":"drop","public_keys":["` + testKeyOne + `","` + testKeyOne + `","` + testKeyTwo + `"]}`
 	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(keysDoc)) }})
 	root := userRoot(t)
 	a := newTestAgent(t, "digitalocean", f.srv.URL, root)
@@ -63,7 +63,7 @@ func TestSSHKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "ssh-ed25519 AAAA one\nssh-rsa BBBB two\n"; string(got) != want {
+	if want := testKeyOne + "\n" + testKeyTwo + "\n"; string(got) != want {
 		t.Errorf("%s = %q, want %q", file, got, want)
 	}
 	checkMode(t, filepath.Join(root, "home/core/.ssh"), 0o700)

@@ -168,7 +168,7 @@ var metadataCases = map[string]metadataCase{
 	"packet": {
 		header:       http.Header{"Accept": {"*/*"}},
 		wantHostname: "worker-1",
-		wantKeys:     []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one", "ssh-rsa AAAAB3NzaC1yc2E two"},
+		wantKeys:     []string{testKeyOne, testKeyTwo},
 		wantAttrs: []string{"PACKET_HOSTNAME=worker-1", "PACKET_PHONE_HOME_URL={{URL}}/phone-home", "PACKET_PLAN=c3.small.x86", "PACKET_FACILITY=am6", "PACKET_METRO=am",
 			"PACKET_IPV4_PUBLIC_0=147.75.1.2", "PACKET_IPV4_PUBLIC_GATEWAY_0=147.75.1.1",
 			"PACKET_IPV6_PUBLIC_0=2604:1380::2", "PACKET_IPV6_PUBLIC_GATEWAY_0=2604:1380::1",

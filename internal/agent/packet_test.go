@@ -21,7 +21,7 @@ func packetService(t *testing.T, phoneHome, events http.HandlerFunc) *fakeServic
 		"POST /events":     events,
 	})
 	doc := `{"id":"2c2c", "hostname":"worker-1", "plan":"c3.small.x86", "facility":"am6", "metro":"am",
-		"ssh_keys":["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one", "ssh-rsa AAAAB3NzaC1yc2E two"],
+		"ssh_keys":["` + testKeyOne + `", "` + testKeyTwo + `"],
 		"phone_home_url":"` + f.srv.URL + `/phone-home",
 		"network":{"addresses":[
 			{"address":"147.75.1.2","gateway":"147.75.1.1","public":true,"address_family":4},
