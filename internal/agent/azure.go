@@ -221,20 +221,34 @@ var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooM
 // on scale-set instances and VMs made with --computer-name, and is missing
 // on VMs made from a specialized image.
 func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	return a.jsonMetadata(ctx, resource.Request{
+	doc, err := a.getJSONDoc(ctx, resource.Request{
 		URL:         a.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
 		Header:      http.Header{"Metadata": {"true"}},
 		RetryStatus: azureIMDSRetry,
-	}, jsonSpec{
+	})
+	if err != nil {
+		return metadata{}, err
+	}
+	m := jsonSpec{
 		hostname: "compute.name",
-		keys:     []string{"compute.publicKeys.*.keyData"},
 		attrs: []field{
 			{"AZURE_IPV4_DYNAMIC", "network.interface.0.ipv4.ipAddress.0.privateIpAddress"},
 			{"AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
 			{"AZURE_VMSIZE", "compute.vmSize"},
 			{"AZURE_LOCATION", "compute.location"},
 		},
-	})
+	}.read(doc)
+	// One key per keyData, its line breaks removed: the portal and the CLI
+	// keep a key pasted folded over lines that way, and Afterburn joins
+	// them (coreos/afterburn src/providers/microsoft/azure/mod.rs,
+	// parse_imds_public_keys).
+	join := strings.NewReplacer("\r", "", "\n", "")
+	for _, k := range jsonGet(doc, "compute.publicKeys.*.keyData") {
+		if k = strings.TrimSpace(join.Replace(k)); k != "" {
+			m.keys = append(m.keys, k)
+		}
+	}
+	return m, nil
 }
 
 // azureVirtualIPv4 reads AZURE_IPV4_VIRTUAL, the load balancer's address in

@@ -106,7 +106,8 @@ var metadataCases = map[string]metadataCase{
 		routes: map[string]http.HandlerFunc{
 			"GET /metadata/instance?api-version=2021-02-01": failing(1, 410, answer(200, `{"compute":{"location":"westeurope","vmSize":"Standard_B1s",
 				"name":"vmss_3","osProfile":{"adminUsername":"core","computerName":"vm-1"},
-				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"}]},
+				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"},
+					{"keyData":"ssh-rsa AAAAB3Nza\r\nC1yc2E folded@host\r\n","path":"/home/core/.ssh/authorized_keys"}]},
 				"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.1.0.4","publicIpAddress":"20.1.2.3"}]}}]}}`)),
 		},
 		header: http.Header{"Metadata": {"true"}},
@@ -115,8 +116,10 @@ var metadataCases = map[string]metadataCase{
 		// fetch_hostname), not the guest's computerName: they differ on
 		// scale-set instances and VMs made with --computer-name.
 		wantHostname: "vmss_3",
-		wantKeys:     []string{"ssh-rsa AAAA azure"},
-		wantAttrs:    []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+		// A keyData folded over lines is one key, joined as Afterburn
+		// joins it.
+		wantKeys:  []string{"ssh-rsa AAAA azure", "ssh-rsa AAAAB3NzaC1yc2E folded@host"},
+		wantAttrs: []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
 	},
 	"azure without osProfile": {
 		routes: map[string]http.HandlerFunc{
