@@ -16,10 +16,13 @@ import (
 	"github.com/flintboot/flint/internal/resource"
 )
 
-// gcpMetadata reads the instance's and the project's ssh-keys attributes
-// (lines "user:key"; the user part is dropped, as Afterburn does, and the
-// keys go to the user the unit names), the project's unless the instance
-// sets block-project-ssh-keys.
+// gcpMetadata reads the SSH keys from the instance's and the project's
+// attributes (lines "user:key"; the user part is dropped, as Afterburn does,
+// and the keys go to the user the unit names), in Afterburn's order
+// (coreos/afterburn src/providers/gcp/mod.rs, fetch_all_ssh_keys): the
+// instance's legacy sshKeys, when it has any, are the only keys; else the
+// instance's ssh-keys and, unless the instance sets block-project-ssh-keys,
+// the project's sshKeys and ssh-keys.
 func gcpMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	base := a.endpoint("gcp", "http://169.254.169.254") + "/computeMetadata/v1"
 	h := http.Header{"Metadata-Flavor": {"Google"}}
@@ -28,22 +31,35 @@ func gcpMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	if m.hostname, err = a.getText(ctx, base+"/instance/hostname", h); err != nil {
 		return m, err
 	}
-	paths := []string{"instance/attributes/ssh-keys", "instance/attributes/sshKeys"}
-	block, err := a.getText(ctx, base+"/instance/attributes/block-project-ssh-keys", h)
-	if err != nil {
+	keys := func(p string) ([]string, error) {
+		v, err := a.getText(ctx, base+"/"+p, h)
+		var out []string
+		for _, line := range strings.Split(v, "\n") {
+			if _, key, ok := strings.Cut(line, ":"); ok {
+				out = append(out, strings.TrimSpace(key))
+			}
+		}
+		return out, err
+	}
+	if m.keys, err = keys("instance/attributes/sshKeys"); err != nil {
 		return m, err
 	}
-	if strings.ToLower(block) != "true" {
-		paths = append(paths, "project/attributes/ssh-keys", "project/attributes/sshKeys")
-	}
-	for _, p := range paths {
-		v, err := a.getText(ctx, base+"/"+p, h)
+	if len(m.keys) == 0 {
+		if m.keys, err = keys("instance/attributes/ssh-keys"); err != nil {
+			return m, err
+		}
+		block, err := a.getText(ctx, base+"/instance/attributes/block-project-ssh-keys", h)
 		if err != nil {
 			return m, err
 		}
-		for _, line := range strings.Split(v, "\n") {
-			if _, key, ok := strings.Cut(line, ":"); ok {
-				m.keys = append(m.keys, strings.TrimSpace(key))
+		// Afterburn takes only "true"; GCP's guest agent, any case of it.
+		if strings.ToLower(block) != "true" {
+			for _, p := range []string{"project/attributes/sshKeys", "project/attributes/ssh-keys"} {
+				more, err := keys(p)
+				if err != nil {
+					return m, err
+				}
+				m.keys = append(m.keys, more...)
 			}
 		}
 	}

@@ -157,6 +157,20 @@ var metadataCases = map[string]metadataCase{
 		wantKeys:     []string{"ssh-ed25519 AAAA alice"},
 		wantAttrs:    []string{"GCP_HOSTNAME=vm"},
 	},
+	// The instance's legacy sshKeys, when it has any, are the only keys
+	// (coreos/afterburn src/providers/gcp/mod.rs, fetch_all_ssh_keys).
+	"gcp legacy instance keys": {
+		routes: map[string]http.HandlerFunc{
+			"GET /computeMetadata/v1/instance/hostname":            answer(200, "vm"),
+			"GET /computeMetadata/v1/instance/attributes/sshKeys":  answer(200, "alice:ssh-ed25519 AAAA alice"),
+			"GET /computeMetadata/v1/instance/attributes/ssh-keys": answer(200, "bob:ssh-rsa BBBB bob"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":  answer(200, "carol:ssh-rsa CCCC carol\n"),
+		},
+		header:       http.Header{"Metadata-Flavor": {"Google"}},
+		wantHostname: "vm",
+		wantKeys:     []string{"ssh-ed25519 AAAA alice"},
+		wantAttrs:    []string{"GCP_HOSTNAME=vm"},
+	},
 	"digitalocean": {
 		routes: map[string]http.HandlerFunc{
 			"GET /metadata/v1.json": answer(200, `{"droplet_id":1,"hostname":"drop","region":"ams3","public_keys":["ssh-ed25519 AAAA do"],
