@@ -341,9 +341,9 @@ func (o Options) withDefaults() Options {
 		o.CmdlinePath = o.Getenv(providers.EnvCmdlinePath)
 	}
 	if o.NewFetcher == nil {
-		version := o.Version
+		version, platform := o.Version, o.Platform.ID
 		o.NewFetcher = func(log *slog.Logger, offline bool) (Fetcher, error) {
-			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version}), nil
+			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version, Platform: platform}), nil
 		}
 	}
 	return o

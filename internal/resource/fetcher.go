@@ -42,7 +42,8 @@ type Options struct {
 	// Offline makes every fetch except of a data URL fail with ErrNeedNet
 	// (the fetch-offline stage).
 	Offline bool
-	// Version is flint's version, sent as User-Agent: flint/<Version>.
+	// Version is flint's version, sent in the User-Agent after Ignition's
+	// compatibility token: Ignition/2.26.0 flint/<Version>.
 	Version string
 
 	// Backoff is the delay before the first retry (0: 200 ms); it doubles
@@ -50,6 +51,10 @@ type Options struct {
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 
+	// Platform is the ignition.platform.id. On a platform other than aws
+	// the EC2 instance metadata service is not asked for s3 and arn
+	// credentials (Ignition asks it on aws only); "" (unknown) asks it.
+	Platform string
 	// IMDSEndpoint is the EC2 instance metadata service, for the instance
 	// role's credentials and region used with s3 and arn URLs (""
 	// means http://169.254.169.254).
