@@ -68,6 +68,10 @@ type Options struct {
 	// service account's token used with gs URLs ("" means
 	// http://169.254.169.254).
 	GCEMetadataEndpoint string
+	// AzureIMDSEndpoint is Azure's instance metadata service, for the
+	// managed identity's token used with Azure Blob Storage URLs on azure
+	// ("" means http://169.254.169.254).
+	AzureIMDSEndpoint string
 	// GCSEndpoint replaces https://storage.googleapis.com for gs URLs.
 	GCSEndpoint string
 	// TFTPPort is the port of tftp URLs without one (0: 69).
@@ -86,7 +90,7 @@ type Options struct {
 type Fetcher struct {
 	opts Options
 	log  *slog.Logger
-	// meta talks to link-local metadata services (EC2, GCE) for cloud
+	// meta talks to link-local metadata services (EC2, GCE, Azure) for cloud
 	// credentials: never through a proxy, with short timeouts.
 	meta *http.Client
 
@@ -97,6 +101,7 @@ type Fetcher struct {
 	caBundles map[string][]byte       // fetched CA bundles by source and hash
 	aws       awsState
 	gcs       gcsState
+	az        azState
 
 	// bufs holds the copy buffers of finished fetches (*[]byte of
 	// copyBufferSize) for the next ones: thousands of small files would
@@ -133,6 +138,9 @@ func New(o Options) *Fetcher {
 	}
 	if o.GCEMetadataEndpoint == "" {
 		o.GCEMetadataEndpoint = defaultGCEMetadata
+	}
+	if o.AzureIMDSEndpoint == "" {
+		o.AzureIMDSEndpoint = defaultIMDS
 	}
 	if o.GCSEndpoint == "" {
 		o.GCSEndpoint = defaultGCS
@@ -329,6 +337,9 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 	f.log.Debug("fetching", "url", name)
 	switch scheme {
 	case "http", "https":
+		if f.azureBlob(u) {
+			return f.fetchAzureBlob(ctx, src, name, configHeader(res.HTTPHeaders), p, s)
+		}
 		hr := f.newHTTPRequest(http.MethodGet, src, name, configHeader(res.HTTPHeaders))
 		return f.do(ctx, hr, p, s)
 	case "tftp":
