@@ -123,6 +123,7 @@ install() {
 
     for unit in $flint_stage_units $flint_agent_units \
         $flint_failure_units flint-remount-sysroot.service flint-console.service \
+        flint-network-kargs.service \
         flint-complete.target flint-diskful.target \
         flint-subsequent.target flint-diskful-subsequent.target; do
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit" || {

@@ -234,10 +234,9 @@ type configDeleter interface {
 	DeleteConfig(ctx context.Context) error
 }
 
-// DeleteConfig removes the config from the hypervisor on platforms where
-// unprivileged guest code could read it later (ignition-rmcfg). deleted
-// is false when the platform keeps no config there.
-func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
+// provider returns the platform's config provider (Deps.NewProvider, or
+// the providers package's table).
+func (a *Agent) provider() (providers.Provider, error) {
 	newProvider := a.d.NewProvider
 	if newProvider == nil {
 		newProvider = func(id string, env providers.Env) (providers.Provider, bool) {
@@ -250,7 +249,18 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	p, ok := newProvider(a.platform.id, providers.Env{Root: a.d.Root, Logger: a.log})
 	if !ok {
-		return false, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
+		return nil, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
+	}
+	return p, nil
+}
+
+// DeleteConfig removes the config from the hypervisor on platforms where
+// unprivileged guest code could read it later (ignition-rmcfg). deleted
+// is false when the platform keeps no config there.
+func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
+	p, err := a.provider()
+	if err != nil {
+		return false, err
 	}
 	d, ok := p.(configDeleter)
 	if !ok {
@@ -262,4 +272,59 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	op.Finish(messageIDKey, MsgConfigDeleted)
 	return true, nil
+}
+
+// DefaultNetworkKargsPath is where NetworkKargs writes by default: a
+// dracut cmdline.d fragment, read by dracut-cmdline(8) after the unit.
+const DefaultNetworkKargsPath = "/etc/cmdline.d/50-flint-network-kargs.conf"
+
+// networkKarger is a config provider that can give the initramfs's network
+// kernel arguments from the hypervisor (vmware's guestinfo).
+type networkKarger interface {
+	NetworkKargs(ctx context.Context) (kargs string, ok bool, err error)
+}
+
+// NetworkKargs writes the initramfs's network kernel arguments to path, as
+// Afterburn's `exp rd-network-kargs` does (coreos/afterburn
+// src/cli/exp.rs, src/initrd/mod.rs): nothing when the kernel command line
+// already has an ip= argument; else the platform's (vmware:
+// guestinfo.afterburn.initrd.network-kargs), or defaultKargs, the
+// distribution's choice, when the platform gives none.
+func (a *Agent) NetworkKargs(ctx context.Context, defaultKargs, path string) error {
+	op := oplog.Begin(a.log, "network-kargs", "choosing the initramfs's network kernel arguments")
+	cmdline, err := os.ReadFile(a.path("/proc/cmdline"))
+	if err != nil {
+		return op.Fail(fmt.Errorf("reading the kernel command line: %w", err))
+	}
+	if slices.ContainsFunc(strings.Fields(string(cmdline)), func(f string) bool { return strings.HasPrefix(f, "ip=") }) {
+		a.log.Info("the kernel command line has network arguments already: leaving them")
+		op.Finish("kargs", "")
+		return nil
+	}
+	kargs := ""
+	p, err := a.provider()
+	if err != nil {
+		return op.Fail(err)
+	}
+	if k, ok := p.(networkKarger); ok {
+		v, found, err := k.NetworkKargs(ctx)
+		if err != nil {
+			return op.Fail(fmt.Errorf("%s: network kernel arguments: %w", a.platform.id, err))
+		}
+		if found {
+			kargs = v
+		}
+	}
+	if kargs == "" {
+		kargs = defaultKargs
+	}
+	path = a.path(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return op.Fail(err)
+	}
+	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(kargs+"\n")); err != nil {
+		return op.Fail(err)
+	}
+	op.Finish("kargs", kargs, "path", path)
+	return nil
 }
