@@ -31,6 +31,9 @@ commands:
   attributes                write metadata attributes as KEY=VALUE lines
       -out FILE             (default /run/metadata/flint)
   delete-config             delete the config from the hypervisor (vmware, virtualbox)
+  render-ignition           in the initramfs, write Ignition config fragments from the
+                            metadata (azure: hostname.ign, user.ign), as Afterburn's
+      -dir DIR              (default /etc/ignition/base.platform.d/azure)
   network-kargs             in the initramfs, write the network kernel arguments to a
                             dracut cmdline.d fragment: none when the kernel command line
                             has ip= already, else the platform's (vmware:
@@ -83,10 +86,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	toStdout := fs.Bool("log-to-stdout", false, "")
 	endpoints := endpointFlags{}
 	fs.Var(endpoints, "endpoint", "")
-	var reason, reasonFile, target, out, defaultKargs *string
+	var reason, reasonFile, target, out, defaultKargs, dir *string
 	nargs := 0
 	switch cmd {
-	case "check-in", "delete-config", "attributes", "hostname", "network-kargs":
+	case "check-in", "delete-config", "attributes", "hostname", "network-kargs", "render-ignition":
 	case "report-failure":
 		reason = fs.String("reason", "", "")
 		reasonFile = fs.String("reason-file", "", "")
@@ -100,6 +103,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		target = fs.String("target", "/sysroot", "")
 	case "attributes":
 		out = fs.String("out", agent.DefaultAttributesPath, "")
+	case "render-ignition":
+		dir = fs.String("dir", agent.DefaultFragmentsDir, "")
 	case "network-kargs":
 		out = fs.String("out", agent.DefaultNetworkKargsPath, "")
 		defaultKargs = fs.String("default", "", "")
@@ -169,6 +174,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return a.Hostname(ctx, *target)
 	case "attributes":
 		return a.Attributes(ctx, *out)
+	case "render-ignition":
+		return a.RenderIgnition(ctx, *dir)
 	case "network-kargs":
 		return a.NetworkKargs(ctx, strings.TrimSpace(*defaultKargs), *out)
 	default: // delete-config

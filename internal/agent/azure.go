@@ -238,6 +238,9 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 			{"AZURE_LOCATION", "compute.location"},
 		},
 	}.read(doc)
+	if v := jsonGet(doc, "compute.osProfile.adminUsername"); len(v) > 0 {
+		m.adminUser = v[0]
+	}
 	// One key per keyData, its line breaks removed: the portal and the CLI
 	// keep a key pasted folded over lines that way, and Afterburn joins
 	// them (coreos/afterburn src/providers/microsoft/azure/mod.rs,

@@ -65,6 +65,7 @@ func TestUnitsMatchTable(t *testing.T) {
 		"dracut/systemd/flint-attributes.service":        withMetadata,
 		"dracut/systemd/flint-delete-config.service":     deleters,
 		"dracut/30flint/flint-network-kargs.service":     kargers,
+		"dracut/30flint/flint-render-ignition.service":   tablePlatforms(func(p platform) bool { return p.fragments }),
 		"dracut/30flint/flint-hostname.service":          tablePlatforms(func(p platform) bool { return p.hostname }),
 		"dracut/30flint/flint-report-failure.service":    tablePlatforms(func(p platform) bool { return p.reportFailure != nil }),
 	} {
