@@ -3,12 +3,15 @@
 // server's address (CloudStack's metadata service is the virtual router
 // that answered DHCP) and option 245 (Azure's WireServer address). It
 // reads the files rather than asking NetworkManager over D-Bus, so the
-// initramfs needs no D-Bus client.
+// initramfs needs no D-Bus client. NetworkManager's internal client keeps
+// only ADDRESS= in its lease files (NetworkManager
+// src/core/dhcp/nm-dhcp-nettools.c, lease_save): they are read in the same
+// format, but give neither value; Afterburn asks NetworkManager over D-Bus
+// for them (coreos/afterburn src/util/dhcp.rs).
 //
-// Three formats: systemd-networkd's lease files (one per interface, named
+// The formats: systemd-networkd's lease files (one per interface, named
 // by interface index, KEY=VALUE lines: SERVER_ADDRESS=10.1.1.1,
-// OPTION_245=A83F8110), NetworkManager's internal client's (the same
-// format) and dhclient's (lease { … } blocks: option
+// OPTION_245=A83F8110), NetworkManager's (the same format) and dhclient's (lease { … } blocks: option
 // dhcp-server-identifier 10.1.1.1; option unknown-245 a8:3f:81:10;), where
 // the last block of a file is the newest lease.
 package dhcplease
