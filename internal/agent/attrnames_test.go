@@ -72,8 +72,10 @@ var afterburnNames = []struct {
 // there.
 func everyValue(w http.ResponseWriter, r *http.Request) {
 	switch {
-	case strings.HasSuffix(r.URL.Path, "/public-keys"):
+	case strings.HasSuffix(r.URL.Path, "/public-keys"), strings.HasSuffix(r.URL.Path, "/public-keys/"):
 		w.Write([]byte("0=k"))
+	case strings.HasSuffix(r.URL.Path, "/dynamic/instance-identity/document"):
+		w.Write([]byte(`{"region":"r"}`))
 	case strings.HasSuffix(r.URL.Path, "/openstack/2012-08-10/meta_data.json"):
 		w.Write([]byte(`{"uuid":"u-1"}`))
 	default:

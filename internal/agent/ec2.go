@@ -39,11 +39,16 @@ func (a *Agent) readFields(ctx context.Context, m *metadata, base string, h http
 	return nil
 }
 
-// ec2Keys reads the keys under base/public-keys/.
+// ec2Keys reads the keys listed at base/public-keys, or public-keys/ on
+// Alibaba Cloud: the paths Afterburn asks (coreos/afterburn
+// src/providers/aws/mod.rs, src/providers/openstack/network.rs,
+// src/providers/aliyun/mod.rs).
 func (a *Agent) ec2Keys(ctx context.Context, base string, h http.Header) ([]string, error) {
-	// Afterburn asks without a trailing slash (coreos/afterburn
-	// src/providers/aws/mod.rs, src/providers/openstack/network.rs).
-	list, err := a.getText(ctx, base+"/public-keys", h)
+	listPath := "/public-keys"
+	if a.platform.id == "aliyun" {
+		listPath += "/"
+	}
+	list, err := a.getText(ctx, base+listPath, h)
 	if err != nil || list == "" {
 		return nil, err
 	}
@@ -92,7 +97,7 @@ func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	} else {
 		h.Set("X-Aws-Ec2-Metadata-Token", strings.TrimSpace(string(token)))
 	}
-	return a.ec2Metadata(ctx, root+"/2021-01-03/meta-data", h, "hostname", []field{
+	m, err := a.ec2Metadata(ctx, root+"/2021-01-03/meta-data", h, "hostname", []field{
 		{"AWS_HOSTNAME", "hostname"},
 		{"AWS_PUBLIC_HOSTNAME", "public-hostname"},
 		{"AWS_IPV4_LOCAL", "local-ipv4"},
@@ -100,10 +105,25 @@ func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		{"AWS_IPV6", "ipv6"},
 		{"AWS_AVAILABILITY_ZONE", "placement/availability-zone"},
 		{"AWS_AVAILABILITY_ZONE_ID", "placement/availability-zone-id"},
-		{"AWS_REGION", "placement/region"},
 		{"AWS_INSTANCE_ID", "instance-id"},
 		{"AWS_INSTANCE_TYPE", "instance-type"},
 	})
+	if err != nil {
+		return m, err
+	}
+	// The region from the instance identity document, as Afterburn
+	// takes it (coreos/afterburn src/providers/aws/mod.rs); absent: none.
+	doc, err := a.getJSONDoc(ctx, resource.Request{URL: root + "/2021-01-03/dynamic/instance-identity/document", Header: h})
+	if errors.Is(err, resource.ErrNotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	if v := jsonGet(doc, "region"); len(v) > 0 {
+		m.add("AWS_REGION", v[0])
+	}
+	return m, nil
 }
 
 // openStackService reads OpenStack's metadata service: the EC2-style

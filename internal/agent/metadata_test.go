@@ -92,15 +92,15 @@ var metadataCases = map[string]metadataCase{
 			"GET /2021-01-03/meta-data/local-ipv4":                     answer(200, "10.0.0.5"),
 			"GET /2021-01-03/meta-data/placement/availability-zone":    answer(200, "us-east-1a"),
 			"GET /2021-01-03/meta-data/placement/availability-zone-id": answer(200, "use1-az6"),
-			"GET /2021-01-03/meta-data/placement/region":               answer(200, "us-east-1"),
+			"GET /2021-01-03/dynamic/instance-identity/document":       answer(200, `{"region":"us-east-1","instanceId":"i-0abc"}`),
 			"GET /2021-01-03/meta-data/instance-id":                    answer(200, "i-0abc"),
 			"GET /2021-01-03/meta-data/instance-type":                  answer(200, "t3.micro"),
 		},
 		wantHostname: "ip-10-0-0-5.ec2.internal",
 		wantKeys:     []string{"ssh-ed25519 AAAA main", "ssh-rsa BBBB backup"},
 		wantAttrs: []string{"AWS_HOSTNAME=ip-10-0-0-5.ec2.internal", "AWS_IPV4_LOCAL=10.0.0.5",
-			"AWS_AVAILABILITY_ZONE=us-east-1a", "AWS_AVAILABILITY_ZONE_ID=use1-az6", "AWS_REGION=us-east-1",
-			"AWS_INSTANCE_ID=i-0abc", "AWS_INSTANCE_TYPE=t3.micro"},
+			"AWS_AVAILABILITY_ZONE=us-east-1a", "AWS_AVAILABILITY_ZONE_ID=use1-az6",
+			"AWS_INSTANCE_ID=i-0abc", "AWS_INSTANCE_TYPE=t3.micro", "AWS_REGION=us-east-1"},
 	},
 	"azure": {
 		routes: map[string]http.HandlerFunc{
@@ -236,7 +236,7 @@ var metadataCases = map[string]metadataCase{
 	"aliyun": {
 		routes: map[string]http.HandlerFunc{
 			"GET /latest/meta-data/hostname":                  answer(200, "ali-1"),
-			"GET /latest/meta-data/public-keys":               answer(200, "0/\n"),
+			"GET /latest/meta-data/public-keys/":              answer(200, "0/\n"),
 			"GET /latest/meta-data/public-keys/0/openssh-key": answer(200, "ssh-rsa AAAA ali"),
 			"GET /latest/meta-data/instance-id":               answer(200, "i-bp1"),
 			"GET /latest/meta-data/instance/instance-type":    answer(200, "ecs.t5"),
