@@ -111,7 +111,8 @@ var fullDocuments = map[string]map[string]string{
 		{"address":"2604::2","gateway":"2604::1","public":true,"address_family":6},{"address":"fd00::2","gateway":"fd00::1","public":false,"address_family":6}]}}`},
 	"scaleway": {"GET /conf?format=json": `{"id":"i","hostname":"h","commercial_type":"t","private_ip":"10.0.0.1","public_ip":{"address":"1.2.3.4"},
 		"ipv6":{"address":"2001::1"},"location":{"zone_id":"z"}}`},
-	"upcloud": {"GET /metadata/v1.json": `{"hostname":"h","instance_id":"i","region":"r","network":{"interfaces":[
+	"upcloud": {"GET /metadata/v1/hostname": "h", "GET /metadata/v1/instance_id": "i", "GET /metadata/v1/region": "r",
+		"GET /metadata/v1.json": `{"hostname":"h","instance_id":"i","region":"r","network":{"interfaces":[
 		{"type":"public","ip_addresses":[{"address":"1.2.3.4","family":"IPv4"},{"address":"2a04::1","family":"IPv6"}]},
 		{"type":"private","ip_addresses":[{"address":"10.0.0.2","family":"IPv4"}]}]}}`},
 }

@@ -233,7 +233,7 @@ func vultrMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	if err != nil {
 		return m, err
 	}
-	m.keys = strings.Split(keys, "\n")
+	m.keys = keyLines(keys)
 	return m, a.readFields(ctx, &m, base, nil, "hostname", []field{
 		{"VULTR_HOSTNAME", "hostname"},
 		{"VULTR_INSTANCE_ID", "instanceid"},
@@ -242,39 +242,59 @@ func vultrMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	})
 }
 
+// upCloudMetadata reads what Afterburn reads, one path each
+// (coreos/afterburn src/providers/upcloud/mod.rs): hostname, public_keys
+// (one a line), instance_id and region; and, as flint's own attributes, the
+// addresses of the JSON document /metadata/v1.json when the service has it.
 func upCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	var doc struct {
-		Hostname   string   `json:"hostname"`
-		InstanceID string   `json:"instance_id"`
-		Region     string   `json:"region"`
-		PublicKeys []string `json:"public_keys"`
-		Network    struct {
-			Interfaces []struct {
-				Type        string `json:"type"`
-				IPAddresses []struct {
-					Address string `json:"address"`
-					Family  string `json:"family"`
-				} `json:"ip_addresses"`
-			} `json:"interfaces"`
-		} `json:"network"`
+	base := a.endpoint("upcloud", "http://169.254.169.254") + "/metadata/v1"
+	var m metadata
+	var err error
+	if m.hostname, err = a.getText(ctx, base+"/hostname", nil); err != nil {
+		return m, err
 	}
-	err := a.getJSON(ctx, resource.Request{URL: a.endpoint("upcloud", "http://169.254.169.254") + "/metadata/v1.json"}, &doc)
+	keys, err := a.getText(ctx, base+"/public_keys", nil)
 	if err != nil {
-		return metadata{}, err
+		return m, err
 	}
-	m := metadata{hostname: doc.Hostname, keys: doc.PublicKeys}
-	m.add("UPCLOUD_HOSTNAME", doc.Hostname)
-	m.add("UPCLOUD_INSTANCE_ID", doc.InstanceID)
-	m.add("UPCLOUD_REGION", doc.Region)
+	m.keys = keyLines(keys)
+	if err := a.readFields(ctx, &m, base, nil, "hostname", []field{
+		{"UPCLOUD_HOSTNAME", "hostname"},
+		{"UPCLOUD_INSTANCE_ID", "instance_id"},
+		{"UPCLOUD_REGION", "region"},
+	}); err != nil {
+		return m, err
+	}
+	doc, err := a.getJSONDoc(ctx, resource.Request{URL: base + ".json"})
+	if errors.Is(err, resource.ErrNotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
 	count := map[string]int{}
-	for _, f := range doc.Network.Interfaces {
-		for _, ad := range f.IPAddresses {
-			kind := strings.ToUpper(ad.Family + "_" + f.Type)
-			m.add("UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), ad.Address)
+	ifaces, _ := jsonPath(jsonPath(doc, "network"), "interfaces").([]any)
+	for _, f := range ifaces {
+		addrs, _ := jsonPath(f, "ip_addresses").([]any)
+		for _, ad := range addrs {
+			kind := strings.ToUpper(netString(jsonPath(ad, "family")) + "_" + netString(jsonPath(f, "type")))
+			m.add("UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), netString(jsonPath(ad, "address")))
 			count[kind]++
 		}
 	}
 	return m, nil
+}
+
+// keyLines splits a list of keys, one a line, dropping blanks around
+// each.
+func keyLines(s string) []string {
+	var keys []string
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			keys = append(keys, line)
+		}
+	}
+	return keys
 }
 
 // akamaiMetadata asks the Metadata service for a token (PUT /v1/token),
@@ -294,7 +314,13 @@ func akamaiMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	h := http.Header{"Accept": {"application/json"}, "Metadata-Token": {strings.TrimSpace(string(token))}}
 	docs := map[string]any{}
 	for _, name := range []string{"instance", "network", "ssh-keys"} {
-		if docs[name], err = a.getJSONDoc(ctx, resource.Request{URL: base + "/" + name, Header: h}); err != nil {
+		docs[name], err = a.getJSONDoc(ctx, resource.Request{URL: base + "/" + name, Header: h})
+		// A service without ssh-keys (404) has no keys: the attributes
+		// need only the other two, as Afterburn's.
+		if name == "ssh-keys" && errors.Is(err, resource.ErrNotFound) {
+			err = nil
+		}
+		if err != nil {
 			return metadata{}, err
 		}
 	}

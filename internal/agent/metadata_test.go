@@ -273,6 +273,10 @@ var metadataCases = map[string]metadataCase{
 	},
 	"upcloud": {
 		routes: map[string]http.HandlerFunc{
+			"GET /metadata/v1/hostname":    answer(200, "up-1"),
+			"GET /metadata/v1/instance_id": answer(200, "00ab"),
+			"GET /metadata/v1/region":      answer(200, "fi-hel1"),
+			"GET /metadata/v1/public_keys": answer(200, "ssh-rsa AAAA up\n"),
 			"GET /metadata/v1.json": answer(200, `{"hostname":"up-1","instance_id":"00ab","region":"fi-hel1","public_keys":["ssh-rsa AAAA up"],
 				"network":{"interfaces":[{"type":"public","ip_addresses":[{"address":"94.1.2.3","family":"IPv4"},{"address":"2a04::1","family":"IPv6"}]},
 				{"type":"utility","ip_addresses":[{"address":"10.3.0.2","family":"IPv4"}]}]}}`),
