@@ -254,7 +254,7 @@ func TestWireServerAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := a.wireServer(); got != tc.want {
+			if got := a.wireServer(context.Background()); got != tc.want {
 				t.Errorf("wireServer() = %s, want %s", got, tc.want)
 			}
 		})

@@ -181,9 +181,9 @@ func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
 func cloudStackService(ctx context.Context, a *Agent) (metadata, error) {
 	base := a.d.Endpoints["cloudstack"]
 	if base == "" {
-		addr, ok := providers.DHCPServerAddress(providers.Env{Root: a.d.Root})
+		addr, ok := providers.DHCPServerAddress(ctx, providers.Env{Root: a.d.Root})
 		if !ok {
-			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's, NetworkManager's or dhclient's)")
+			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's or dhclient's files, NetworkManager over D-Bus)")
 		}
 		base = "http://" + net.JoinHostPort(addr.String(), "80")
 	}

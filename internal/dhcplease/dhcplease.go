@@ -1,13 +1,11 @@
 // Package dhcplease reads the DHCP leases a machine's network service
 // keeps, for the two values flint's platforms take from DHCP: the
 // server's address (CloudStack's metadata service is the virtual router
-// that answered DHCP) and option 245 (Azure's WireServer address). It
-// reads the files rather than asking NetworkManager over D-Bus, so the
-// initramfs needs no D-Bus client. NetworkManager's internal client keeps
-// only ADDRESS= in its lease files (NetworkManager
-// src/core/dhcp/nm-dhcp-nettools.c, lease_save): they are read in the same
-// format, but give neither value; Afterburn asks NetworkManager over D-Bus
-// for them (coreos/afterburn src/util/dhcp.rs).
+// that answered DHCP) and option 245 (Azure's WireServer address): from
+// the lease files, and from NetworkManager over D-Bus (nmdbus.go), whose
+// internal client keeps only ADDRESS= in its lease files (NetworkManager
+// src/core/dhcp/nm-dhcp-nettools.c, lease_save), as Afterburn asks it
+// (coreos/afterburn src/util/dhcp.rs).
 //
 // The formats: systemd-networkd's lease files (one per interface, named
 // by interface index, KEY=VALUE lines: SERVER_ADDRESS=10.1.1.1,
