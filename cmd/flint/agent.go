@@ -31,6 +31,15 @@ commands:
   attributes                write metadata attributes as KEY=VALUE lines
       -out FILE             (default /run/metadata/flint)
   delete-config             delete the config from the hypervisor (vmware, virtualbox)
+  render-ignition           in the initramfs, write Ignition config fragments from the
+                            metadata (azure: hostname.ign, user.ign), as Afterburn's
+      -dir DIR              (default /etc/ignition/base.platform.d/azure)
+  network-kargs             in the initramfs, write the network kernel arguments to a
+                            dracut cmdline.d fragment: none when the kernel command line
+                            has ip= already, else the platform's (vmware:
+                            guestinfo.afterburn.initrd.network-kargs), else -default
+      -default ARGS         the distribution's network arguments (required)
+      -out FILE             (default /etc/cmdline.d/50-flint-network-kargs.conf)
 
 flags for every command:
   -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else
@@ -77,10 +86,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	toStdout := fs.Bool("log-to-stdout", false, "")
 	endpoints := endpointFlags{}
 	fs.Var(endpoints, "endpoint", "")
-	var reason, reasonFile, target, out *string
+	var reason, reasonFile, target, out, defaultKargs, dir *string
 	nargs := 0
 	switch cmd {
-	case "check-in", "delete-config", "attributes", "hostname":
+	case "check-in", "delete-config", "attributes", "hostname", "network-kargs", "render-ignition":
 	case "report-failure":
 		reason = fs.String("reason", "", "")
 		reasonFile = fs.String("reason-file", "", "")
@@ -94,6 +103,11 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		target = fs.String("target", "/sysroot", "")
 	case "attributes":
 		out = fs.String("out", agent.DefaultAttributesPath, "")
+	case "render-ignition":
+		dir = fs.String("dir", agent.DefaultFragmentsDir, "")
+	case "network-kargs":
+		out = fs.String("out", agent.DefaultNetworkKargsPath, "")
+		defaultKargs = fs.String("default", "", "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,6 +123,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return usage("%s: unexpected argument %q", cmd, fs.Arg(0))
 	case *timeout <= 0:
 		return usage("-timeout must be positive")
+	case cmd == "network-kargs" && strings.TrimSpace(*defaultKargs) == "":
+		// As Afterburn's unit: a distribution that forgot to set it
+		// fails loudly instead of booting without a network.
+		return usage("network-kargs: -default ARGS is required")
 	}
 
 	var handler slog.Handler
@@ -156,6 +174,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return a.Hostname(ctx, *target)
 	case "attributes":
 		return a.Attributes(ctx, *out)
+	case "render-ignition":
+		return a.RenderIgnition(ctx, *dir)
+	case "network-kargs":
+		return a.NetworkKargs(ctx, strings.TrimSpace(*defaultKargs), *out)
 	default: // delete-config
 		deleted, err := a.DeleteConfig(ctx)
 		if err == nil && !deleted {

@@ -31,7 +31,7 @@ flint_stage_units="flint-fetch-offline.service flint-neednet.service
 # The cloud agent's units that run in the initramfs (docs/agent.md): each
 # is conditioned on the platforms it serves, and required by
 # flint-complete.target like the stage units. More go in this list.
-flint_agent_units="flint-hostname.service"
+flint_agent_units="flint-hostname.service flint-render-ignition.service"
 
 # Units the generator makes emergency.target want on the first boot: the
 # console summary, and the report of the failure to the platforms that
@@ -123,6 +123,7 @@ install() {
 
     for unit in $flint_stage_units $flint_agent_units \
         $flint_failure_units flint-remount-sysroot.service flint-console.service \
+        flint-network-kargs.service \
         flint-complete.target flint-diskful.target \
         flint-subsequent.target flint-diskful-subsequent.target; do
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit" || {

@@ -50,11 +50,11 @@ func wireServerHeader() http.Header {
 }
 
 // wireServer returns WireServer's base URL.
-func (a *Agent) wireServer() string {
+func (a *Agent) wireServer(ctx context.Context) string {
 	if u := a.d.Endpoints["wireserver"]; u != "" {
 		return strings.TrimSuffix(u, "/")
 	}
-	ip := fabricAddress(a.path)
+	ip := fabricAddress(ctx, a.path)
 	if ip == "" {
 		a.log.Info("no DHCP option 245 in the leases: using the default WireServer address", "address", wireServerDefault)
 		ip = wireServerDefault
@@ -63,14 +63,12 @@ func (a *Agent) wireServer() string {
 }
 
 // fabricAddress returns WireServer's address from DHCP option 245 of the
-// first lease that has it (package dhcplease reads networkd's,
-// NetworkManager's and dhclient's files; Afterburn asks NetworkManager over
-// D-Bus instead), or "".
-func fabricAddress(path func(string) string) string {
-	for _, l := range dhcplease.Read(path) {
-		if l.Option245.IsValid() {
-			return l.Option245.String()
-		}
+// first lease that has it: networkd's and dhclient's files, else
+// NetworkManager's private_245 over D-Bus, as Afterburn asks it
+// (package dhcplease); "" when none has it.
+func fabricAddress(ctx context.Context, path func(string) string) string {
+	if l, ok := dhcplease.Find(ctx, path, func(l dhcplease.Lease) bool { return l.Option245.IsValid() }); ok {
+		return l.Option245.String()
 	}
 	return ""
 }
@@ -148,7 +146,7 @@ func azureReportFailure(ctx context.Context, a *Agent, reason string) error {
 // reportHealth makes the whole WireServer exchange, again when WireServer
 // refuses the report with a 4xx (a goal state that changed meanwhile).
 func (a *Agent) reportHealth(ctx context.Context, state string, d *details) error {
-	base := a.wireServer()
+	base := a.wireServer(ctx)
 	var err error
 	for attempt := 1; attempt <= wireServerAttempts; attempt++ {
 		err = a.healthExchange(ctx, base, state, d)
@@ -214,22 +212,44 @@ func (a *Agent) goalStateDocument(ctx context.Context, base string) ([]byte, err
 // throttling, retried like a 5xx (as the config provider does).
 var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
 
-// azureMetadata reads the instance document from IMDS.
+// azureMetadata reads the instance document from IMDS. The hostname is
+// compute.name, the VM's name in Azure, as Afterburn takes it
+// (coreos/afterburn src/providers/microsoft/azure/mod.rs, fetch_hostname
+// reads compute/name): osProfile.computerName, the guest's own name, differs
+// on scale-set instances and VMs made with --computer-name, and is missing
+// on VMs made from a specialized image.
 func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	return a.jsonMetadata(ctx, resource.Request{
+	doc, err := a.getJSONDoc(ctx, resource.Request{
 		URL:         a.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
 		Header:      http.Header{"Metadata": {"true"}},
 		RetryStatus: azureIMDSRetry,
-	}, jsonSpec{
-		hostname: "compute.osProfile.computerName",
-		keys:     []string{"compute.publicKeys.*.keyData"},
+	})
+	if err != nil {
+		return metadata{}, err
+	}
+	m := jsonSpec{
+		hostname: "compute.name",
 		attrs: []field{
 			{"AZURE_IPV4_DYNAMIC", "network.interface.0.ipv4.ipAddress.0.privateIpAddress"},
 			{"AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
 			{"AZURE_VMSIZE", "compute.vmSize"},
 			{"AZURE_LOCATION", "compute.location"},
 		},
-	})
+	}.read(doc)
+	if v := jsonGet(doc, "compute.osProfile.adminUsername"); len(v) > 0 {
+		m.adminUser = v[0]
+	}
+	// One key per keyData, its line breaks removed: the portal and the CLI
+	// keep a key pasted folded over lines that way, and Afterburn joins
+	// them (coreos/afterburn src/providers/microsoft/azure/mod.rs,
+	// parse_imds_public_keys).
+	join := strings.NewReplacer("\r", "", "\n", "")
+	for _, k := range jsonGet(doc, "compute.publicKeys.*.keyData") {
+		if k = strings.TrimSpace(join.Replace(k)); k != "" {
+			m.keys = append(m.keys, k)
+		}
+	}
+	return m, nil
 }
 
 // azureVirtualIPv4 reads AZURE_IPV4_VIRTUAL, the load balancer's address in
@@ -239,7 +259,7 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 // <Instance> whose id is <Incarnation instance="…">. A goal state without
 // that URL, or a VM behind no load balancer, has none.
 func azureVirtualIPv4(ctx context.Context, a *Agent) ([]attribute, error) {
-	body, err := a.goalStateDocument(ctx, a.wireServer())
+	body, err := a.goalStateDocument(ctx, a.wireServer(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -254,7 +254,7 @@ func TestWireServerAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := a.wireServer(); got != tc.want {
+			if got := a.wireServer(context.Background()); got != tc.want {
 				t.Errorf("wireServer() = %s, want %s", got, tc.want)
 			}
 		})
@@ -299,7 +299,7 @@ const sharedConfigXML = `<?xml version="1.0" encoding="utf-8"?>
 // AZURE_IPV4_VIRTUAL comes from WireServer's SharedConfig, and only the
 // attributes command asks for it.
 func TestAzureVirtualIPv4(t *testing.T) {
-	imds := `{"compute":{"vmSize":"Standard_B1s","osProfile":{"computerName":"vm-1"}},
+	imds := `{"compute":{"vmSize":"Standard_B1s","name":"vm-1","osProfile":{"computerName":"vm-1"}},
 		"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.0.0.4"}]}}]}}`
 	for name, tc := range map[string]struct {
 		goalState, sharedConfig string

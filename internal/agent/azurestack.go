@@ -43,7 +43,7 @@ func azureStackHostname(ctx context.Context, a *Agent) (string, error) {
 // state without that URL means the VM was given no keys.
 func azureStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	var m metadata
-	body, err := a.goalStateDocument(ctx, a.wireServer())
+	body, err := a.goalStateDocument(ctx, a.wireServer(ctx))
 	if err != nil {
 		return m, err
 	}

@@ -99,8 +99,10 @@ func (a *Agent) fetchMetadata(ctx context.Context, what string) (metadata, error
 }
 
 // Hostname writes the platform's hostname to <target>/etc/hostname (the
-// initramfs passes /sysroot), cut to the kernel's 64 characters. It runs
-// before the files stage, so a hostname in the config still wins.
+// initramfs passes /sysroot), cut as Afterburn does when longer than the
+// kernel's 64 characters (truncateHostname). It runs
+// before the files stage, so a hostname in the config still wins. When
+// the platform gives no hostname it writes nothing and succeeds.
 func (a *Agent) Hostname(ctx context.Context, target string) error {
 	if !a.platform.hostname {
 		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.id, ErrUnsupported)
@@ -121,17 +123,37 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		name = strings.TrimSpace(m.hostname)
 	}
 	if name == "" {
-		return op.Fail(fmt.Errorf("%s: the metadata service gives no hostname", a.platform.id))
+		// Afterburn's rule (coreos/afterburn src/providers/mod.rs,
+		// write_hostname): no hostname means leave it, not a failed boot.
+		// A Proxmox VE custom user-data, or a VM without a cloud-init
+		// drive, has none.
+		a.log.Info("the platform gives no hostname: leaving it as it is")
+		op.Finish("hostname", "")
+		return nil
 	}
-	if len(name) > maxHostnameLength {
-		name = name[:maxHostnameLength]
-	}
+	name = truncateHostname(name)
 	path := filepath.Join(target, "etc/hostname")
 	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(name+"\n")); err != nil {
 		return op.Fail(err)
 	}
 	op.Finish(messageIDKey, MsgHostnameSet, "hostname", name, "path", path)
 	return nil
+}
+
+// truncateHostname cuts a hostname longer than the kernel's 64 characters
+// as Afterburn does (coreos/afterburn src/providers/mod.rs,
+// truncate_hostname; coreos/afterburn issue 509): to 64, then to the first
+// dot, so a long FQDN becomes its first label rather than a name cut
+// mid-label.
+func truncateHostname(name string) string {
+	if len(name) <= maxHostnameLength {
+		return name
+	}
+	name = name[:maxHostnameLength]
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		name = name[:i]
+	}
+	return name
 }
 
 // DefaultAttributesPath is where Attributes writes by default.
@@ -191,6 +213,9 @@ func (a *Agent) SSHKeys(ctx context.Context, user string) error {
 		return op.Fail(err)
 	}
 	keys := slices.Compact(slices.DeleteFunc(m.keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
+	if err := checkAuthorizedKeys(keys); err != nil {
+		return op.Fail(fmt.Errorf("%s: %w (no key written)", a.platform.id, err))
+	}
 	written, err := writeAuthorizedKeys(a.path("/etc/passwd"), a.d.Root, user, keys)
 	if err != nil {
 		return op.Fail(err)
@@ -209,10 +234,9 @@ type configDeleter interface {
 	DeleteConfig(ctx context.Context) error
 }
 
-// DeleteConfig removes the config from the hypervisor on platforms where
-// unprivileged guest code could read it later (ignition-rmcfg). deleted
-// is false when the platform keeps no config there.
-func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
+// provider returns the platform's config provider (Deps.NewProvider, or
+// the providers package's table).
+func (a *Agent) provider() (providers.Provider, error) {
 	newProvider := a.d.NewProvider
 	if newProvider == nil {
 		newProvider = func(id string, env providers.Env) (providers.Provider, bool) {
@@ -225,7 +249,18 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	p, ok := newProvider(a.platform.id, providers.Env{Root: a.d.Root, Logger: a.log})
 	if !ok {
-		return false, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
+		return nil, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
+	}
+	return p, nil
+}
+
+// DeleteConfig removes the config from the hypervisor on platforms where
+// unprivileged guest code could read it later (ignition-rmcfg). deleted
+// is false when the platform keeps no config there.
+func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
+	p, err := a.provider()
+	if err != nil {
+		return false, err
 	}
 	d, ok := p.(configDeleter)
 	if !ok {
@@ -237,4 +272,59 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	op.Finish(messageIDKey, MsgConfigDeleted)
 	return true, nil
+}
+
+// DefaultNetworkKargsPath is where NetworkKargs writes by default: a
+// dracut cmdline.d fragment, read by dracut-cmdline(8) after the unit.
+const DefaultNetworkKargsPath = "/etc/cmdline.d/50-flint-network-kargs.conf"
+
+// networkKarger is a config provider that can give the initramfs's network
+// kernel arguments from the hypervisor (vmware's guestinfo).
+type networkKarger interface {
+	NetworkKargs(ctx context.Context) (kargs string, ok bool, err error)
+}
+
+// NetworkKargs writes the initramfs's network kernel arguments to path, as
+// Afterburn's `exp rd-network-kargs` does (coreos/afterburn
+// src/cli/exp.rs, src/initrd/mod.rs): nothing when the kernel command line
+// already has an ip= argument; else the platform's (vmware:
+// guestinfo.afterburn.initrd.network-kargs), or defaultKargs, the
+// distribution's choice, when the platform gives none.
+func (a *Agent) NetworkKargs(ctx context.Context, defaultKargs, path string) error {
+	op := oplog.Begin(a.log, "network-kargs", "choosing the initramfs's network kernel arguments")
+	cmdline, err := os.ReadFile(a.path("/proc/cmdline"))
+	if err != nil {
+		return op.Fail(fmt.Errorf("reading the kernel command line: %w", err))
+	}
+	if slices.ContainsFunc(strings.Fields(string(cmdline)), func(f string) bool { return strings.HasPrefix(f, "ip=") }) {
+		a.log.Info("the kernel command line has network arguments already: leaving them")
+		op.Finish("kargs", "")
+		return nil
+	}
+	kargs := ""
+	p, err := a.provider()
+	if err != nil {
+		return op.Fail(err)
+	}
+	if k, ok := p.(networkKarger); ok {
+		v, found, err := k.NetworkKargs(ctx)
+		if err != nil {
+			return op.Fail(fmt.Errorf("%s: network kernel arguments: %w", a.platform.id, err))
+		}
+		if found {
+			kargs = v
+		}
+	}
+	if kargs == "" {
+		kargs = defaultKargs
+	}
+	path = a.path(path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return op.Fail(err)
+	}
+	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(kargs+"\n")); err != nil {
+		return op.Fail(err)
+	}
+	op.Finish("kargs", kargs, "path", path)
+	return nil
 }

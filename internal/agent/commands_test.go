@@ -50,7 +50,7 @@ func checkMode(t *testing.T, path string, want fs.FileMode) {
 }
 
 func TestSSHKeys(t *testing.T) {
-	keysDoc := `{"droplet_id":1,"hostname":"drop","public_keys":["ssh-ed25519 AAAA one","ssh-ed25519 AAAA one","ssh-rsa BBBB two"]}`
+	keysDoc := `{"droplet_id":1,"hostname":"drop","public_keys":["` + testKeyOne + `","` + testKeyOne + `","` + testKeyTwo + `"]}`
 	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(keysDoc)) }})
 	root := userRoot(t)
 	a := newTestAgent(t, "digitalocean", f.srv.URL, root)
@@ -63,7 +63,7 @@ func TestSSHKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "ssh-ed25519 AAAA one\nssh-rsa BBBB two\n"; string(got) != want {
+	if want := testKeyOne + "\n" + testKeyTwo + "\n"; string(got) != want {
 		t.Errorf("%s = %q, want %q", file, got, want)
 	}
 	checkMode(t, filepath.Join(root, "home/core/.ssh"), 0o700)
@@ -125,6 +125,10 @@ func TestHostname(t *testing.T) {
 	for name, tc := range map[string]struct{ served, want string }{
 		"plain":     {"hz-1", "hz-1\n"},
 		"truncated": {long, long[:64] + "\n"},
+		// Too long: cut to 64, then to the first dot, never mid-label
+		// (coreos/afterburn src/providers/mod.rs, truncate_hostname).
+		"FQDN too long": {"node-1." + strings.Repeat("sub.", 14) + "example.com", "node-1\n"},
+		"FQDN fits":     {"node-1.example.com", "node-1.example.com\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeService(t, map[string]http.HandlerFunc{"GET /hetzner/v1/metadata/hostname": answer(200, tc.served)})
@@ -141,10 +145,17 @@ func TestHostname(t *testing.T) {
 		})
 	}
 
+	// No hostname in the metadata: nothing written, no error (Afterburn's
+	// rule, coreos/afterburn src/providers/mod.rs write_hostname), so the
+	// first boot goes on.
 	f := newFakeService(t, nil)
 	a := newTestAgent(t, "hetzner", f.srv.URL, t.TempDir())
-	if err := a.Hostname(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no hostname") {
-		t.Errorf("Hostname() without one = %v, want an error saying so", err)
+	sysroot := t.TempDir()
+	if err := a.Hostname(context.Background(), sysroot); err != nil {
+		t.Errorf("Hostname() without one = %v, want nil", err)
+	}
+	if _, err := os.Stat(filepath.Join(sysroot, "etc/hostname")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("etc/hostname without a hostname: %v, want none written", err)
 	}
 	// AWS's DHCP names the machine: the agent leaves the hostname alone.
 	before := len(f.requests())

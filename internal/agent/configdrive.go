@@ -55,15 +55,18 @@ func (a *Agent) driveEnv() providers.Env {
 	return providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
 }
 
-// configDrive reads the metadata on the config-2 drive.
-func (a *Agent) configDrive(ctx context.Context, wait time.Duration) (metadata, error) {
-	return a.configDriveSpec(ctx, wait, configDriveSpecFor(a.platform.id))
-}
+// configDriveEC2 is the EC2-style metadata OpenStack's config drive holds
+// beside its own.
+const configDriveEC2 = "/ec2/latest/meta-data.json"
 
-// configDriveSpecFor is what meta_data.json gives on platform id.
+// configDriveSpecFor is what meta_data.json gives on platform id: the
+// names are Afterburn's (coreos/afterburn
+// src/providers/openstack/configdrive.rs, src/providers/powervs/mod.rs,
+// src/providers/kubevirt/cloudconfig.rs), AVAILABILITY_ZONE and PowerVS's
+// HOSTNAME are flint's own.
 func configDriveSpecFor(id string) jsonSpec {
 	prefix := strings.ToUpper(id) + "_"
-	return jsonSpec{
+	spec := jsonSpec{
 		hostname: "hostname",
 		keys:     []string{"public_keys.*"},
 		attrs: []field{
@@ -72,6 +75,17 @@ func configDriveSpecFor(id string) jsonSpec {
 			{prefix + "AVAILABILITY_ZONE", "availability_zone"},
 		},
 	}
+	switch id {
+	case "openstack":
+		// The UUID is OPENSTACK_INSTANCE_UUID; OPENSTACK_INSTANCE_ID is
+		// the EC2-style id of ec2/latest/meta-data.json (openStackDrive).
+		spec.attrs[1] = field{"OPENSTACK_INSTANCE_UUID", "uuid"}
+	case "powervs":
+		// PowerVS's hostname is meta_data.json's "name".
+		spec.hostname = "name"
+		spec.attrs = append(spec.attrs, field{"POWERVS_LOCAL_HOSTNAME", "name"})
+	}
+	return spec
 }
 
 // configDriveSpec reads meta_data.json on the config-2 drive with spec.
@@ -121,13 +135,36 @@ func (a *Agent) kubeVirtConfigDrive(ctx context.Context) (metadata, error) {
 
 // configDriveOnly serves the platforms whose metadata is only on the drive.
 func configDriveOnly(ctx context.Context, a *Agent) (metadata, error) {
-	return a.configDrive(ctx, a.driveWait(configDriveWait))
+	return a.configDriveSpec(ctx, a.driveWait(configDriveWait), configDriveSpecFor(a.platform.id))
+}
+
+// openStackDrive reads OpenStack's config drive: meta_data.json, and the
+// EC2-style ec2/latest/meta-data.json when the drive has it, for the
+// attributes Afterburn takes from there (coreos/afterburn
+// src/providers/openstack/configdrive.rs).
+func (a *Agent) openStackDrive(ctx context.Context) (metadata, error) {
+	m, files, err := a.configDriveFiles(ctx, a.driveWait(openStackDriveWait), configDriveSpecFor("openstack"), configDriveEC2)
+	if err != nil || files[configDriveEC2] == nil {
+		return m, err
+	}
+	doc, err := decodeJSONDoc(files[configDriveEC2])
+	if err != nil {
+		return metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", a.platform.id, configDriveEC2, ErrProtocol, err)
+	}
+	ec2 := jsonSpec{attrs: []field{
+		{"OPENSTACK_INSTANCE_ID", "instance-id"},
+		{"OPENSTACK_INSTANCE_TYPE", "instance-type"},
+		{"OPENSTACK_IPV4_LOCAL", "local-ipv4"},
+		{"OPENSTACK_IPV4_PUBLIC", "public-ipv4"},
+	}}.read(doc)
+	m.attrs = append(m.attrs, ec2.attrs...)
+	return m, nil
 }
 
 // openStackMetadata reads the config drive when the VM has one, as Afterburn
 // does, and the metadata service otherwise.
 func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	m, err := a.configDrive(ctx, a.driveWait(openStackDriveWait))
+	m, err := a.openStackDrive(ctx)
 	if !errors.Is(err, providers.ErrNoDrive) {
 		return m, err
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -57,22 +56,43 @@ const metaDataJSON = `{"uuid":"83679162-1378-4288-a2d4-70e13ec132aa","hostname":
 	"availability_zone":"nova","public_keys":{"zeta":"ssh-rsa ZZZZ zeta\n","alpha":"ssh-ed25519 AAAA alpha"},"launch_index":0}`
 
 func TestConfigDriveMetadata(t *testing.T) {
-	for _, id := range []string{"openstack", "powervs", "kubevirt"} {
-		t.Run(id, func(t *testing.T) {
-			root, mounter := configDriveRoot(t, metaDataJSON)
+	// The names are Afterburn's: OPENSTACK_INSTANCE_UUID is the UUID and
+	// OPENSTACK_INSTANCE_ID the EC2-style id of ec2/latest/meta-data.json
+	// (coreos/afterburn src/providers/openstack/configdrive.rs); PowerVS's
+	// hostname is "name" (src/providers/powervs/mod.rs).
+	const uuid = "83679162-1378-4288-a2d4-70e13ec132aa"
+	ec2 := `{"instance-type":"m1.small","instance-id":"i-022da7a2","local-ipv4":"10.0.151.35","public-ipv4":"","placement":{"availability-zone":"nova"}}`
+	for _, c := range []struct {
+		name, id string
+		files    map[string]string
+		hostname string
+		attrs    []attribute
+	}{
+		{"openstack", "openstack", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
+			[]attribute{{"OPENSTACK_HOSTNAME", "vm-1.novalocal"}, {"OPENSTACK_INSTANCE_UUID", uuid}, {"OPENSTACK_AVAILABILITY_ZONE", "nova"}}},
+		{"openstack with ec2", "openstack", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "ec2/latest/meta-data.json": ec2}, "vm-1.novalocal",
+			[]attribute{{"OPENSTACK_HOSTNAME", "vm-1.novalocal"}, {"OPENSTACK_INSTANCE_UUID", uuid}, {"OPENSTACK_AVAILABILITY_ZONE", "nova"},
+				{"OPENSTACK_INSTANCE_ID", "i-022da7a2"}, {"OPENSTACK_INSTANCE_TYPE", "m1.small"}, {"OPENSTACK_IPV4_LOCAL", "10.0.151.35"}}},
+		{"powervs", "powervs", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1",
+			[]attribute{{"POWERVS_HOSTNAME", "vm-1.novalocal"}, {"POWERVS_INSTANCE_ID", uuid}, {"POWERVS_AVAILABILITY_ZONE", "nova"}, {"POWERVS_LOCAL_HOSTNAME", "vm-1"}}},
+		{"kubevirt", "kubevirt", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
+			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", uuid}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, mounter := driveRoot(t, "config-2", c.files)
 			// The metadata service must not be asked when there is a drive.
 			f := newFakeService(t, nil)
-			a := newTestAgent(t, id, f.srv.URL, root)
+			a := newTestAgent(t, c.id, f.srv.URL, root)
 			a.d.Mounter = mounter
 			m, err := a.fetchMetadata(context.Background(), "test")
 			if err != nil {
 				t.Fatalf("metadata: %v", err)
 			}
-			if m.hostname != "vm-1.novalocal" || !slices.Equal(m.keys, []string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"}) {
-				t.Errorf("hostname %q, keys %q", m.hostname, m.keys)
+			if m.hostname != c.hostname || !slices.Equal(m.keys, []string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"}) {
+				t.Errorf("hostname %q, keys %q; want %q", m.hostname, m.keys, c.hostname)
 			}
-			if n := len(m.attrs); n != 3 || m.attrs[1].name != strings.ToUpper(id)+"_INSTANCE_ID" || m.attrs[1].value != "83679162-1378-4288-a2d4-70e13ec132aa" {
-				t.Errorf("attributes = %v", m.attrs)
+			if !slices.Equal(m.attrs, c.attrs) {
+				t.Errorf("attributes = %v, want %v", m.attrs, c.attrs)
 			}
 			if len(mounter.mounts) != 1 || mounter.mounts[0] != filepath.Join(root, "dev/disk/by-label/config-2")+" iso9660" || len(mounter.unmount) != 1 {
 				t.Errorf("mounts %v, unmounts %v; want one read-only iso9660 mount, unmounted", mounter.mounts, mounter.unmount)

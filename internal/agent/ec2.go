@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -38,9 +39,16 @@ func (a *Agent) readFields(ctx context.Context, m *metadata, base string, h http
 	return nil
 }
 
-// ec2Keys reads the keys under base/public-keys/.
+// ec2Keys reads the keys listed at base/public-keys, or public-keys/ on
+// Alibaba Cloud: the paths Afterburn asks (coreos/afterburn
+// src/providers/aws/mod.rs, src/providers/openstack/network.rs,
+// src/providers/aliyun/mod.rs).
 func (a *Agent) ec2Keys(ctx context.Context, base string, h http.Header) ([]string, error) {
-	list, err := a.getText(ctx, base+"/public-keys/", h)
+	listPath := "/public-keys"
+	if a.platform.id == "aliyun" {
+		listPath += "/"
+	}
+	list, err := a.getText(ctx, base+listPath, h)
 	if err != nil || list == "" {
 		return nil, err
 	}
@@ -89,7 +97,7 @@ func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	} else {
 		h.Set("X-Aws-Ec2-Metadata-Token", strings.TrimSpace(string(token)))
 	}
-	return a.ec2Metadata(ctx, root+"/2021-01-03/meta-data", h, "hostname", []field{
+	m, err := a.ec2Metadata(ctx, root+"/2021-01-03/meta-data", h, "hostname", []field{
 		{"AWS_HOSTNAME", "hostname"},
 		{"AWS_PUBLIC_HOSTNAME", "public-hostname"},
 		{"AWS_IPV4_LOCAL", "local-ipv4"},
@@ -97,21 +105,54 @@ func awsMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		{"AWS_IPV6", "ipv6"},
 		{"AWS_AVAILABILITY_ZONE", "placement/availability-zone"},
 		{"AWS_AVAILABILITY_ZONE_ID", "placement/availability-zone-id"},
-		{"AWS_REGION", "placement/region"},
 		{"AWS_INSTANCE_ID", "instance-id"},
 		{"AWS_INSTANCE_TYPE", "instance-type"},
 	})
+	if err != nil {
+		return m, err
+	}
+	// The region from the instance identity document, as Afterburn
+	// takes it (coreos/afterburn src/providers/aws/mod.rs); absent: none.
+	doc, err := a.getJSONDoc(ctx, resource.Request{URL: root + "/2021-01-03/dynamic/instance-identity/document", Header: h})
+	if errors.Is(err, resource.ErrNotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	if v := jsonGet(doc, "region"); len(v) > 0 {
+		m.add("AWS_REGION", v[0])
+	}
+	return m, nil
 }
 
-// openStackService reads OpenStack's metadata service.
+// openStackService reads OpenStack's metadata service: the EC2-style
+// values, and the instance's UUID from OpenStack's own meta_data.json
+// (absent: none), as Afterburn does (coreos/afterburn
+// src/providers/openstack/network.rs).
 func openStackService(ctx context.Context, a *Agent) (metadata, error) {
-	return a.ec2Metadata(ctx, a.endpoint("openstack", "http://169.254.169.254")+"/latest/meta-data", nil, "hostname", []field{
+	root := a.endpoint("openstack", "http://169.254.169.254")
+	m, err := a.ec2Metadata(ctx, root+"/latest/meta-data", nil, "hostname", []field{
 		{"OPENSTACK_HOSTNAME", "hostname"},
 		{"OPENSTACK_INSTANCE_ID", "instance-id"},
 		{"OPENSTACK_INSTANCE_TYPE", "instance-type"},
 		{"OPENSTACK_IPV4_LOCAL", "local-ipv4"},
 		{"OPENSTACK_IPV4_PUBLIC", "public-ipv4"},
 	})
+	if err != nil {
+		return m, err
+	}
+	doc, err := a.getJSONDoc(ctx, resource.Request{URL: root + "/openstack/2012-08-10/meta_data.json"})
+	if errors.Is(err, resource.ErrNotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	if v := jsonGet(doc, "uuid"); len(v) > 0 {
+		m.add("OPENSTACK_INSTANCE_UUID", v[0])
+	}
+	return m, nil
 }
 
 func aliyunMetadata(ctx context.Context, a *Agent) (metadata, error) {
@@ -131,7 +172,7 @@ func aliyunMetadata(ctx context.Context, a *Agent) (metadata, error) {
 
 // exoscaleMetadata reads Exoscale's CloudStack-style service.
 func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	return a.cloudStackStyle(ctx, a.endpoint("exoscale", "http://169.254.169.254")+"/1.0/meta-data", "EXOSCALE_")
+	return a.cloudStackStyle(ctx, a.endpoint("exoscale", "http://169.254.169.254")+"/1.0/meta-data", "EXOSCALE_", "PUBLIC_IPV4", "LOCAL_IPV4")
 }
 
 // cloudStackService reads the metadata service of CloudStack's virtual
@@ -140,18 +181,21 @@ func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
 func cloudStackService(ctx context.Context, a *Agent) (metadata, error) {
 	base := a.d.Endpoints["cloudstack"]
 	if base == "" {
-		addr, ok := providers.DHCPServerAddress(providers.Env{Root: a.d.Root})
+		addr, ok := providers.DHCPServerAddress(ctx, providers.Env{Root: a.d.Root})
 		if !ok {
-			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's, NetworkManager's or dhclient's)")
+			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's or dhclient's files, NetworkManager over D-Bus)")
 		}
 		base = "http://" + net.JoinHostPort(addr.String(), "80")
 	}
-	return a.cloudStackStyle(ctx, base+"/latest/meta-data", "CLOUDSTACK_")
+	return a.cloudStackStyle(ctx, base+"/latest/meta-data", "CLOUDSTACK_", "IPV4_PUBLIC", "IPV4_LOCAL")
 }
 
 // cloudStackStyle reads CloudStack's layout, whose public-keys is the
-// keys themselves, one a line.
-func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix string) (metadata, error) {
+// keys themselves, one a line. The names of public-ipv4 and local-ipv4
+// differ: Afterburn writes EXOSCALE_PUBLIC_IPV4 but CLOUDSTACK_IPV4_PUBLIC
+// (coreos/afterburn src/providers/exoscale/mod.rs,
+// src/providers/cloudstack/network.rs).
+func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix, publicIPv4, localIPv4 string) (metadata, error) {
 	var m metadata
 	var err error
 	if m.hostname, err = a.getText(ctx, base+"/local-hostname", nil); err != nil {
@@ -165,7 +209,14 @@ func (a *Agent) cloudStackStyle(ctx context.Context, base, prefix string) (metad
 	var fields []field
 	for _, f := range []string{"availability-zone", "cloud-identifier", "instance-id", "local-hostname", "local-ipv4",
 		"public-hostname", "public-ipv4", "service-offering", "vm-id"} {
-		fields = append(fields, field{prefix + strings.ToUpper(strings.ReplaceAll(f, "-", "_")), f})
+		name := strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
+		switch f {
+		case "public-ipv4":
+			name = publicIPv4
+		case "local-ipv4":
+			name = localIPv4
+		}
+		fields = append(fields, field{prefix + name, f})
 	}
 	return m, a.readFields(ctx, &m, base, nil, "local-hostname", fields)
 }

@@ -120,3 +120,10 @@ func newTestAgent(t *testing.T, id, base, root string) *Agent {
 	}
 	return a
 }
+
+// Well-formed public keys (made with ssh-keygen for these tests), for the
+// tests that write keys: the agent refuses malformed ones.
+const (
+	testKeyOne = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICL5yb/1jNsSJ1oA3LqFLD+VZyWl9xTTZTfwOaqq0EiO one"
+	testKeyTwo = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQDKl8xhuYZDmP2DMNA73QnDw4/X92/04Jy7cKmSLWcTbZzB4snHrlK0NB7ndwgu/8i19VIf8H5+jArwgltNeWIe84fDjoTd5sgVYh8SoZ16fv/QsnBfl9QeSq3rL/NhXRatuIOAVKY7/y2roDpIeriqA16JObZLog90oX3ENMcLYQ== two"
+)

@@ -22,7 +22,10 @@ type metadataCase struct {
 	header       http.Header
 	wantHostname string
 	wantKeys     []string
-	wantAttrs    []string // NAME=value
+	wantAttrs    []string // NAME=value; {{URL}} is the fake's URL
+	// withHook adds the attributes only `flint agent attributes` reads
+	// (platform.attributes).
+	withHook bool
 }
 
 // need answers body only to requests carrying header h (name: value), as
@@ -49,7 +52,7 @@ var metadataCases = map[string]metadataCase{
 		wantHostname: "cs-1",
 		wantKeys:     []string{"ssh-rsa AAAA cs"},
 		wantAttrs: []string{"CLOUDSTACK_INSTANCE_ID=7f2c", "CLOUDSTACK_LOCAL_HOSTNAME=cs-1",
-			"CLOUDSTACK_LOCAL_IPV4=10.1.1.20", "CLOUDSTACK_SERVICE_OFFERING=Small Instance"},
+			"CLOUDSTACK_IPV4_LOCAL=10.1.1.20", "CLOUDSTACK_SERVICE_OFFERING=Small Instance"},
 	},
 	"akamai": {
 		routes: map[string]http.HandlerFunc{
@@ -62,12 +65,12 @@ var metadataCases = map[string]metadataCase{
 		wantHostname: "linode123",
 		wantKeys:     []string{"ssh-rsa BBBB alice", "ssh-ed25519 AAAA root"},
 		wantAttrs: []string{"AKAMAI_INSTANCE_ID=123", "AKAMAI_INSTANCE_HOST_UUID=h-1", "AKAMAI_INSTANCE_LABEL=linode123",
-			"AKAMAI_INSTANCE_REGION=us-ord", "AKAMAI_INSTANCE_TYPE=g6-nanode-1", "AKAMAI_IPV4_PUBLIC_0=172.232.1.2",
-			"AKAMAI_IPV4_PRIVATE_0=192.168.1.2", "AKAMAI_IPV6_SLAAC=2600:3c06::1", "AKAMAI_IPV6_LINK_LOCAL=fe80::1"},
+			"AKAMAI_INSTANCE_REGION=us-ord", "AKAMAI_INSTANCE_TYPE=g6-nanode-1", "AKAMAI_PUBLIC_IPV4_0=172.232.1.2/32",
+			"AKAMAI_PRIVATE_IPV4_0=192.168.1.2/17", "AKAMAI_IPV6_SLAAC=2600:3c06::1/128", "AKAMAI_IPV6_LINK_LOCAL=fe80::1/128"},
 	},
 	"oraclecloud": {
 		routes: map[string]http.HandlerFunc{
-			"GET /opc/v2/instance/": failing(1, 429, answer(200, `{"id":"ocid1.instance.oc1..a","hostname":"oci-1","shape":"VM.Standard.E2.1.Micro",
+			"GET /opc/v2/instance": failing(1, 429, answer(200, `{"id":"ocid1.instance.oc1..a","hostname":"oci-1","shape":"VM.Standard.E2.1.Micro",
 				"canonicalRegionName":"eu-frankfurt-1","availabilityDomain":"Uocm:EU-FRANKFURT-1-AD-1","faultDomain":"FAULT-DOMAIN-2",
 				"metadata":{"ssh_authorized_keys":"ssh-rsa AAAA oci\nssh-ed25519 BBBB oci2"}}`)),
 			"GET /opc/v2/vnics/": answer(200, `[{"vnicId":"ocid1.vnic","privateIp":"10.0.0.10","macAddr":"02:00:17:00:00:01"}]`),
@@ -75,42 +78,56 @@ var metadataCases = map[string]metadataCase{
 		header:       http.Header{"Authorization": {"Bearer Oracle"}},
 		wantHostname: "oci-1",
 		wantKeys:     []string{"ssh-rsa AAAA oci", "ssh-ed25519 BBBB oci2"},
-		wantAttrs: []string{"ORACLECLOUD_HOSTNAME=oci-1", "ORACLECLOUD_INSTANCE_ID=ocid1.instance.oc1..a",
-			"ORACLECLOUD_INSTANCE_SHAPE=VM.Standard.E2.1.Micro", "ORACLECLOUD_REGION=eu-frankfurt-1",
-			"ORACLECLOUD_AVAILABILITY_DOMAIN=Uocm:EU-FRANKFURT-1-AD-1", "ORACLECLOUD_FAULT_DOMAIN=FAULT-DOMAIN-2",
-			"ORACLECLOUD_IPV4_PRIVATE_0=10.0.0.10"},
+		wantAttrs: []string{"ORACLECLOUD_AVAILABILITY_DOMAIN=Uocm:EU-FRANKFURT-1-AD-1", "ORACLECLOUD_FAULT_DOMAIN=FAULT-DOMAIN-2",
+			"ORACLECLOUD_HOSTNAME=oci-1", "ORACLECLOUD_INSTANCE_ID=ocid1.instance.oc1..a", "ORACLECLOUD_INSTANCE_SHAPE=VM.Standard.E2.1.Micro",
+			"ORACLECLOUD_REGION_ID=eu-frankfurt-1", "ORACLECLOUD_IPV4_PRIVATE_0=10.0.0.10"},
 	},
 	"aws": {
 		routes: map[string]http.HandlerFunc{
 			"PUT /latest/api/token":                                    need("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600", 400, "TOKEN"),
 			"GET /2021-01-03/meta-data/hostname":                       answer(200, "ip-10-0-0-5.ec2.internal"),
-			"GET /2021-01-03/meta-data/public-keys/":                   answer(200, "0=main\n1=backup"),
+			"GET /2021-01-03/meta-data/public-keys":                    answer(200, "0=main\n1=backup"),
 			"GET /2021-01-03/meta-data/public-keys/0/openssh-key":      answer(200, "ssh-ed25519 AAAA main\n"),
 			"GET /2021-01-03/meta-data/public-keys/1/openssh-key":      answer(200, "ssh-rsa BBBB backup"),
 			"GET /2021-01-03/meta-data/local-ipv4":                     answer(200, "10.0.0.5"),
 			"GET /2021-01-03/meta-data/placement/availability-zone":    answer(200, "us-east-1a"),
 			"GET /2021-01-03/meta-data/placement/availability-zone-id": answer(200, "use1-az6"),
-			"GET /2021-01-03/meta-data/placement/region":               answer(200, "us-east-1"),
+			"GET /2021-01-03/dynamic/instance-identity/document":       answer(200, `{"region":"us-east-1","instanceId":"i-0abc"}`),
 			"GET /2021-01-03/meta-data/instance-id":                    answer(200, "i-0abc"),
 			"GET /2021-01-03/meta-data/instance-type":                  answer(200, "t3.micro"),
 		},
 		wantHostname: "ip-10-0-0-5.ec2.internal",
 		wantKeys:     []string{"ssh-ed25519 AAAA main", "ssh-rsa BBBB backup"},
 		wantAttrs: []string{"AWS_HOSTNAME=ip-10-0-0-5.ec2.internal", "AWS_IPV4_LOCAL=10.0.0.5",
-			"AWS_AVAILABILITY_ZONE=us-east-1a", "AWS_AVAILABILITY_ZONE_ID=use1-az6", "AWS_REGION=us-east-1",
-			"AWS_INSTANCE_ID=i-0abc", "AWS_INSTANCE_TYPE=t3.micro"},
+			"AWS_AVAILABILITY_ZONE=us-east-1a", "AWS_AVAILABILITY_ZONE_ID=use1-az6",
+			"AWS_INSTANCE_ID=i-0abc", "AWS_INSTANCE_TYPE=t3.micro", "AWS_REGION=us-east-1"},
 	},
 	"azure": {
 		routes: map[string]http.HandlerFunc{
 			"GET /metadata/instance?api-version=2021-02-01": failing(1, 410, answer(200, `{"compute":{"location":"westeurope","vmSize":"Standard_B1s",
-				"osProfile":{"adminUsername":"core","computerName":"vm-1"},
-				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"}]},
+				"name":"vmss_3","osProfile":{"adminUsername":"core","computerName":"vm-1"},
+				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"},
+					{"keyData":"ssh-rsa AAAAB3Nza\r\nC1yc2E folded@host\r\n","path":"/home/core/.ssh/authorized_keys"}]},
 				"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.1.0.4","publicIpAddress":"20.1.2.3"}]}}]}}`)),
 		},
+		header: http.Header{"Metadata": {"true"}},
+		// The hostname is compute.name, as Afterburn reads it
+		// (coreos/afterburn src/providers/microsoft/azure/mod.rs,
+		// fetch_hostname), not the guest's computerName: they differ on
+		// scale-set instances and VMs made with --computer-name.
+		wantHostname: "vmss_3",
+		// A keyData folded over lines is one key, joined as Afterburn
+		// joins it.
+		wantKeys:  []string{"ssh-rsa AAAA azure", "ssh-rsa AAAAB3NzaC1yc2E folded@host"},
+		wantAttrs: []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+	},
+	"azure without osProfile": {
+		routes: map[string]http.HandlerFunc{
+			"GET /metadata/instance?api-version=2021-02-01": answer(200, `{"compute":{"name":"vm-2","vmSize":"Standard_B1s","publicKeys":[]}}`),
+		},
 		header:       http.Header{"Metadata": {"true"}},
-		wantHostname: "vm-1",
-		wantKeys:     []string{"ssh-rsa AAAA azure"},
-		wantAttrs:    []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+		wantHostname: "vm-2",
+		wantAttrs:    []string{"AZURE_VMSIZE=Standard_B1s"},
 	},
 	"gcp": {
 		routes: map[string]http.HandlerFunc{
@@ -140,6 +157,20 @@ var metadataCases = map[string]metadataCase{
 		wantKeys:     []string{"ssh-ed25519 AAAA alice"},
 		wantAttrs:    []string{"GCP_HOSTNAME=vm"},
 	},
+	// The instance's legacy sshKeys, when it has any, are the only keys
+	// (coreos/afterburn src/providers/gcp/mod.rs, fetch_all_ssh_keys).
+	"gcp legacy instance keys": {
+		routes: map[string]http.HandlerFunc{
+			"GET /computeMetadata/v1/instance/hostname":            answer(200, "vm"),
+			"GET /computeMetadata/v1/instance/attributes/sshKeys":  answer(200, "alice:ssh-ed25519 AAAA alice"),
+			"GET /computeMetadata/v1/instance/attributes/ssh-keys": answer(200, "bob:ssh-rsa BBBB bob"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":  answer(200, "carol:ssh-rsa CCCC carol\n"),
+		},
+		header:       http.Header{"Metadata-Flavor": {"Google"}},
+		wantHostname: "vm",
+		wantKeys:     []string{"ssh-ed25519 AAAA alice"},
+		wantAttrs:    []string{"GCP_HOSTNAME=vm"},
+	},
 	"digitalocean": {
 		routes: map[string]http.HandlerFunc{
 			"GET /metadata/v1.json": answer(200, `{"droplet_id":1,"hostname":"drop","region":"ams3","public_keys":["ssh-ed25519 AAAA do"],
@@ -154,8 +185,8 @@ var metadataCases = map[string]metadataCase{
 	"packet": {
 		header:       http.Header{"Accept": {"*/*"}},
 		wantHostname: "worker-1",
-		wantKeys:     []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one", "ssh-rsa AAAAB3NzaC1yc2E two"},
-		wantAttrs: []string{"PACKET_HOSTNAME=worker-1", "PACKET_PLAN=c3.small.x86", "PACKET_FACILITY=am6", "PACKET_METRO=am",
+		wantKeys:     []string{testKeyOne, testKeyTwo},
+		wantAttrs: []string{"PACKET_HOSTNAME=worker-1", "PACKET_PHONE_HOME_URL={{URL}}/phone-home", "PACKET_PLAN=c3.small.x86", "PACKET_FACILITY=am6", "PACKET_METRO=am",
 			"PACKET_IPV4_PUBLIC_0=147.75.1.2", "PACKET_IPV4_PUBLIC_GATEWAY_0=147.75.1.1",
 			"PACKET_IPV6_PUBLIC_0=2604:1380::2", "PACKET_IPV6_PUBLIC_GATEWAY_0=2604:1380::1",
 			"PACKET_IPV4_PRIVATE_0=10.70.1.2", "PACKET_IPV4_PRIVATE_GATEWAY_0=10.70.1.1"},
@@ -173,31 +204,34 @@ var metadataCases = map[string]metadataCase{
 	},
 	"hetzner": {
 		routes: map[string]http.HandlerFunc{
-			"GET /hetzner/v1/metadata/hostname":          answer(200, "hz-1"),
-			"GET /hetzner/v1/metadata/public-keys":       answer(200, `["ssh-ed25519 AAAA hz"]`),
-			"GET /hetzner/v1/metadata/instance-id":       answer(200, "4242"),
-			"GET /hetzner/v1/metadata/public-ipv4":       answer(200, "5.6.7.8"),
-			"GET /hetzner/v1/metadata/region":            answer(200, "eu-central"),
-			"GET /hetzner/v1/metadata/availability-zone": answer(200, "fsn1-dc14"),
+			"GET /hetzner/v1/metadata/hostname":    answer(200, "hz-1"),
+			"GET /hetzner/v1/metadata/public-keys": answer(200, `["ssh-ed25519 AAAA hz"]`),
+			"GET /hetzner/v1/metadata": answer(200, "availability-zone: fsn1-dc14\nhostname: hz-1\ninstance-id: 4242\nlocal-ipv4: ''\n"+
+				"network-config:\n  version: 1\n  config:\n    - type: physical\n      name: eth0\n      subnets:\n        - type: dhcp\n          ipv4: true\n"+
+				"        - type: static\n          address: 2a01:4f8::1/64\n          ipv6: true\npublic-ipv4: 5.6.7.8\npublic-keys:\n  - ssh-ed25519 AAAA hz\nregion: eu-central\n"),
+			"GET /hetzner/v1/metadata/private-networks": answer(200, "- ip: 10.0.0.2\n  alias_ips: []\n- ip: 10.128.0.2\n"),
 		},
+		withHook:     true,
 		wantHostname: "hz-1",
 		wantKeys:     []string{"ssh-ed25519 AAAA hz"},
 		wantAttrs: []string{"HETZNER_AVAILABILITY_ZONE=fsn1-dc14", "HETZNER_HOSTNAME=hz-1", "HETZNER_INSTANCE_ID=4242",
-			"HETZNER_PUBLIC_IPV4=5.6.7.8", "HETZNER_REGION=eu-central"},
+			"HETZNER_PUBLIC_IPV4=5.6.7.8", "HETZNER_PUBLIC_IPV6=2a01:4f8::1", "HETZNER_REGION=eu-central",
+			"HETZNER_PRIVATE_IPV4_0=10.0.0.2", "HETZNER_PRIVATE_IPV4_1=10.128.0.2"},
 	},
 	"openstack": {
 		routes: map[string]http.HandlerFunc{
 			"GET /latest/meta-data/hostname":                  answer(200, "os-1.novalocal"),
-			"GET /latest/meta-data/public-keys/":              answer(200, "0=mykey"),
+			"GET /latest/meta-data/public-keys":               answer(200, "0=mykey"),
 			"GET /latest/meta-data/public-keys/0/openssh-key": answer(200, "ssh-rsa AAAA os"),
 			"GET /latest/meta-data/instance-id":               answer(200, "i-0001"),
 			"GET /latest/meta-data/instance-type":             answer(200, "m1.small"),
 			"GET /latest/meta-data/local-ipv4":                answer(200, "192.168.0.5"),
+			"GET /openstack/2012-08-10/meta_data.json":        answer(200, `{"uuid":"99dcf33b-6eb5-4acf-9abb-d81723e0c949","name":"os-1"}`),
 		},
 		wantHostname: "os-1.novalocal",
 		wantKeys:     []string{"ssh-rsa AAAA os"},
 		wantAttrs: []string{"OPENSTACK_HOSTNAME=os-1.novalocal", "OPENSTACK_INSTANCE_ID=i-0001",
-			"OPENSTACK_INSTANCE_TYPE=m1.small", "OPENSTACK_IPV4_LOCAL=192.168.0.5"},
+			"OPENSTACK_INSTANCE_TYPE=m1.small", "OPENSTACK_IPV4_LOCAL=192.168.0.5", "OPENSTACK_INSTANCE_UUID=99dcf33b-6eb5-4acf-9abb-d81723e0c949"},
 	},
 	"aliyun": {
 		routes: map[string]http.HandlerFunc{
@@ -239,6 +273,10 @@ var metadataCases = map[string]metadataCase{
 	},
 	"upcloud": {
 		routes: map[string]http.HandlerFunc{
+			"GET /metadata/v1/hostname":    answer(200, "up-1"),
+			"GET /metadata/v1/instance_id": answer(200, "00ab"),
+			"GET /metadata/v1/region":      answer(200, "fi-hel1"),
+			"GET /metadata/v1/public_keys": answer(200, "ssh-rsa AAAA up\n"),
 			"GET /metadata/v1.json": answer(200, `{"hostname":"up-1","instance_id":"00ab","region":"fi-hel1","public_keys":["ssh-rsa AAAA up"],
 				"network":{"interfaces":[{"type":"public","ip_addresses":[{"address":"94.1.2.3","family":"IPv4"},{"address":"2a04::1","family":"IPv6"}]},
 				{"type":"utility","ip_addresses":[{"address":"10.3.0.2","family":"IPv4"}]}]}}`),
@@ -265,6 +303,13 @@ func TestMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatalf("metadata: %v", err)
 			}
+			if tc.withHook {
+				more, err := a.platform.attributes(context.Background(), a)
+				if err != nil {
+					t.Fatalf("attributes: %v", err)
+				}
+				m.attrs = append(m.attrs, more...)
+			}
 			if m.hostname != tc.wantHostname {
 				t.Errorf("hostname = %q, want %q", m.hostname, tc.wantHostname)
 			}
@@ -276,8 +321,12 @@ func TestMetadata(t *testing.T) {
 			for _, at := range m.attrs {
 				attrs = append(attrs, at.name+"="+at.value)
 			}
-			if !slices.Equal(attrs, tc.wantAttrs) {
-				t.Errorf("attributes =\n%q\nwant\n%q", attrs, tc.wantAttrs)
+			var want []string
+			for _, kv := range tc.wantAttrs {
+				want = append(want, strings.ReplaceAll(kv, "{{URL}}", f.srv.URL))
+			}
+			if !slices.Equal(attrs, want) {
+				t.Errorf("attributes =\n%q\nwant\n%q", attrs, want)
 			}
 			for _, r := range f.requests() {
 				for k := range tc.header {

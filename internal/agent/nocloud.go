@@ -21,6 +21,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"slices"
@@ -194,10 +195,23 @@ func (a *Agent) netInterfaces(data []byte) ([]netIface, error) {
 	return networkInterfaces(tree)
 }
 
+// noDriveNoop turns a missing drive into empty metadata: on Proxmox VE and
+// KubeVirt a VM may have no cloud-init drive (the config comes from the
+// kernel command line), and Afterburn then falls back to its no-op
+// provider (coreos/afterburn src/providers/proxmoxve/mod.rs,
+// src/providers/kubevirt/mod.rs) rather than fail the boot.
+func (a *Agent) noDriveNoop(err error) (metadata, error) {
+	if errors.Is(err, providers.ErrNoDrive) {
+		a.log.Warn("no cloud-init drive: no hostname, SSH keys nor attributes from it", "error", err)
+		return metadata{}, nil
+	}
+	return metadata{}, err
+}
+
 func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncUserData, ncNetConfig)
 	if err != nil {
-		return metadata{}, err
+		return a.noDriveNoop(err)
 	}
 	_, id, _, err := a.ncMeta(files)
 	if err != nil {
@@ -231,7 +245,7 @@ func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	label, err := providers.FindConfigDrive(ctx, a.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), a.driveWait(configDriveWait))
 	if err != nil {
-		return metadata{}, fmt.Errorf("%s: %w", a.platform.id, err)
+		return a.noDriveNoop(fmt.Errorf("%s: %w", a.platform.id, err))
 	}
 	if slices.Contains(configDriveLabels, label) {
 		return a.kubeVirtConfigDrive(ctx)

@@ -299,11 +299,37 @@ func TestNoCloudFailures(t *testing.T) {
 			}
 		})
 	}
-	// No drive at all.
-	for _, id := range []string{"ibmcloud", "proxmoxve", "kubevirt"} {
+	// No drive at all: an error on IBM Cloud, whose drive is always there.
+	a := newTestAgent(t, "ibmcloud", "http://127.0.0.1:1", t.TempDir())
+	if _, err := a.fetchMetadata(context.Background(), "test"); err == nil || !strings.Contains(err.Error(), "no config drive appeared") {
+		t.Errorf("ibmcloud without a drive: %v, want an error naming the drive", err)
+	}
+}
+
+// TestNoCloudNoDrive: Proxmox VE and KubeVirt VMs may have no cloud-init
+// drive at all (the config on the kernel command line); like Afterburn's
+// no-op fallback (coreos/afterburn src/providers/proxmoxve/mod.rs,
+// src/providers/kubevirt/mod.rs), the agent then has nothing to do and
+// does not fail the boot. A custom Proxmox VE user-data holding the
+// config has no hostname either.
+func TestNoCloudNoDrive(t *testing.T) {
+	for _, id := range []string{"proxmoxve", "kubevirt"} {
 		a := newTestAgent(t, id, "http://127.0.0.1:1", t.TempDir())
-		if _, err := a.fetchMetadata(context.Background(), "test"); err == nil || !strings.Contains(err.Error(), "no config drive appeared") {
-			t.Errorf("%s without a drive: %v, want an error naming the drive", id, err)
+		sysroot := t.TempDir()
+		if err := a.Hostname(context.Background(), sysroot); err != nil {
+			t.Errorf("%s without a drive: Hostname() = %v, want nil", id, err)
 		}
+		if _, err := os.Stat(filepath.Join(sysroot, "etc/hostname")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s without a drive: etc/hostname %v, want none", id, err)
+		}
+		if err := a.Attributes(context.Background(), filepath.Join(t.TempDir(), "attrs")); err != nil {
+			t.Errorf("%s without a drive: Attributes() = %v, want nil", id, err)
+		}
+	}
+	root, mounter := driveRoot(t, "cidata", map[string]string{"meta-data": "instance-id: 15a9\n", "user-data": `{"ignition":{"version":"3.4.0"}}`})
+	a := newTestAgent(t, "proxmoxve", "http://127.0.0.1:1", root)
+	a.d.Mounter = mounter
+	if err := a.Hostname(context.Background(), t.TempDir()); err != nil {
+		t.Errorf("proxmoxve with a custom user-data: Hostname() = %v, want nil", err)
 	}
 }

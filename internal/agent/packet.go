@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -52,6 +53,7 @@ func packetMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	}
 	m := metadata{hostname: doc.Hostname, keys: doc.SSHKeys}
 	m.add("PACKET_HOSTNAME", doc.Hostname)
+	m.add("PACKET_PHONE_HOME_URL", doc.PhoneHomeURL)
 	m.add("PACKET_PLAN", doc.Plan)
 	m.add("PACKET_FACILITY", doc.Facility)
 	m.add("PACKET_METRO", doc.Metro)
@@ -68,8 +70,10 @@ func packetMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		}
 		n := strconv.Itoa(count[kind])
 		count[kind]++
-		m.add("PACKET_"+kind+"_"+n, ad.Address)
-		m.add("PACKET_"+kind+"_GATEWAY_"+n, ad.Gateway)
+		// Addresses as Afterburn prints them, parsed (2604:1380::0 is
+		// 2604:1380::).
+		m.add("PACKET_"+kind+"_"+n, canonicalIP(ad.Address))
+		m.add("PACKET_"+kind+"_GATEWAY_"+n, canonicalIP(ad.Gateway))
 	}
 	return m, nil
 }
@@ -115,4 +119,13 @@ func packetReportFailure(ctx context.Context, a *Agent, reason string) error {
 		Body:   body,
 	})
 	return err
+}
+
+// canonicalIP returns s as netip formats it, s itself when it is not an
+// address.
+func canonicalIP(s string) string {
+	if ip, err := netip.ParseAddr(s); err == nil {
+		return ip.String()
+	}
+	return s
 }

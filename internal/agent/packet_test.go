@@ -21,7 +21,7 @@ func packetService(t *testing.T, phoneHome, events http.HandlerFunc) *fakeServic
 		"POST /events":     events,
 	})
 	doc := `{"id":"2c2c", "hostname":"worker-1", "plan":"c3.small.x86", "facility":"am6", "metro":"am",
-		"ssh_keys":["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one", "ssh-rsa AAAAB3NzaC1yc2E two"],
+		"ssh_keys":["` + testKeyOne + `", "` + testKeyTwo + `"],
 		"phone_home_url":"` + f.srv.URL + `/phone-home",
 		"network":{"addresses":[
 			{"address":"147.75.1.2","gateway":"147.75.1.1","public":true,"address_family":4},
@@ -111,11 +111,13 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// Scaleway answers only privileged source ports; the test checks that
+// Scaleway takes an HTTP PATCH of /state (coreos/afterburn
+// src/providers/scaleway/mod.rs boot_checkin, asserted by its
+// mock_tests.rs) and answers only privileged source ports; the test checks that
 // the request comes from the port the agent picked (unprivileged here, so
 // the test runs as any user).
 func TestScalewayCheckIn(t *testing.T) {
-	f := newFakeService(t, map[string]http.HandlerFunc{"POST /state": answer(200, "")})
+	f := newFakeService(t, map[string]http.HandlerFunc{"PATCH /state": answer(200, "")})
 	a := newTestAgent(t, "scaleway", f.srv.URL, t.TempDir())
 	port := freePort(t)
 	a.d.LocalPort = func() int { return port }
@@ -124,7 +126,7 @@ func TestScalewayCheckIn(t *testing.T) {
 	}
 	reqs := f.requests()
 	if len(reqs) != 1 {
-		t.Fatalf("requests = %+v, want one POST /state", reqs)
+		t.Fatalf("requests = %+v, want one PATCH /state", reqs)
 	}
 	r := reqs[0]
 	if r.body != `{"state_detail":"booted"}` || r.header.Get("Content-Type") != "application/json" {

@@ -5,6 +5,9 @@ import "context"
 // metadata is what a platform's metadata service says about the instance.
 type metadata struct {
 	hostname string
+	// adminUser is the user the platform's console created the instance
+	// for (Azure's osProfile.adminUsername), "" when it names none.
+	adminUser string
 	// keys are SSH public keys, one authorized_keys line each.
 	keys []string
 	// attrs are the instance's attributes in the order they are written;
@@ -41,6 +44,10 @@ type platform struct {
 	// attributes` reads, from an exchange the other commands need not make
 	// (Azure's load balancer address from WireServer).
 	attributes func(ctx context.Context, a *Agent) ([]attribute, error)
+	// fragments: `flint agent render-ignition` writes Ignition config
+	// fragments (hostname, admin user and keys) from the metadata, as
+	// Afterburn 5.11's render-ignition does on its platforms.
+	fragments bool
 	// checkIn reports a good boot.
 	checkIn func(ctx context.Context, a *Agent) error
 	// reportFailure reports a failed provisioning with a short, redacted
@@ -55,13 +62,13 @@ var platforms = []platform{
 	{id: "akamai", metadata: akamaiMetadata},
 	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
 	{id: "aws", metadata: awsMetadata},
-	{id: "azure", hostname: true, metadata: azureMetadata, attributes: azureVirtualIPv4, checkIn: azureCheckIn, reportFailure: azureReportFailure},
+	{id: "azure", hostname: true, fragments: true, metadata: azureMetadata, attributes: azureVirtualIPv4, checkIn: azureCheckIn, reportFailure: azureReportFailure},
 	{id: "azurestack", hostname: true, hostnameOnly: azureStackHostname, metadata: azureStackMetadata, checkIn: azureCheckIn, reportFailure: azureReportFailure},
 	{id: "cloudstack", metadata: cloudStackMetadata},
 	{id: "digitalocean", hostname: true, metadata: digitalOceanMetadata},
 	{id: "exoscale", hostname: true, metadata: exoscaleMetadata},
 	{id: "gcp", metadata: gcpMetadata},
-	{id: "hetzner", hostname: true, metadata: hetznerMetadata},
+	{id: "hetzner", hostname: true, metadata: hetznerMetadata, attributes: hetznerAttributes},
 	{id: "ibmcloud", hostname: true, metadata: ibmCloudMetadata},
 	{id: "kubevirt", hostname: true, metadata: kubeVirtMetadata},
 	{id: "openstack", metadata: openStackMetadata},

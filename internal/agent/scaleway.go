@@ -1,9 +1,10 @@
 package agent
 
 // Scaleway serves the instance document at /conf?format=json and takes the
-// instance's state at /state; {"state_detail":"booted"} is what its own
-// scw-signal-state sends once the instance is up (as coreos/afterburn
-// src/providers/scaleway/mod.rs does). The service answers only connections
+// instance's state as an HTTP PATCH of /state; {"state_detail":"booted"} is
+// what its own scw-signal-state sends once the instance is up (as
+// coreos/afterburn src/providers/scaleway/mod.rs boot_checkin does, a
+// provider Scaleway contributed; its mock_tests.rs asserts the PATCH). The service answers only connections
 // from a privileged source port (the config provider explains why), so every
 // request binds one.
 
@@ -37,7 +38,7 @@ func scalewayMetadata(ctx context.Context, a *Agent) (metadata, error) {
 func scalewayCheckIn(ctx context.Context, a *Agent) error {
 	_, err := a.get(ctx, resource.Request{
 		URL:       a.scalewayURL("/state"),
-		Method:    http.MethodPost,
+		Method:    http.MethodPatch,
 		Header:    http.Header{"Content-Type": {"application/json"}},
 		Body:      []byte(`{"state_detail":"booted"}`),
 		LocalPort: a.localPort(),

@@ -48,11 +48,14 @@ func tablePlatforms(has func(platform) bool) []string {
 // would fail every boot there.
 func TestUnitsMatchTable(t *testing.T) {
 	withMetadata := tablePlatforms(func(p platform) bool { return p.metadata != nil })
-	var deleters []string
+	var deleters, kargers []string
 	for _, id := range providers.IDs() {
 		p, _ := providers.Lookup(id)
 		if _, ok := p.New(providers.Env{}).(configDeleter); ok {
 			deleters = append(deleters, id)
+		}
+		if _, ok := p.New(providers.Env{}).(networkKarger); ok {
+			kargers = append(kargers, id)
 		}
 	}
 	for unit, want := range map[string][]string{
@@ -61,11 +64,26 @@ func TestUnitsMatchTable(t *testing.T) {
 		"dracut/systemd/flint-sshkeys@.service":          withMetadata,
 		"dracut/systemd/flint-attributes.service":        withMetadata,
 		"dracut/systemd/flint-delete-config.service":     deleters,
+		"dracut/30flint/flint-network-kargs.service":     kargers,
+		"dracut/30flint/flint-render-ignition.service":   tablePlatforms(func(p platform) bool { return p.fragments }),
 		"dracut/30flint/flint-hostname.service":          tablePlatforms(func(p platform) bool { return p.hostname }),
 		"dracut/30flint/flint-report-failure.service":    tablePlatforms(func(p platform) bool { return p.reportFailure != nil }),
 	} {
 		if got := unitPlatforms(t, unit); !slices.Equal(got, want) {
 			t.Errorf("%s runs on %v, the agent serves %v", unit, got, want)
 		}
+	}
+}
+
+// TestAttributesUnitInstall: like Afterburn's afterburn.service, the
+// attributes unit can be enabled so that metadata.target pulls it in.
+func TestAttributesUnitInstall(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "dracut/systemd/flint-attributes.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, install, ok := strings.Cut(string(data), "\n[Install]\n")
+	if !ok || !slices.Contains(strings.Split(install, "\n"), "RequiredBy=metadata.target") {
+		t.Errorf("flint-attributes.service has no [Install] RequiredBy=metadata.target")
 	}
 }

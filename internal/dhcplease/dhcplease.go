@@ -1,14 +1,15 @@
 // Package dhcplease reads the DHCP leases a machine's network service
 // keeps, for the two values flint's platforms take from DHCP: the
 // server's address (CloudStack's metadata service is the virtual router
-// that answered DHCP) and option 245 (Azure's WireServer address). It
-// reads the files rather than asking NetworkManager over D-Bus, so the
-// initramfs needs no D-Bus client.
+// that answered DHCP) and option 245 (Azure's WireServer address): from
+// the lease files, and from NetworkManager over D-Bus (nmdbus.go), whose
+// internal client keeps only ADDRESS= in its lease files (NetworkManager
+// src/core/dhcp/nm-dhcp-nettools.c, lease_save), as Afterburn asks it
+// (coreos/afterburn src/util/dhcp.rs).
 //
-// Three formats: systemd-networkd's lease files (one per interface, named
+// The formats: systemd-networkd's lease files (one per interface, named
 // by interface index, KEY=VALUE lines: SERVER_ADDRESS=10.1.1.1,
-// OPTION_245=A83F8110), NetworkManager's internal client's (the same
-// format) and dhclient's (lease { … } blocks: option
+// OPTION_245=A83F8110), NetworkManager's (the same format) and dhclient's (lease { … } blocks: option
 // dhcp-server-identifier 10.1.1.1; option unknown-245 a8:3f:81:10;), where
 // the last block of a file is the newest lease.
 package dhcplease

@@ -356,13 +356,13 @@ func (o Options) withDefaults() Options {
 		o.CmdlinePath = o.Getenv(providers.EnvCmdlinePath)
 	}
 	if o.NewFetcher == nil {
-		version := o.Version
+		version, platform := o.Version, o.Platform.ID
 		idle := o.FetchIdleTimeout
 		if idle == 0 {
 			idle = idleTimeoutKarg(o)
 		}
 		o.NewFetcher = func(log *slog.Logger, offline bool) (Fetcher, error) {
-			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version, IdleTimeout: idle}), nil
+			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version, Platform: platform, IdleTimeout: idle}), nil
 		}
 	}
 	return o

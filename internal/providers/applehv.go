@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 
 	"github.com/mdlayher/vsock"
 )
@@ -39,8 +40,9 @@ func dialAppleHVHost(ctx context.Context) (net.Conn, error) {
 func (p appleHVProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 	log := p.env.logger().With("platform", "applehv")
 	// The vsock core must be loaded (or built in) before a socket of its
-	// family can be made.
-	if p.env.Runner != nil {
+	// family can be made; as Ignition, modprobe runs only when it is not
+	// there yet.
+	if _, err := os.Stat(p.env.path("/sys/devices/virtual/misc/vsock")); err != nil && p.env.Runner != nil {
 		if _, err := p.env.Runner.Run(ctx, "modprobe", "vsock"); err != nil {
 			return nil, fmt.Errorf("applehv: loading the vsock driver: %w", err)
 		}

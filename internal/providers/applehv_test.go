@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -16,6 +18,7 @@ func TestAppleHV(t *testing.T) {
 		status   int
 		body     string
 		modprobe error
+		driver   bool // /sys/devices/virtual/misc/vsock is there: no modprobe
 		dialErr  error
 		want     string
 		wantErr  error
@@ -27,6 +30,9 @@ func TestAppleHV(t *testing.T) {
 		{name: "server error", status: http.StatusInternalServerError, anyErr: true},
 		{name: "no vsock listener", dialErr: errFakeDial, wantErr: errFakeDial},
 		{name: "modprobe fails", modprobe: errFakeModprobe, wantErr: errFakeModprobe},
+		// As Ignition (coreos/ignition internal/providers/applehv/
+		// applehv.go): modprobe only when vsock is not there.
+		{name: "vsock there", status: http.StatusOK, body: localUserData, driver: true, modprobe: errFakeModprobe, want: localUserData},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,7 +44,13 @@ func TestAppleHV(t *testing.T) {
 			}))
 			defer srv.Close()
 			r := &argvRunner{fail: map[string]error{"modprobe vsock": tt.modprobe}}
-			p := newAppleHV(Env{Runner: r, Logger: localTestLogger(t)}).(appleHVProvider)
+			root := t.TempDir()
+			if tt.driver {
+				if err := os.MkdirAll(filepath.Join(root, "sys/devices/virtual/misc/vsock"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := newAppleHV(Env{Root: root, Runner: r, Logger: localTestLogger(t)}).(appleHVProvider)
 			p.dial = func(ctx context.Context) (net.Conn, error) {
 				if tt.dialErr != nil {
 					return nil, tt.dialErr
@@ -54,7 +66,11 @@ func TestAppleHV(t *testing.T) {
 			} else {
 				checkLocal(t, "applehv", got, err, tt.want, tt.wantErr)
 			}
-			r.check(t, []string{"modprobe", "vsock"})
+			if tt.driver {
+				r.check(t)
+			} else {
+				r.check(t, []string{"modprobe", "vsock"})
+			}
 			if tt.status != 0 {
 				if len(requests) != 1 {
 					t.Fatalf("host got %d requests, want 1", len(requests))

@@ -91,7 +91,7 @@ func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 	var addr netip.Addr
 	found := func() bool {
 		var ok bool
-		addr, ok = dhcpServerAddress(env)
+		addr, ok = dhcpServerAddress(ctx, env)
 		return ok
 	}
 	if found() {
@@ -110,13 +110,10 @@ func waitDHCPServer(ctx context.Context, env Env) (netip.Addr, error) {
 }
 
 // dhcpServerAddress returns the server address of the first DHCP lease
-// (systemd-networkd's by interface index, as Ignition walks
-// interfaces, then NetworkManager's and dhclient's) that names one.
-func dhcpServerAddress(env Env) (netip.Addr, bool) {
-	for _, l := range dhcplease.Read(env.path) {
-		if l.Server.IsValid() {
-			return l.Server, true
-		}
-	}
-	return netip.Addr{}, false
+// (systemd-networkd's by interface index, as Ignition walks interfaces,
+// then dhclient's) that names one, else NetworkManager's
+// dhcp_server_identifier over D-Bus, as Afterburn asks it.
+func dhcpServerAddress(ctx context.Context, env Env) (netip.Addr, bool) {
+	l, ok := dhcplease.Find(ctx, env.path, func(l dhcplease.Lease) bool { return l.Server.IsValid() })
+	return l.Server, ok
 }

@@ -3,6 +3,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -75,7 +76,7 @@ func TestDHCPServerAddress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			writeLeases(t, root, tc.leases)
-			got, ok := dhcpServerAddress(Env{Root: root})
+			got, ok := dhcpServerAddress(context.Background(), Env{Root: root})
 			switch {
 			case tc.want == "" && ok:
 				t.Errorf("dhcpServerAddress() = %v, want none", got)
@@ -155,5 +156,37 @@ func TestCloudStackOfflineWithoutLease(t *testing.T) {
 	_, err := newCloudStack(env).FetchConfig(ctx)
 	if !errors.Is(err, resource.ErrNeedNet) || time.Since(start) > 2*time.Second {
 		t.Fatalf("offline FetchConfig() = %v after %v, want resource.ErrNeedNet at once", err, time.Since(start))
+	}
+}
+
+// Without a lease naming the router, NetworkManager is asked over the
+// system bus (package dhcplease speaks the protocol; here the bus only
+// records that it was dialled, and answers nothing).
+func TestDHCPServerAddressAsksNetworkManager(t *testing.T) {
+	root := t.TempDir()
+	writeLeases(t, root, map[string]string{"2": "ADDRESS=10.0.0.5\n"})
+	socket := filepath.Join(root, "run/dbus/system_bus_socket")
+	if err := os.MkdirAll(filepath.Dir(socket), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dialled := make(chan bool, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			dialled <- true
+			c.Close()
+		}
+	}()
+	if got, ok := dhcpServerAddress(context.Background(), Env{Root: root}); ok {
+		t.Errorf("dhcpServerAddress() = %v from a bus that answered nothing", got)
+	}
+	select {
+	case <-dialled:
+	default:
+		t.Errorf("the system bus under the root was not asked")
 	}
 }

@@ -36,8 +36,8 @@ func FindConfigDrive(ctx context.Context, env Env, labels []string, wait time.Du
 // DHCPServerAddress returns the server of the first DHCP lease naming
 // one under env's root (package dhcplease): CloudStack's virtual
 // router, whose metadata service the agent asks.
-func DHCPServerAddress(env Env) (netip.Addr, bool) {
-	return dhcpServerAddress(env)
+func DHCPServerAddress(ctx context.Context, env Env) (netip.Addr, bool) {
+	return dhcpServerAddress(ctx, env)
 }
 
 // ReadConfigDriveFiles mounts the drive labelled with one of labels

@@ -26,7 +26,9 @@ import (
 // struct hv_kvp_msg (<linux/hyperv.h>) and waits for the reply; the host
 // pushes the external pool as KVP_OP_SET messages right after registration.
 // There is no end-of-pool message: the pool is complete when the host has
-// been quiet for a while (5 s, as libhvee and Ignition do).
+// been quiet for a while. libhvee, which Ignition uses, polls for 1 s
+// (containers/libhvee pkg/kvp/config.go, Timeout); flint waits 5 s, so a
+// slow host's late items are not cut off.
 //
 // hv_kvp_daemon stores the pools in /var/lib/hyperv/.kvp_pool_<n>, arrays
 // of 512-byte key + 2048-byte value records. When the daemon already holds

@@ -4,7 +4,7 @@ package providers
 // cloud-init settings. /user-data is usually Proxmox's own #cloud-config;
 // an Ignition config goes in a custom user-data or vendor-data snippet
 // (qm set --cicustom). flint reads /user-data, then /vendor-data, and takes
-// the first that can be an Ignition config.
+// the first that is neither empty nor #cloud-config, as Ignition does.
 
 import (
 	"bytes"
@@ -27,8 +27,8 @@ var proxmoxFiles = []string{"/user-data", "/vendor-data"}
 type proxmoxProvider struct{ env Env }
 
 // newProxmoxVE reads the user config from the cidata drive. No drive
-// within 30 seconds, or no file on it that can be an Ignition config, is
-// an empty config.
+// within 30 seconds, or only empty and #cloud-config files on it, is an
+// empty config.
 func newProxmoxVE(env Env) Provider { return proxmoxProvider{env: env} }
 
 func (p proxmoxProvider) FetchConfig(ctx context.Context) ([]byte, error) {
@@ -69,24 +69,21 @@ func (p proxmoxProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
-// notIgnition says why a cidata file cannot be an Ignition config, or ""
-// when it may be one. Ignition skips empty files, #cloud-config
-// files and anything that is not valid JSON. flint skips what cannot
-// start a JSON object: empty files and cloud-init's formats (#cloud-config,
-// #! scripts, #include and the other # headers, MIME multipart, gzip). A
-// file that starts like JSON but is broken is returned, so the parser
-// reports the mistake instead of the machine booting without its config.
+// notIgnition says why a cidata file is not the config, or "" when it
+// is. As Ignition (coreos/ignition internal/providers/proxmoxve/
+// proxmoxve.go, fetchConfigFromDevice), only an empty file and Proxmox's
+// own #cloud-config (its first line; a byte-order mark or a CRLF line end
+// tolerated) are skipped. Anything else is the config: a script or a
+// Butane YAML put there by mistake reaches the parser, which fails the
+// boot with its error, rather than the machine booting without its config.
 func notIgnition(data []byte) string {
-	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	first, _, _ := bytes.Cut(data, []byte("\n"))
 	switch {
-	case len(trimmed) == 0:
+	case len(data) == 0:
 		return "empty"
-	case bytes.HasPrefix(trimmed, []byte("#cloud-config")):
+	case string(bytes.TrimSuffix(first, []byte("\r"))) == "#cloud-config":
 		return "cloud-init #cloud-config"
-	case trimmed[0] == '#':
-		return "cloud-init data (# header)"
-	case trimmed[0] != '{':
-		return "not a JSON object"
 	}
 	return ""
 }

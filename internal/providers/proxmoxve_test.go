@@ -21,11 +21,15 @@ func TestProxmoxVE(t *testing.T) {
 		{name: "cloud-config user-data, vendor-data", files: map[string]string{"user-data": cloudConfig, "vendor-data": vendorCfg}, want: vendorCfg},
 		{name: "empty user-data, vendor-data", files: map[string]string{"user-data": "", "vendor-data": vendorCfg}, want: vendorCfg},
 		{name: "no user-data, vendor-data", files: map[string]string{"meta-data": "instance-id: 1", "vendor-data": vendorCfg}, want: vendorCfg},
-		{name: "script user-data", files: map[string]string{"user-data": "#!/bin/sh\necho hi\n", "vendor-data": vendorCfg}, want: vendorCfg},
+		// Anything else is the config, as Ignition takes it
+		// (coreos/ignition internal/providers/proxmoxve/proxmoxve.go):
+		// a script or YAML by mistake reaches the parser, which fails the
+		// boot with its error, instead of booting without the config.
+		{name: "script user-data", files: map[string]string{"user-data": "#!/bin/sh\necho hi\n", "vendor-data": vendorCfg}, want: "#!/bin/sh\necho hi\n"},
+		{name: "Butane YAML user-data", files: map[string]string{"user-data": "variant: fcos\nversion: 1.5.0\n"}, want: "variant: fcos\nversion: 1.5.0\n"},
 		{name: "both cloud-config", files: map[string]string{"user-data": cloudConfig, "vendor-data": "#cloud-config\n"}, wantErr: ErrNoConfig},
 		{name: "no files", files: map[string]string{"meta-data": "instance-id: 1"}, wantErr: ErrNoConfig},
-		// A broken Ignition config is returned for the parser to report,
-		// not skipped as Ignition does.
+		// A broken Ignition config is returned for the parser to report.
 		{name: "broken JSON is not skipped", files: map[string]string{"user-data": `{"ignition": `, "vendor-data": vendorCfg}, want: `{"ignition": `},
 		{name: "no drive in time", wantErr: ErrNoConfig},
 	}
@@ -53,15 +57,18 @@ func TestNotIgnition(t *testing.T) {
 		skip bool
 	}{
 		{"", true},
-		{" \n\t", true},
 		{"#cloud-config\n", true},
 		{"#cloud-config", true},
 		{"#cloud-config\r\nusers: []", true},
-		{"#!/bin/bash\n", true},
-		{"#include\nhttp://x\n", true},
-		{"Content-Type: multipart/mixed; boundary=x\n", true},
-		{"\x1f\x8b\x08\x00", true},
-		{"[1, 2]", true},
+		{"\xef\xbb\xbf#cloud-config\n", true},
+		// Only those: the rest is for the parser to judge.
+		{" \n\t", false},
+		{"#!/bin/bash\n", false},
+		{"#include\nhttp://x\n", false},
+		{"#cloud-configuration\n", false},
+		{"Content-Type: multipart/mixed; boundary=x\n", false},
+		{"\x1f\x8b\x08\x00", false},
+		{"[1, 2]", false},
 		{`{"ignition":{}}`, false},
 		{"\n  {\"ignition\":{}}", false},
 		{"\xef\xbb\xbf{}", false},

@@ -34,7 +34,10 @@ func newQEMUBlockDevice(env Env) Provider { return qemuBlockDev{env: env} }
 func (p qemuBlockDev) FetchConfig(ctx context.Context) ([]byte, error) {
 	log := p.env.logger().With("platform", "qemu", "op", "virtio-ignition")
 	log.Warn("fetching the config from the virtio-ignition block device is experimental, as in Ignition")
-	if p.env.Runner != nil {
+	// As Ignition: modprobe only when the driver is not there yet, so a
+	// driver built into a kernel whose initramfs lacks modules.builtin (or
+	// modprobe) is no failure.
+	if _, err := os.Stat(p.env.path("/sys/bus/virtio/drivers/virtio_blk")); err != nil && p.env.Runner != nil {
 		if _, err := p.env.Runner.Run(ctx, "modprobe", "virtio_blk"); err != nil {
 			return nil, fmt.Errorf("qemu: loading the virtio block driver: %w", err)
 		}

@@ -248,6 +248,7 @@ func TestQEMUBlockDevice(t *testing.T) {
 		name     string
 		contents []byte // nil: no device
 		later    bool   // the device appears after a while
+		driver   bool   // the driver's sysfs directory is there: no modprobe
 		modprobe error
 		want     string
 		wantErr  error
@@ -257,10 +258,19 @@ func TestQEMUBlockDevice(t *testing.T) {
 		{name: "only NULs", contents: make([]byte, 4096), wantErr: ErrNoConfig},
 		{name: "never appears", wantErr: errNoDrive},
 		{name: "modprobe fails", contents: padded, modprobe: errFakeModprobe, wantErr: errFakeModprobe},
+		// As Ignition (coreos/ignition internal/providers/qemu/
+		// qemu_blockdev.go): modprobe only when the driver is not there,
+		// so a built-in driver without modules.builtin is no failure.
+		{name: "driver there", contents: padded, driver: true, modprobe: errFakeModprobe, want: cfg},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
+			if tt.driver {
+				if err := os.MkdirAll(filepath.Join(root, "sys/bus/virtio/drivers/virtio_blk"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			dev := filepath.Join(root, qemuBlockDevice)
 			if err := os.MkdirAll(filepath.Dir(dev), 0o755); err != nil {
 				t.Fatal(err)
@@ -290,7 +300,11 @@ func TestQEMUBlockDevice(t *testing.T) {
 			if errors.Is(tt.wantErr, errNoDrive) && errors.Is(err, ErrNoConfig) {
 				t.Errorf("a missing device must fail, not be an empty config: %v", err)
 			}
-			r.check(t, []string{"modprobe", "virtio_blk"})
+			if tt.driver {
+				r.check(t)
+			} else {
+				r.check(t, []string{"modprobe", "virtio_blk"})
+			}
 		})
 	}
 }

@@ -169,6 +169,27 @@ func (p *vmwareProvider) DeleteConfig(ctx context.Context) error {
 	return gi.set(ctx, vmwKeyOVFEnv, string(pruned))
 }
 
+// vmwKeyNetworkKargs is Afterburn's guestinfo variable for the
+// initramfs's network kernel arguments (coreos/afterburn
+// src/providers/vmware/amd64.rs, INITRD_NET_KARGS): a static address set
+// through the hypervisor reaches the initramfs before a remote config is
+// fetched.
+const vmwKeyNetworkKargs = "afterburn.initrd.network-kargs"
+
+// NetworkKargs returns guestinfo.afterburn.initrd.network-kargs; ok is false
+// when it is not set.
+func (p *vmwareProvider) NetworkKargs(ctx context.Context) (kargs string, ok bool, err error) {
+	g, err := p.guestinfo()
+	if err != nil {
+		return "", false, err
+	}
+	v, ok, err := g.get(ctx, vmwKeyNetworkKargs)
+	if err != nil {
+		return "", false, fmt.Errorf("vmware: %w", err)
+	}
+	return strings.TrimSpace(v), ok && strings.TrimSpace(v) != "", nil
+}
+
 // guestinfo checks that this is a VMware VM and opens the RPC channel.
 func (p *vmwareProvider) guestinfo() (vmwGuestinfo, error) {
 	vendor, err := os.ReadFile(p.env.path("/sys/class/dmi/id/sys_vendor"))

@@ -823,3 +823,27 @@ func TestVMwareOverBackdoor(t *testing.T) {
 		})
 	}
 }
+
+func TestVMwareNetworkKargs(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		vars   map[string]string
+		want   string
+		wantOK bool
+	}{
+		{"set", map[string]string{"guestinfo.afterburn.initrd.network-kargs": "ip=10.0.0.5::10.0.0.1:255.255.255.0:node:ens192:off"},
+			"ip=10.0.0.5::10.0.0.1:255.255.255.0:node:ens192:off", true},
+		{"unset", map[string]string{}, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rpc := &fakeGuestRPC{vars: tt.vars}
+			got, ok, err := testVMware(t, "VMware, Inc.", rpc, nil).NetworkKargs(context.Background())
+			if err != nil || got != tt.want || ok != tt.wantOK {
+				t.Errorf("NetworkKargs() = %q, %v, %v; want %q, %v", got, ok, err, tt.want, tt.wantOK)
+			}
+		})
+	}
+	if _, _, err := testVMware(t, "QEMU", &fakeGuestRPC{}, nil).NetworkKargs(context.Background()); !errors.Is(err, ErrNoProvider) {
+		t.Errorf("NetworkKargs() off VMware = %v, want ErrNoProvider", err)
+	}
+}

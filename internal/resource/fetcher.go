@@ -42,7 +42,8 @@ type Options struct {
 	// Offline makes every fetch except of a data URL fail with ErrNeedNet
 	// (the fetch-offline stage).
 	Offline bool
-	// Version is flint's version, sent as User-Agent: flint/<Version>.
+	// Version is flint's version, sent in the User-Agent after Ignition's
+	// compatibility token: Ignition/2.26.0 flint/<Version>.
 	Version string
 
 	// Backoff is the delay before the first retry (0: 200 ms); it doubles
@@ -54,6 +55,10 @@ type Options struct {
 	// three attempts in all.
 	IdleTimeout time.Duration
 
+	// Platform is the ignition.platform.id. On a platform other than aws
+	// the EC2 instance metadata service is not asked for s3 and arn
+	// credentials (Ignition asks it on aws only); "" (unknown) asks it.
+	Platform string
 	// IMDSEndpoint is the EC2 instance metadata service, for the instance
 	// role's credentials and region used with s3 and arn URLs (""
 	// means http://169.254.169.254).
@@ -67,6 +72,10 @@ type Options struct {
 	// service account's token used with gs URLs ("" means
 	// http://169.254.169.254).
 	GCEMetadataEndpoint string
+	// AzureIMDSEndpoint is Azure's instance metadata service, for the
+	// managed identity's token used with Azure Blob Storage URLs on azure
+	// ("" means http://169.254.169.254).
+	AzureIMDSEndpoint string
 	// GCSEndpoint replaces https://storage.googleapis.com for gs URLs.
 	GCSEndpoint string
 	// TFTPPort is the port of tftp URLs without one (0: 69).
@@ -91,7 +100,7 @@ const DefaultIdleTimeout = 30 * time.Second
 type Fetcher struct {
 	opts Options
 	log  *slog.Logger
-	// meta talks to link-local metadata services (EC2, GCE) for cloud
+	// meta talks to link-local metadata services (EC2, GCE, Azure) for cloud
 	// credentials: never through a proxy, with short timeouts.
 	meta *http.Client
 
@@ -102,6 +111,7 @@ type Fetcher struct {
 	caBundles map[string][]byte       // fetched CA bundles by source and hash
 	aws       awsState
 	gcs       gcsState
+	az        azState
 
 	// bufs holds the copy buffers of finished fetches (*[]byte of
 	// copyBufferSize) for the next ones: thousands of small files would
@@ -141,6 +151,9 @@ func New(o Options) *Fetcher {
 	}
 	if o.GCEMetadataEndpoint == "" {
 		o.GCEMetadataEndpoint = defaultGCEMetadata
+	}
+	if o.AzureIMDSEndpoint == "" {
+		o.AzureIMDSEndpoint = defaultIMDS
 	}
 	if o.GCSEndpoint == "" {
 		o.GCSEndpoint = defaultGCS
@@ -338,6 +351,9 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 	f.log.Debug("fetching", "url", name)
 	switch scheme {
 	case "http", "https":
+		if f.azureBlob(u) {
+			return f.fetchAzureBlob(ctx, src, name, configHeader(res.HTTPHeaders), p, s)
+		}
 		hr := f.newHTTPRequest(http.MethodGet, src, name, configHeader(res.HTTPHeaders))
 		return f.do(ctx, hr, p, s)
 	case "tftp":

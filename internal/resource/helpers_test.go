@@ -54,7 +54,7 @@ func newFetcher(t testing.TB, o resource.Options) (*resource.Fetcher, *logBuffer
 	if o.MaxBackoff == 0 {
 		o.MaxBackoff = 10 * time.Millisecond
 	}
-	for _, e := range []*string{&o.IMDSEndpoint, &o.S3Endpoint, &o.GCEMetadataEndpoint, &o.GCSEndpoint} {
+	for _, e := range []*string{&o.IMDSEndpoint, &o.S3Endpoint, &o.GCEMetadataEndpoint, &o.GCSEndpoint, &o.AzureIMDSEndpoint} {
 		if *e == "" {
 			*e = closedEndpoint
 		}

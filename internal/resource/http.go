@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -51,13 +50,24 @@ type httpRequest struct {
 	skewFixed bool
 }
 
+// ignitionToken opens flint's User-Agent. Config servers choose what to
+// serve by the client: OpenShift's Machine Config Server reads the spec
+// version from Accept and, for clients too old to send it, looks for a
+// User-Agent of Ignition/…. flint speaks Ignition's protocol, so it names
+// the Ignition release whose Accept header it sends (spec 3.6.0, Ignition
+// 2.26.0) before its own product token, as browsers keep "Mozilla/5.0"
+// (RFC 9110 section 10.1.5: product tokens in order of significance).
+const ignitionToken = "Ignition/2.26.0"
+
 // defaultHeader is what flint sends with every HTTP request unless the
-// config or the provider says otherwise.
+// config or the provider says otherwise: Ignition's Accept and
+// Accept-Encoding exactly (coreos/ignition internal/resource/url.go,
+// ConfigHeaders), and a User-Agent of ignitionToken and flint's version.
 func (f *Fetcher) defaultHeader() http.Header {
 	return http.Header{
 		"Accept":          {acceptConfig},
 		"Accept-Encoding": {"identity"},
-		"User-Agent":      {"flint/" + f.opts.Version},
+		"User-Agent":      {ignitionToken + " flint/" + f.opts.Version},
 	}
 }
 
@@ -84,18 +94,15 @@ func configHeader(hs []config.HTTPHeader) http.Header {
 	return h
 }
 
-// checkRedirect follows up to 10 redirects like net/http, but keeps the
-// request's private headers only while the redirect stays on the same host
-// and scheme (or goes from http to https); elsewhere they are dropped and
-// flint's defaults stand in for any they had replaced.
+// checkRedirect follows up to 10 redirects like net/http, and drops the
+// request's private headers on every one, to the same host too, as Ignition
+// does (coreos/ignition internal/resource/url.go, CheckRedirect; its
+// tests/servers/servers.go checks it): flint's defaults stand in for any
+// they had replaced.
 func (r *httpRequest) checkRedirect(defaults http.Header) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("stopped after 10 redirects")
-		}
-		orig := via[0].URL
-		if origin(orig) == origin(req.URL) && !(orig.Scheme == "https" && req.URL.Scheme == "http") {
-			return nil
 		}
 		for _, k := range r.private {
 			req.Header.Del(k)
@@ -107,17 +114,6 @@ func (r *httpRequest) checkRedirect(defaults http.Header) func(*http.Request, []
 		}
 		return nil
 	}
-}
-
-// origin is u's lower-case host and its port, the port left out when it
-// is the scheme's default: http://example.com and https://example.com are
-// the same host, so an upgrade to https keeps the headers.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)] {
-		port = ""
-	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // outcome is what the retry loop does after an attempt failed.

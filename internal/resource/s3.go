@@ -208,14 +208,22 @@ type awsState struct {
 
 // awsCredentials returns the instance role's credentials (nil: fetch
 // anonymously) and the instance's region ("" when unknown), asking the
-// instance metadata service (IMDSv2) once, and again when the credentials
-// are about to expire.
+// instance metadata service (IMDSv2, IMDSv1 when it gives no token) once,
+// and again when the credentials are about to expire; never on a platform
+// other than aws.
 func (f *Fetcher) awsCredentials(ctx context.Context) (*awsCredentials, string) {
 	f.mu.Lock()
 	st := f.aws
 	f.mu.Unlock()
 	if st.checked && (st.creds == nil || time.Until(st.creds.Expiration) > 5*time.Minute) {
 		return st.creds, st.region
+	}
+	if f.opts.Platform != "" && f.opts.Platform != "aws" {
+		f.log.Info("not on aws: fetching from S3 anonymously, without asking the EC2 instance metadata service", "platform", f.opts.Platform)
+		f.mu.Lock()
+		f.aws = awsState{checked: true}
+		f.mu.Unlock()
+		return nil, ""
 	}
 	creds, region, err := f.imdsCredentials(ctx)
 	if err != nil {
@@ -233,10 +241,17 @@ func (f *Fetcher) imdsCredentials(ctx context.Context) (*awsCredentials, string,
 	base := strings.TrimSuffix(f.opts.IMDSEndpoint, "/")
 	token, err := f.metaRequest(ctx, http.MethodPut, base+"/latest/api/token",
 		http.Header{"X-Aws-Ec2-Metadata-Token-Ttl-Seconds": {"21600"}})
-	if err != nil {
+	auth := http.Header{"X-Aws-Ec2-Metadata-Token": {string(token)}}
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+		// The service answered but gave no token: IMDSv1, as the AWS
+		// SDK Ignition uses falls back to it.
+		f.log.Info("no IMDSv2 token: asking the instance metadata service without one (IMDSv1)", "error", err)
+		auth = http.Header{}
+	case err != nil:
 		return nil, "", fmt.Errorf("instance metadata token: %w", err)
 	}
-	auth := http.Header{"X-Aws-Ec2-Metadata-Token": {string(token)}}
 	region, err := f.metaRequest(ctx, http.MethodGet, base+"/latest/meta-data/placement/region", auth)
 	if err != nil {
 		f.log.Info("EC2 instance region unknown", "error", err)
@@ -277,7 +292,7 @@ func (f *Fetcher) metaRequest(ctx context.Context, method, target string, h http
 		return nil, unwrapURLError(err)
 	}
 	req.Header = h.Clone()
-	req.Header.Set("User-Agent", "flint/"+f.opts.Version)
+	req.Header.Set("User-Agent", ignitionToken+" flint/"+f.opts.Version)
 	resp, err := f.meta.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.DescribeURL(target), scrub(err, target))

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,6 +220,23 @@ func fakeIMDS(t *testing.T, role, region string) *httptest.Server {
 	}))
 }
 
+// fakeIMDSv1 is an instance whose metadata service refuses IMDSv2 tokens
+// (403, as with HttpTokens optional and the PUT hop limit exceeded) and
+// answers without one; hits counts its requests.
+func fakeIMDSv1(t *testing.T, role, region string, hits *atomic.Int32) *httptest.Server {
+	v2 := fakeIMDS(t, role, region)
+	t.Cleanup(v2.Close)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path == "/latest/api/token" {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		r.Header.Set("X-aws-ec2-metadata-token", "imds-token")
+		v2.Config.Handler.ServeHTTP(w, r)
+	}))
+}
+
 // fakeS3 serves objects path-style, names the bucket's region on HEAD,
 // and checks every signed request's signature itself.
 type fakeS3 struct {
@@ -346,10 +364,14 @@ func TestS3(t *testing.T) {
 	defer imds.Close()
 	noRole := fakeIMDS(t, "", "eu-west-1")
 	defer noRole.Close()
+	var v1Hits atomic.Int32
+	v1 := fakeIMDSv1(t, "flint-role", "eu-west-1", &v1Hits)
+	defer v1.Close()
 
 	tests := []struct {
 		name       string
 		imds       string
+		platform   string
 		url        string
 		want       []byte
 		wantRegion string // in the signature's scope; "" for anonymous
@@ -362,13 +384,23 @@ func TestS3(t *testing.T) {
 		{name: "access point ARN names its region", imds: imds.URL, url: "arn:aws:s3:us-west-2:123456789012:accesspoint/myap/ap/key.ign", want: content, wantRegion: "us-west-2"},
 		{name: "instance without a role: anonymous", imds: noRole.URL, url: "s3://flint-bucket/dir/config.ign", want: content, wantHead: true},
 		{name: "not on EC2: anonymous", imds: closedEndpoint, url: "s3://flint-bucket/dir/config.ign", want: content, wantHead: true},
+		// The AWS SDK Ignition uses falls back to IMDSv1 when the token
+		// is refused.
+		{name: "IMDSv1 only: instance credentials without a token", imds: v1.URL, platform: "aws", url: "s3://flint-bucket/dir/config.ign", want: content, wantRegion: "eu-central-1", wantHead: true},
+		// Ignition asks the instance metadata service on aws only
+		// (coreos/ignition internal/providers/aws/aws.go).
+		{name: "not aws: no instance metadata request", imds: v1.URL, platform: "gcp", url: "s3://flint-bucket/dir/config.ign", want: content, wantHead: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s3 := newFakeS3(t, "eu-central-1", objects)
 			defer s3.Close()
-			f, _ := newFetcher(t, resource.Options{IMDSEndpoint: tt.imds, S3Endpoint: s3.URL})
+			f, _ := newFetcher(t, resource.Options{IMDSEndpoint: tt.imds, S3Endpoint: s3.URL, Platform: tt.platform})
+			before := v1Hits.Load()
 			got, err := f.FetchConfig(context.Background(), withHash(res(tt.url), sha512Of(tt.want)))
+			if n := v1Hits.Load() - before; tt.platform == "gcp" && n != 0 {
+				t.Errorf("%d instance metadata requests on gcp, want none", n)
+			}
 			if err != nil || !bytes.Equal(got, tt.want) {
 				t.Fatalf("FetchConfig(%s) = %q, %v; want %q", tt.url, got, err, tt.want)
 			}

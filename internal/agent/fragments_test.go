@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/flintboot/flint/config"
+)
+
+// TestRenderIgnition: on Azure the fragments Afterburn 5.11 writes, valid
+// configs flint's own parser reads: the VM's name as /etc/hostname, the
+// admin user with its keys (a folded keyData joined).
+func TestRenderIgnition(t *testing.T) {
+	doc := `{"compute":{"name":"vm-7","vmSize":"Standard_B1s","osProfile":{"adminUsername":"azureuser","computerName":"other"},
+		"publicKeys":[{"keyData":"` + testKeyOne + `","path":"/home/azureuser/.ssh/authorized_keys"},
+		{"keyData":"` + testKeyTwo[:60] + `\r\n` + testKeyTwo[60:] + `","path":"/home/azureuser/.ssh/authorized_keys"}]}}`
+	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": need("Metadata", "true", 400, doc)})
+	root := t.TempDir()
+	a := newTestAgent(t, "azure", f.srv.URL, root)
+	if err := a.RenderIgnition(context.Background(), DefaultFragmentsDir); err != nil {
+		t.Fatalf("RenderIgnition() = %v", err)
+	}
+	read := func(name string) config.Config {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(root, DefaultFragmentsDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, r, err := config.Parse(data)
+		if err != nil || r.IsFatal() {
+			t.Fatalf("%s does not parse: %v\n%s\n%s", name, err, r, data)
+		}
+		return cfg
+	}
+	h := read("hostname.ign")
+	if len(h.Storage.Files) != 1 || h.Storage.Files[0].Path != "/etc/hostname" || h.Storage.Files[0].Contents.Source == nil ||
+		*h.Storage.Files[0].Contents.Source != "data:,vm%2D7" || h.Storage.Files[0].Mode == nil || *h.Storage.Files[0].Mode != 0o644 {
+		t.Errorf("hostname.ign = %+v", h.Storage.Files)
+	}
+	u := read("user.ign")
+	if len(u.Passwd.Users) != 1 || u.Passwd.Users[0].Name != "azureuser" ||
+		!slices.Equal(u.Passwd.Users[0].SSHAuthorizedKeys, []string{testKeyOne, testKeyTwo}) {
+		t.Errorf("user.ign users = %+v", u.Passwd.Users)
+	}
+
+	// No admin user nor keys: only the hostname fragment.
+	f2 := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": answer(200, `{"compute":{"name":"vm-8"}}`)})
+	root2 := t.TempDir()
+	if err := newTestAgent(t, "azure", f2.srv.URL, root2).RenderIgnition(context.Background(), DefaultFragmentsDir); err != nil {
+		t.Fatalf("RenderIgnition() without a user = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root2, DefaultFragmentsDir, "user.ign")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("user.ign without an admin user: %v, want none", err)
+	}
+	// Only Azure has them.
+	if err := newTestAgent(t, "gcp", f2.srv.URL, t.TempDir()).RenderIgnition(context.Background(), DefaultFragmentsDir); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("RenderIgnition() on gcp = %v, want ErrUnsupported", err)
+	}
+}
+
+func TestPercentEncode(t *testing.T) {
+	for in, want := range map[string]string{"myvm": "myvm", "vm-7.example": "vm%2D7%2Eexample", "a b": "a%20b"} {
+		if got := percentEncode(in); got != want {
+			t.Errorf("percentEncode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flintboot/flint/internal/providers"
+)
+
+// fakeKarger is a provider that gives network kernel arguments, as vmware's
+// guestinfo.afterburn.initrd.network-kargs does.
+type fakeKarger struct {
+	kargs string
+	ok    bool
+	err   error
+}
+
+func (fakeKarger) FetchConfig(context.Context) ([]byte, error) { return nil, providers.ErrNoConfig }
+func (f fakeKarger) NetworkKargs(context.Context) (string, bool, error) {
+	return f.kargs, f.ok, f.err
+}
+
+// TestNetworkKargs follows Afterburn's `exp rd-network-kargs`: the kernel
+// command line's ip= wins, then the platform's, then the default.
+func TestNetworkKargs(t *testing.T) {
+	const static = "ip=10.0.0.5::10.0.0.1:255.255.255.0:node:ens192:off"
+	for _, tc := range []struct {
+		name, id, cmdline string
+		provider          providers.Provider
+		want              string // "": no file
+		wantErr           bool
+	}{
+		{"vmware guestinfo", "vmware", "ignition.platform.id=vmware", fakeKarger{kargs: static, ok: true}, static + "\n", false},
+		{"vmware without it: default", "vmware", "ignition.platform.id=vmware", fakeKarger{}, "ip=dhcp,dhcp6\n", false},
+		{"cmdline has ip=: nothing", "vmware", "ignition.platform.id=vmware ip=dhcp", fakeKarger{kargs: static, ok: true}, "", false},
+		{"other platform: default", "qemu", "ignition.platform.id=qemu", fakeReader{}, "ip=dhcp,dhcp6\n", false},
+		{"guestinfo unreadable", "vmware", "ignition.platform.id=vmware", fakeKarger{err: errors.New("backdoor refused")}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			os.MkdirAll(filepath.Join(root, "proc"), 0o755)
+			os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte(tc.cmdline+"\n"), 0o644)
+			a, err := New(Deps{Root: root, Logger: testLogger(t), NewProvider: func(string, providers.Env) (providers.Provider, bool) { return tc.provider, true }}, tc.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = a.NetworkKargs(context.Background(), "ip=dhcp,dhcp6", DefaultNetworkKargsPath)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("NetworkKargs() = %v, want error %v", err, tc.wantErr)
+			}
+			got, rerr := os.ReadFile(filepath.Join(root, DefaultNetworkKargsPath))
+			if tc.want == "" && !errors.Is(rerr, os.ErrNotExist) {
+				t.Errorf("fragment written: %q, %v; want none", got, rerr)
+			}
+			if tc.want != "" && string(got) != tc.want {
+				t.Errorf("fragment = %q, %v; want %q", got, rerr, tc.want)
+			}
+		})
+	}
+}
+
+// The real vmware provider is the one that gives network kernel arguments.
+func TestRealProvidersNetworkKargs(t *testing.T) {
+	p, _ := providers.Lookup("vmware")
+	if _, ok := p.New(providers.Env{}).(networkKarger); !ok {
+		t.Errorf("the vmware provider gives no network kernel arguments")
+	}
+}
