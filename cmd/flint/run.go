@@ -26,7 +26,8 @@ const usage = `usage: flint COMMAND [ARGS]
 commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
-  kickstart [-o FILE] [-spec V] FILE   translate a kickstart file into a config
+  kickstart [-o FILE] [-spec V] [-allow-incomplete] FILE
+                                       translate a kickstart file into a config
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `

@@ -191,12 +191,27 @@ func (t *translator) fsType(at pos, mnt, fstype string) (format, typeGUID string
 		return "", typeBIOSBoot, true
 	case "prepboot":
 		return "", typePReP, true
+	case "mdmember":
+		// pykickstart's name for a RAID member (part raid.01 --fstype=mdmember).
+		if strings.HasPrefix(mnt, "raid.") {
+			return "", typeRAID, true
+		}
 	case "ext2", "ext3":
 		t.rep.add(sevWarning, at, "--fstype=%s: the config makes ext4, xfs, btrfs, vfat or swap; ext4 is used", fstype)
 		return "ext4", "", true
 	}
 	t.rep.add(sevError, at, "--fstype=%s: the config makes only ext4, xfs, btrfs, vfat and swap; choose one of them", fstype)
 	return "", "", false
+}
+
+// imagePartition reports whether a part is one every bootable image brings
+// by itself: its root, /boot, the ESP, the BIOS boot and PReP partitions.
+func imagePartition(mnt, fstype string) bool {
+	switch mnt {
+	case "/", "/boot", "/boot/efi", "biosboot", "prepboot":
+		return true
+	}
+	return fstype == "biosboot" || fstype == "prepboot" || fstype == "efi"
 }
 
 // fsOptions takes the filesystem options part, raid and mount share.
@@ -267,6 +282,10 @@ func (t *translator) part(at pos, o *opts) {
 	}
 	if !f.wipe {
 		t.rep.add(sevError, at, "part --noformat without --onpart: a new partition has no filesystem to keep; add --onpart=PARTITION; not translated")
+		return
+	}
+	if imagePartition(mnt, fstype) && !o.has("--ondisk", "--ondrive") && t.onlyDisk == "" {
+		t.note(at, "part "+mnt, "part %s without --ondisk: nothing to translate: the image brings its own %s partition", mnt, mnt)
 		return
 	}
 	disk := t.diskFor(at, "part "+mnt, o)
