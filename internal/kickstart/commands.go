@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/passwd"
 )
 
 // The boolean options of each command (every other option takes a value,
@@ -203,7 +204,7 @@ func (t *translator) password(at pos, pw string, crypted, lock bool) *string {
 	h := pw
 	if !crypted && pw != "" {
 		var err error
-		if h, err = hashPassword(pw, t.rnd); err != nil {
+		if h, err = passwd.HashPassword(pw, t.rnd); err != nil {
 			t.err = err
 			return nil
 		}

@@ -12,10 +12,11 @@ import (
 	"testing/fstest"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/passwd"
 	"github.com/vincent-petithory/dataurl"
 )
 
-// zeroSalt is the salt hashPassword draws from a reader of zero bytes.
+// zeroSalt is the salt passwd.HashPassword draws from a reader of zero bytes.
 const zeroSalt = "$6$................"
 
 // translate runs Translate with a fixed salt source and %include files from
@@ -496,7 +497,7 @@ func TestTranslate(t *testing.T) {
 			}
 			wantJSON := c.want
 			for _, pw := range []string{"toor", "alicepw"} {
-				wantJSON = strings.ReplaceAll(wantJSON, "$HASH("+pw+")", sha512Crypt(pw, zeroSalt))
+				wantJSON = strings.ReplaceAll(wantJSON, "$HASH("+pw+")", passwd.SHA512Crypt(pw, zeroSalt))
 			}
 			var want map[string]any
 			if err := json.Unmarshal([]byte(wantJSON), &want); err != nil {
