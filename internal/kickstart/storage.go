@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/unitfile"
 )
 
 // GPT partition types the translation sets (the Discoverable Partitions
@@ -463,7 +464,7 @@ func (t *translator) filesystem(f *fsReq) {
 	}
 	switch {
 	case f.format == "swap":
-		t.unit(at, config.Unit{Name: escapePath(dev) + ".swap", Enabled: ptr(true),
+		t.unit(at, config.Unit{Name: unitfile.EscapePath(dev) + ".swap", Enabled: ptr(true),
 			Contents: ptr(fmt.Sprintf("# swap from %s\n[Swap]\nWhat=%s\n\n[Install]\nWantedBy=swap.target\n", at, dev))})
 	case f.mnt == "none" || imageOwned[f.mnt] != "":
 	default:
@@ -516,32 +517,7 @@ func (t *translator) mountUnit(at pos, what, where, format string, options []str
 		fmt.Fprintf(&b, "Options=%s\n", strings.Join(options, ","))
 	}
 	b.WriteString("\n[Install]\nRequiredBy=local-fs.target\n")
-	t.unit(at, config.Unit{Name: escapePath(where) + ".mount", Enabled: ptr(true), Contents: ptr(b.String())})
-}
-
-// escapePath is systemd-escape --path: the unit name of a mount point or
-// device (systemd.unit(5), "String Escaping for Inclusion in Unit Names").
-func escapePath(p string) string {
-	p = strings.Trim(p, "/")
-	for strings.Contains(p, "//") {
-		p = strings.ReplaceAll(p, "//", "/")
-	}
-	if p == "" {
-		return "-"
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '/':
-			b.WriteByte('-')
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == ':', c == '_', c == '.' && i > 0:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		}
-	}
-	return b.String()
+	t.unit(at, config.Unit{Name: unitfile.EscapePath(where) + ".mount", Enabled: ptr(true), Contents: ptr(b.String())})
 }
 
 // finishDisks emits the disks: partitions in kickstart order except that

@@ -579,17 +579,6 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-func TestEscapePath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/home": "home", "/var/lib/my-data": `var-lib-my\x2ddata`, "/": "-",
-		"/dev/disk/by-partlabel/swap": `dev-disk-by\x2dpartlabel-swap`, "/srv/.hidden": `srv-.hidden`, "/a b": `a\x20b`,
-	} {
-		if got := escapePath(in); got != want {
-			t.Errorf("escapePath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSplitPartition(t *testing.T) {
 	for in, want := range map[string]string{
 		"sda2": "/dev/sda 2", "/dev/vdb10": "/dev/vdb 10", "nvme0n1p3": "/dev/nvme0n1 3", "mmcblk0p1": "/dev/mmcblk0 1",
