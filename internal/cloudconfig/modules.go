@@ -367,19 +367,25 @@ func (t *translator) hostname(key string, v *yaml.Node) {
 		t.add(sevInfo, t.here(), key, "nothing to translate: preserve_hostname is true, so cloud-init leaves the hostname alone")
 		return
 	}
-	// cloudinit/util.py, get_hostname_fqdn: fqdn wins; a hostname with a
-	// dot is an fqdn; the short name is what precedes the first dot.
-	fqdn, _ := scalar(doc["fqdn"])
+	// cloudinit/util.py, get_hostname_fqdn: with fqdn, the hostname is
+	// the one given or the fqdn's first label; a hostname with a dot (and
+	// no fqdn) is the fqdn, and its first label the hostname.
+	fqdn, hasFQDN := scalar(doc["fqdn"])
 	host, _ := scalar(doc["hostname"])
-	if fqdn == "" && strings.Contains(host, ".") {
-		fqdn = host
-	}
-	if host == "" || strings.Contains(host, ".") {
+	switch {
+	case hasFQDN && host == "":
 		host, _, _ = strings.Cut(fqdn, ".")
+	case !hasFQDN && strings.Index(host, ".") > 0:
+		fqdn = host
+		host, _, _ = strings.Cut(host, ".")
 	}
 	name := host
-	if b, _ := boolean(doc["prefer_fqdn_over_hostname"]); b && fqdn != "" {
-		name = fqdn
+	if b, _ := boolean(doc["prefer_fqdn_over_hostname"]); b {
+		if fqdn != "" {
+			name = fqdn
+		} else {
+			t.add(sevWarning, t.here(), key, "prefer_fqdn_over_hostname: cloud-init takes the fqdn from the cloud's metadata, which a config does not know; the hostname is written")
+		}
 	}
 	if name == "" {
 		t.bad(v, key, "a host name")
