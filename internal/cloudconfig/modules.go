@@ -2,6 +2,7 @@ package cloudconfig
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -703,7 +704,12 @@ func (t *translator) chpasswd(key string, v *yaml.Node) {
 	if l := get(v, "list"); !isNull(l) {
 		lines, _ := strs(l)
 		if s, ok := scalar(l); ok {
-			lines = strings.Fields(s)
+			lines = nil // one entry a line, as cloud-init's splitlines
+			for _, ln := range strings.Split(s, "\n") {
+				if ln = strings.TrimSpace(ln); ln != "" {
+					lines = append(lines, ln)
+				}
+			}
 		}
 		for i, ln := range lines {
 			name, pw, ok := strings.Cut(ln, ":")
@@ -714,7 +720,7 @@ func (t *translator) chpasswd(key string, v *yaml.Node) {
 			case pw == "R" || pw == "RANDOM":
 				t.add(sevError, t.at(l), k, "a RANDOM password is made and printed on the console by cloud-init: not translated; give a password")
 			default:
-				if t.setPassword(k, l, name, pw, isHash(pw)) {
+				if t.setPassword(k, l, name, pw, listHash.MatchString(pw) && !strings.Contains(pw, ":")) {
 					names = append(names, name)
 				}
 			}
@@ -733,8 +739,12 @@ func (t *translator) chpasswd(key string, v *yaml.Node) {
 	}
 }
 
-// isHash reports a crypt(3) hash, as cc_set_passwords.py tells hashed
-// list entries from plain ones.
+// listHash is how cc_set_passwords.py tells a hashed chpasswd.list entry
+// from a plaintext one (a yescrypt $y$ hash is not among them: it is
+// taken, and hashed, as plaintext, as cloud-init does).
+var listHash = regexp.MustCompile(`^\$(1|2a|2y|5|6)(\$.+){2}`)
+
+// isHash reports a crypt(3) hash.
 func isHash(s string) bool {
 	f := strings.Split(s, "$")
 	return len(f) >= 4 && f[0] == "" && (f[1] == "1" || f[1] == "2a" || f[1] == "2y" || f[1] == "5" || f[1] == "6" || f[1] == "y")

@@ -108,9 +108,9 @@ var keyCases = []struct {
 		report: []string{"warning: written as /etc/ssh/sshd_config.d"}, complete: true},
 	{name: "chpasswd: hashed, text, list, RANDOM, expire",
 		ud: "#cloud-config\nchpasswd:\n  users:\n    - {name: root, password: $6$x$y}\n    - {name: bob, password: s3cret, type: text}\n    - {name: eve, type: RANDOM}\n" +
-			"  list: |\n    carl:plainpw\n",
-		want: []string{`{"name":"root","passwordHash":"$6$x$y"}`, `"passwordHash":"` + passwd.SHA512Crypt("s3cret", zeroSalt) + `"`, `"name":"carl"`,
-			"cloud-config-chpasswd-expire.service", "ExecStart=/usr/bin/passwd --expire bob\\nExecStart=/usr/bin/passwd --expire carl\\nExecStart=/usr/bin/passwd --expire root"},
+			"  list: |\n    carl:plainpw\n    dan:$6$salt$hash\n",
+		want: []string{`{"name":"root","passwordHash":"$6$x$y"}`, `"passwordHash":"` + passwd.SHA512Crypt("s3cret", zeroSalt) + `"`, `"name":"carl"`, `{"name":"dan","passwordHash":"$6$salt$hash"}`,
+			"cloud-config-chpasswd-expire.service", "ExecStart=/usr/bin/passwd --expire bob\\nExecStart=/usr/bin/passwd --expire carl\\nExecStart=/usr/bin/passwd --expire dan\\nExecStart=/usr/bin/passwd --expire root"},
 		report: []string{"warning: expire", "error: a RANDOM password"}},
 	{name: "write_files: encodings, permissions, owner, append, defer, source",
 		ud: "#cloud-config\nwrite_files:\n  - path: /etc/a\n    content: aGVsbG8K\n    encoding: b64\n    permissions: '0600'\n    owner: alice:staff\n" +
