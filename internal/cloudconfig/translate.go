@@ -292,7 +292,9 @@ func (t *translator) add(sev config.Severity, at pos, key, format string, args .
 	switch {
 	case sev == sevError:
 		st = stDropped
-	case sev == sevInfo && st == stTranslated:
+	case sev == sevInfo && st == stTranslated && !strings.Contains(key, "."):
+		// A note on the whole key; one on an entry leaves the key
+		// translated.
 		st = stNote
 	}
 	if t.cur == (pos{}) {
