@@ -78,14 +78,17 @@ demo: build
 bench:
 	tests/bench/run.sh
 
-# fuzz runs the config parser's fuzz test for a short while; FUZZTIME=10m for
-# a longer run.
+# fuzz runs the config parser's and the cloud-config translator's fuzz tests
+# for a short while each; FUZZTIME=10m for a longer run.
 # go test -fuzz with no matching target passes without fuzzing anything, so
 # check the target exists first.
 fuzz:
 	@$(GO) test ./config -list '^FuzzParse$$' | grep -qx FuzzParse || \
 		{ echo "fuzz: ./config has no FuzzParse fuzz test"; exit 1; }
 	$(GO) test ./config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	@$(GO) test ./internal/cloudconfig -list '^FuzzTranslate$$' | grep -qx FuzzTranslate || \
+		{ echo "fuzz: ./internal/cloudconfig has no FuzzTranslate fuzz test"; exit 1; }
+	$(GO) test ./internal/cloudconfig -run '^$$' -fuzz '^FuzzTranslate$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf bin tests/bench/out

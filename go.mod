@@ -7,6 +7,7 @@ require (
 	github.com/mdlayher/vsock v1.4.0
 	github.com/vincent-petithory/dataurl v1.0.0
 	golang.org/x/sys v0.49.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

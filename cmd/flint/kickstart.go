@@ -11,18 +11,21 @@ import (
 	"github.com/flintboot/flint/internal/kickstart"
 )
 
-const kickstartUsage = "usage: flint kickstart [-o FILE] [-spec 3.x.0] FILE (- for stdin)"
+const kickstartUsage = "usage: flint kickstart [-o FILE] [-spec 3.x.0] [-allow-incomplete] FILE (- for stdin)"
 
 // runKickstart translates a kickstart file into a config. The config goes
 // to -o (mode 0600: it can hold password hashes and LUKS passphrases) or to
 // stdout; the report goes to stderr, one entry a line as flint validate
-// prints it. Errors in the report (commands not translated) exit 1, but the
-// config is still written, so it can be reviewed.
+// prints it, and ends with a count of what became of each command. Errors
+// in the report (commands not translated) exit 1 and, unless
+// -allow-incomplete, no config is written: a config without them would
+// give a machine that is not what the kickstart describes.
 func runKickstart(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kickstart", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("o", "", "write the config to FILE")
 	spec := fs.String("spec", config.NewestStable.String(), "spec version of the config")
+	incomplete := fs.Bool("allow-incomplete", false, "write the config even when the report has errors")
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("kickstart: %v\n\n%s", err, kickstartUsage)}
 	}
@@ -45,6 +48,10 @@ func runKickstart(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	fmt.Fprint(stderr, res.Report.String())
 	if err != nil && !errors.Is(err, kickstart.ErrUntranslatable) {
 		return fmt.Errorf("kickstart %s: %w", name, err)
+	}
+	if err != nil && !*incomplete {
+		fmt.Fprintf(stderr, "kickstart %s: no config written: the lines above with errors are not translated; fix them, or use -allow-incomplete to write the config of the rest\n", name)
+		return errFailed
 	}
 	if *out == "" {
 		if _, werr := stdout.Write(res.Config); werr != nil {

@@ -26,7 +26,10 @@ const usage = `usage: flint COMMAND [ARGS]
 commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
-  kickstart [-o FILE] [-spec V] FILE   translate a kickstart file into a config
+  kickstart [-o FILE] [-spec V] [-allow-incomplete] FILE
+                                       translate a kickstart file into a config
+  cloud-config [-o FILE] [-spec V] [-allow-incomplete] FILE
+                                       translate cloud-init user-data into a config
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `
@@ -44,6 +47,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runStage(ctx, rest, stdout)
 	case "kickstart":
 		return runKickstart(rest, stdin, stdout, stderr)
+	case "cloud-config":
+		return runCloudConfig(rest, stdin, stdout, stderr)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
 	case "version", "-version", "--version":

@@ -1,15 +1,11 @@
 package agent
 
 // NoCloud drives keep their metadata in YAML (meta-data, #cloud-config
-// user-data and vendor-data). flint needs a handful of top-level values
-// from them, so instead of a YAML library (which costs the binary more
-// than the rest of the agent), readYAMLKeys reads exactly that subset and
-// refuses anything else in the values it was asked for: a value it cannot
-// read is an error, never a guess. The other keys' values are skipped
-// whatever they hold, as long as they are indented below their key.
-//
-// network-config, read whole, is the exception: readYAMLTree reads its
-// nested block mappings and lists, and nothing more.
+// user-data and vendor-data, network-config), read here with gopkg.in/yaml.v3
+// (a parser with line numbers, for untrusted input; cloud-config
+// translation uses it too). readYAMLKeys takes the handful of top-level
+// values flint needs; readYAMLTree reads a whole network-config document.
+// JSON, which NoCloud allows too, goes through encoding/json.
 //
 // Errors name the line, never its text: user-data holds password hashes.
 
@@ -19,13 +15,81 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
-// errYAML means a document holds something the subset reader does not
-// read where a wanted value is (a nested mapping, an anchor, a block
-// scalar), or is not a mapping at all.
+// errYAML means a document is not YAML, is not a mapping, or holds
+// something other than what flint reads where a wanted value is (a
+// nested mapping or list).
 var errYAML = errors.New("YAML flint does not read")
+
+// maxYAMLDepth bounds how deep readYAMLTree follows nesting and aliases.
+const maxYAMLDepth = 32
+
+// yamlTop parses a YAML document and returns its top-level node (nil for
+// an empty document).
+func yamlTop(data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// yamlError rewrites a yaml.v3 error as "line N: what" without the text it
+// quotes (a key or a value of the document).
+func yamlError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		num, after, _ := strings.Cut(rest, ":")
+		line, _ = strconv.Atoi(num)
+		msg = strings.TrimSpace(after)
+	}
+	if i := strings.IndexAny(msg, "`'\""); i >= 0 {
+		msg = strings.TrimSpace(msg[:i])
+	}
+	if line > 0 {
+		return fmt.Errorf("line %d: %s: %w", line, msg, errYAML)
+	}
+	return fmt.Errorf("%s: %w", msg, errYAML)
+}
+
+// yamlDuplicate finds a key given twice in a mapping: YAML forbids it,
+// and yaml.v3 reports it only when decoding into Go values, not nodes.
+func yamlDuplicate(m *yaml.Node) error {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := yamlDeref(m.Content[i])
+		if seen[k.Value] {
+			return fmt.Errorf("line %d: a key given twice: %w", k.Line, errYAML)
+		}
+		seen[k.Value] = true
+	}
+	return nil
+}
+
+// yamlDeref follows an alias.
+func yamlDeref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxYAMLDepth; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// yamlScalarText is a scalar's text; null is "".
+func yamlScalarText(n *yaml.Node) string {
+	if n.Tag == "!!null" {
+		return ""
+	}
+	return n.Value
+}
 
 // readYAMLKeys reads the wanted top-level keys of a YAML (or JSON) mapping:
 // each found key gets its string, or its list's strings (for a list, or
@@ -35,58 +99,64 @@ func readYAMLKeys(data []byte, wanted ...string) (map[string][]string, error) {
 	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
 		return readJSONKeys(t, wanted)
 	}
+	top, err := yamlTop(data)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]string{}
-	seen := map[string]bool{}
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i < len(lines); {
-		line := strings.TrimRight(lines[i], "\r")
-		n := i + 1
-		i++
-		if blankOrComment(line) {
-			continue
-		}
-		switch {
-		case line == "---" && len(seen) == 0:
-			continue
-		case line == "...":
-			i = len(lines)
-			continue
-		case indentOf(line) < 0:
-			return nil, fmt.Errorf("line %d: a tab in the indentation: %w", n, errYAML)
-		case indentOf(line) > 0, strings.HasPrefix(line, "- "), line == "-":
-			return nil, fmt.Errorf("line %d: not a top-level key: %w", n, errYAML)
-		}
-		key, rest, ok := splitKey(line)
-		if !ok {
-			return nil, fmt.Errorf("line %d: not a top-level \"key: value\": %w", n, errYAML)
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("line %d: key %q given twice: %w", n, key, errYAML)
-		}
-		seen[key] = true
-		// The value's lines: every following line that is indented, or a
-		// list item at the key's own indentation (YAML allows "key:\n- a").
-		end := i
-		for end < len(lines) {
-			l := strings.TrimRight(lines[end], "\r")
-			if !blankOrComment(l) && indentOf(l) == 0 && !strings.HasPrefix(l, "- ") && l != "-" {
-				break
-			}
-			end++
-		}
-		block := lines[i:end]
-		i = end
+	if top = yamlDeref(top); top == nil || top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
+		return out, nil
+	}
+	if top.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: not a mapping of keys: %w", top.Line, errYAML)
+	}
+	if err := yamlDuplicate(top); err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		key := yamlDeref(top.Content[i]).Value
 		if !slices.Contains(wanted, key) {
 			continue
 		}
-		vals, err := yamlValue(rest, block, n)
-		if err != nil {
-			return nil, fmt.Errorf("key %q: %w", key, err)
+		v := yamlDeref(top.Content[i+1])
+		switch v.Kind {
+		case yaml.ScalarNode:
+			if v.Tag == "!!null" {
+				out[listMark+key] = nil
+				out[key] = nil
+				continue
+			}
+			out[key] = []string{v.Value}
+			continue
+		case yaml.SequenceNode, yaml.MappingNode:
+		default:
+			return nil, fmt.Errorf("line %d: key %q: want a string, a list or a mapping of strings: %w", v.Line, key, errYAML)
 		}
+		leaves := v.Content
+		if v.Kind == yaml.MappingNode {
+			if err := yamlDuplicate(v); err != nil {
+				return nil, err
+			}
+			// A mapping's values, in the order of their keys.
+			idx := make([]int, 0, len(v.Content)/2)
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				idx = append(idx, j)
+			}
+			slices.SortFunc(idx, func(a, b int) int { return strings.Compare(v.Content[a].Value, v.Content[b].Value) })
+			leaves = nil
+			for _, j := range idx {
+				leaves = append(leaves, v.Content[j+1])
+			}
+		}
+		vals := []string{}
+		for _, l := range leaves {
+			if l = yamlDeref(l); l.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: key %q: want a string, a list or a mapping of strings: %w", l.Line, key, errYAML)
+			}
+			vals = append(vals, yamlScalarText(l))
+		}
+		out[listMark+key] = nil
 		out[key] = vals
-		if rest == "" || strings.HasPrefix(rest, "[") {
-			out[listMark+key] = nil
-		}
 	}
 	return out, nil
 }
@@ -146,228 +216,6 @@ func readJSONKeys(data []byte, wanted []string) (map[string][]string, error) {
 	return out, nil
 }
 
-// yamlValue reads the value of a wanted key: rest is what follows
-// "key:" on its line, block the lines below it; n is the key's line.
-func yamlValue(rest string, block []string, n int) ([]string, error) {
-	if rest != "" {
-		s, err := yamlScalar(rest, n)
-		if err != nil {
-			return nil, err
-		}
-		// A plain scalar may go on over more-indented lines.
-		for j, l := range block {
-			l = strings.TrimRight(l, "\r")
-			if blankOrComment(l) {
-				continue
-			}
-			if strings.HasPrefix(rest, `"`) || strings.HasPrefix(rest, `'`) || indentOf(l) <= 0 {
-				return nil, fmt.Errorf("line %d: a value over several lines: %w", n+1+j, errYAML)
-			}
-			s += " " + strings.TrimSpace(l)
-		}
-		if strings.HasPrefix(s, "[") {
-			return yamlFlowList(s, n)
-		}
-		return []string{s}, nil
-	}
-	// A block below the key: a list ("- item") or a mapping of strings.
-	var vals []string
-	var names []string
-	itemIndent := -1
-	for j := 0; j < len(block); j++ {
-		l := strings.TrimRight(block[j], "\r")
-		ln := n + 1 + j
-		if blankOrComment(l) {
-			continue
-		}
-		ind := indentOf(l)
-		if ind < 0 {
-			return nil, fmt.Errorf("line %d: a tab in the indentation: %w", ln, errYAML)
-		}
-		if itemIndent < 0 {
-			itemIndent = ind
-		}
-		body := l[ind:]
-		if ind != itemIndent {
-			return nil, fmt.Errorf("line %d: nested deeper than a list of strings: %w", ln, errYAML)
-		}
-		if item, ok := strings.CutPrefix(body, "- "); ok || body == "-" {
-			if names != nil {
-				return nil, fmt.Errorf("line %d: a list item in a mapping: %w", ln, errYAML)
-			}
-			item = strings.TrimSpace(item)
-			if item == "" || strings.HasPrefix(item, "- ") || item[0] == '[' {
-				return nil, fmt.Errorf("line %d: an empty or nested list item: %w", ln, errYAML)
-			}
-			if _, _, isMap := splitKey(item); isMap && !strings.HasPrefix(item, `"`) && !strings.HasPrefix(item, `'`) {
-				return nil, fmt.Errorf("line %d: a mapping in the list, want strings: %w", ln, errYAML)
-			}
-			s, err := yamlScalar(item, ln)
-			if err != nil {
-				return nil, err
-			}
-			// Continuation lines of a plain item are indented past the dash.
-			for j+1 < len(block) {
-				next := strings.TrimRight(block[j+1], "\r")
-				if blankOrComment(next) || indentOf(next) <= itemIndent {
-					break
-				}
-				if item[0] == '"' || item[0] == '\'' {
-					return nil, fmt.Errorf("line %d: a quoted item over several lines: %w", ln+1, errYAML)
-				}
-				s += " " + strings.TrimSpace(next)
-				j++
-			}
-			vals = append(vals, s)
-			continue
-		}
-		if names == nil && vals != nil {
-			return nil, fmt.Errorf("line %d: a mapping entry in a list: %w", ln, errYAML)
-		}
-		name, v, ok := splitKey(body)
-		if !ok || v == "" {
-			return nil, fmt.Errorf("line %d: neither a list item nor \"name: string\": %w", ln, errYAML)
-		}
-		s, err := yamlScalar(v, ln)
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, name)
-		vals = append(vals, s)
-	}
-	if names != nil {
-		// Mapping values in key order, as the config drive's keys are.
-		byName := map[string]string{}
-		for k, name := range names {
-			if _, dup := byName[name]; dup {
-				return nil, fmt.Errorf("line %d: %q given twice: %w", n, name, errYAML)
-			}
-			byName[name] = vals[k]
-		}
-		slices.Sort(names)
-		for k, name := range names {
-			vals[k] = byName[name]
-		}
-	}
-	return vals, nil
-}
-
-// yamlScalar reads one scalar on one line: plain (a " #" starts a
-// comment), 'single-quoted' or "double-quoted" (JSON escapes). Anchors,
-// aliases, tags, block scalars and flow mappings are refused; "~" and
-// "null" are an empty value.
-func yamlScalar(s string, n int) (string, error) {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
-		return "", nil
-	case s[0] == '"':
-		end := closingQuote(s)
-		if end < 0 || !blankOrComment(s[end+1:]) {
-			return "", fmt.Errorf("line %d: a double-quoted string flint cannot read: %w", n, errYAML)
-		}
-		var v string
-		if err := json.Unmarshal([]byte(s[:end+1]), &v); err != nil {
-			return "", fmt.Errorf("line %d: a double-quoted string flint cannot read: %w", n, errYAML)
-		}
-		return v, nil
-	case s[0] == '\'':
-		var b strings.Builder
-		for k := 1; k < len(s); k++ {
-			if s[k] != '\'' {
-				b.WriteByte(s[k])
-				continue
-			}
-			if k+1 < len(s) && s[k+1] == '\'' {
-				b.WriteByte('\'')
-				k++
-				continue
-			}
-			if !blankOrComment(s[k+1:]) {
-				break
-			}
-			return b.String(), nil
-		}
-		return "", fmt.Errorf("line %d: a single-quoted string flint cannot read: %w", n, errYAML)
-	case strings.ContainsRune("&*!|>{%@`", rune(s[0])):
-		return "", fmt.Errorf("line %d: an anchor, alias, tag, block scalar or flow mapping: %w", n, errYAML)
-	}
-	if k := strings.Index(s, " #"); k >= 0 {
-		s = strings.TrimSpace(s[:k])
-	}
-	if s == "~" || s == "null" {
-		return "", nil
-	}
-	return s, nil
-}
-
-// yamlFlowList reads "[a, 'b', "c"]" of scalars without commas in them.
-func yamlFlowList(s string, n int) ([]string, error) {
-	inner, ok := strings.CutSuffix(strings.TrimPrefix(s, "["), "]")
-	if !ok || strings.ContainsAny(inner, "[]{}") {
-		return nil, fmt.Errorf("line %d: a flow list flint cannot read: %w", n, errYAML)
-	}
-	var vals []string
-	for _, item := range strings.Split(inner, ",") {
-		if strings.TrimSpace(item) == "" {
-			continue
-		}
-		v, err := yamlScalar(item, n)
-		if err != nil {
-			return nil, err
-		}
-		vals = append(vals, v)
-	}
-	return vals, nil
-}
-
-// closingQuote returns the index of the quote that ends the
-// double-quoted string s starts with, or -1.
-func closingQuote(s string) int {
-	for k := 1; k < len(s); k++ {
-		switch s[k] {
-		case '\\':
-			k++
-		case '"':
-			return k
-		}
-	}
-	return -1
-}
-
-// splitKey splits "key: value" (or "key:") at the first ": "; keys are
-// plain, without quotes or YAML indicators.
-func splitKey(line string) (key, rest string, ok bool) {
-	k := strings.Index(line, ": ")
-	if k < 0 {
-		if !strings.HasSuffix(line, ":") {
-			return "", "", false
-		}
-		k = len(line) - 1
-	}
-	key = line[:k]
-	if key == "" || strings.ContainsAny(key[:1], `"'?{[-&*!|>%@#`+"`") || strings.ContainsAny(key, " \t") {
-		return "", "", false
-	}
-	return key, strings.TrimSpace(line[k+1:]), true
-}
-
-// indentOf returns the number of leading spaces of line, -1 when a tab
-// is among them (YAML forbids tabs there).
-func indentOf(line string) int {
-	k := len(line) - len(strings.TrimLeft(line, " \t"))
-	if strings.Contains(line[:k], "\t") {
-		return -1
-	}
-	return k
-}
-
-// blankOrComment reports a line without content.
-func blankOrComment(line string) bool {
-	t := strings.TrimSpace(line)
-	return t == "" || t[0] == '#'
-}
-
 // listMark prefixes, in readYAMLKeys' result, the keys whose value was a
 // list or a mapping rather than one string ("key:" with nothing below is
 // an empty list).
@@ -388,15 +236,9 @@ func yamlString(doc map[string][]string, key string) (string, error) {
 	return "", nil
 }
 
-// readYAMLTree reads a whole network-config document: block mappings and
-// block sequences nested by indentation, whose leaves are scalars or flow
-// lists of scalars, into map[string]any, []any and string ("" for an
-// empty value). A list item may be a mapping whose first key is on the
-// dash's line. JSON (which NoCloud allows too) goes through encoding/json.
-// Anything else (an anchor, a tag, a block scalar, a flow mapping, a list
-// directly in a list, a value over several lines, a key given twice,
-// tabs in the indentation, a line indented where no value goes) is an
-// error naming the line, never quoting it.
+// readYAMLTree reads a whole network-config document into map[string]any,
+// []any and string ("" for an empty value); JSON keeps encoding/json's
+// numbers and booleans. Errors name the line, never quoting it.
 func readYAMLTree(data []byte) (any, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if t := bytes.TrimSpace(data); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
@@ -411,164 +253,52 @@ func readYAMLTree(data []byte) (any, error) {
 		}
 		return v, nil
 	}
-	p := &yamlParser{}
-	for i, l := range strings.Split(string(data), "\n") {
-		l = strings.TrimRight(l, "\r")
-		if blankOrComment(l) || (l == "---" && len(p.lines) == 0) {
-			continue
-		}
-		if l == "..." {
-			break
-		}
-		ind := indentOf(l)
-		if ind < 0 {
-			return nil, fmt.Errorf("line %d: a tab in the indentation: %w", i+1, errYAML)
-		}
-		p.lines = append(p.lines, yamlLine{i + 1, ind, strings.TrimRight(l[ind:], " \t")})
-	}
-	if len(p.lines) == 0 {
-		return nil, nil
-	}
-	v, err := p.node(p.lines[0].ind)
+	top, err := yamlTop(data)
 	if err != nil {
 		return nil, err
 	}
-	if p.i < len(p.lines) {
-		return nil, fmt.Errorf("line %d: outside the document's top-level node: %w", p.lines[p.i].n, errYAML)
+	if top == nil {
+		return nil, nil
 	}
-	return v, nil
+	return yamlTree(top, 0)
 }
 
-// yamlLine is one line with content: its number, indentation and text
-// after the indentation.
-type yamlLine struct {
-	n, ind int
-	text   string
-}
-
-// yamlParser walks the lines of readYAMLTree; i is the next line.
-type yamlParser struct {
-	lines []yamlLine
-	i     int
-}
-
-// isItem reports a block sequence entry ("- x" or "-").
-func isItem(s string) bool { return s == "-" || strings.HasPrefix(s, "- ") }
-
-// node reads the sequence or mapping whose first line is the next one,
-// indented by ind.
-func (p *yamlParser) node(ind int) (any, error) {
-	if isItem(p.lines[p.i].text) {
-		return p.sequence(ind)
+// yamlTree converts a node, following aliases, at most maxYAMLDepth deep.
+func yamlTree(n *yaml.Node, depth int) (any, error) {
+	n = yamlDeref(n)
+	if depth > maxYAMLDepth {
+		return nil, fmt.Errorf("line %d: nested more than %d deep: %w", n.Line, maxYAMLDepth, errYAML)
 	}
-	return p.mapping(ind)
-}
-
-func (p *yamlParser) sequence(ind int) (any, error) {
-	out := []any{}
-	for p.i < len(p.lines) {
-		l := p.lines[p.i]
-		if l.ind < ind || (l.ind == ind && !isItem(l.text)) {
-			break
-		}
-		if l.ind > ind {
-			return nil, fmt.Errorf("line %d: indented deeper than the list item before: %w", l.n, errYAML)
-		}
-		rest := strings.TrimLeft(l.text[1:], " ")
-		switch _, _, isKey := splitKey(rest); {
-		case rest == "" || rest[0] == '#':
-			p.i++
-			var v any = ""
-			if p.i < len(p.lines) && p.lines[p.i].ind > ind {
-				var err error
-				if v, err = p.node(p.lines[p.i].ind); err != nil {
-					return nil, err
-				}
-			}
-			out = append(out, v)
-		case isItem(rest):
-			return nil, fmt.Errorf("line %d: a list directly in a list: %w", l.n, errYAML)
-		case isKey:
-			// A mapping whose first key is on the dash's line: read it as
-			// if the dash were a space.
-			col := ind + len(l.text) - len(rest)
-			p.lines[p.i] = yamlLine{l.n, col, rest}
-			v, err := p.mapping(col)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		default:
-			v, err := p.leaf(rest, l.n, ind)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return yamlScalarText(n), nil
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := yamlTree(c, depth+1)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, v)
 		}
-	}
-	return out, nil
-}
-
-func (p *yamlParser) mapping(ind int) (any, error) {
-	out := map[string]any{}
-	for p.i < len(p.lines) {
-		l := p.lines[p.i]
-		if l.ind < ind {
-			break
+		return out, nil
+	case yaml.MappingNode:
+		if err := yamlDuplicate(n); err != nil {
+			return nil, err
 		}
-		if l.ind > ind {
-			return nil, fmt.Errorf("line %d: indented deeper than the key before: %w", l.n, errYAML)
-		}
-		if isItem(l.text) {
-			return nil, fmt.Errorf("line %d: a list item among a mapping's keys: %w", l.n, errYAML)
-		}
-		key, rest, ok := splitKey(l.text)
-		if !ok {
-			return nil, fmt.Errorf("line %d: not \"key: value\": %w", l.n, errYAML)
-		}
-		if _, dup := out[key]; dup {
-			return nil, fmt.Errorf("line %d: a key given twice: %w", l.n, errYAML)
-		}
-		if rest != "" && rest[0] != '#' {
-			v, err := p.leaf(rest, l.n, ind)
+		out := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := yamlDeref(n.Content[i])
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: a key that is not a string: %w", k.Line, errYAML)
+			}
+			v, err := yamlTree(n.Content[i+1], depth+1)
 			if err != nil {
 				return nil, err
 			}
-			out[key] = v
-			continue
+			out[k.Value] = v
 		}
-		// "key:" and the block below, or a list at the key's own
-		// indentation; nothing there is an empty value.
-		p.i++
-		var v any = ""
-		if p.i < len(p.lines) {
-			if next := p.lines[p.i]; next.ind > ind || (next.ind == ind && isItem(next.text)) {
-				var err error
-				if v, err = p.node(next.ind); err != nil {
-					return nil, err
-				}
-			}
-		}
-		out[key] = v
+		return out, nil
 	}
-	return out, nil
-}
-
-// leaf reads the scalar or flow list s on line n (the parser's next
-// line, whose node is indented by ind) and moves past it: nothing may be
-// indented below it.
-func (p *yamlParser) leaf(s string, n, ind int) (any, error) {
-	p.i++
-	if p.i < len(p.lines) && p.lines[p.i].ind > ind {
-		return nil, fmt.Errorf("line %d: a value over several lines: %w", p.lines[p.i].n, errYAML)
-	}
-	if strings.HasPrefix(s, "[") {
-		vals, err := yamlFlowList(s, n)
-		out := []any{}
-		for _, v := range vals {
-			out = append(out, v)
-		}
-		return out, err
-	}
-	return yamlScalar(s, n)
+	return nil, fmt.Errorf("line %d: an alias that leads nowhere: %w", n.Line, errYAML)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/passwd"
 )
 
 // The boolean options of each command (every other option takes a value,
@@ -30,53 +31,90 @@ var commandFlags = map[string][]string{
 	"bootloader": {"--leavebootorder", "--nombr", "--extlinux", "--sdboot", "--isCrypted", "--iscrypted", "--disabled"},
 }
 
-// installerOnly are commands about the installation itself: nothing to do
-// on an image's first boot. The value says what takes their place.
-func installerOnly(cmd string) (hint string, ok bool) {
+// imageDecides are commands about the installation itself, or what an
+// image-based system decides by nature: translated as nothing, each listed
+// once in a note. The value says why nothing takes their place.
+func imageDecides(cmd string) (why string, ok bool) {
 	switch cmd {
 	case "url", "install", "cdrom", "harddrive", "nfs", "liveimg", "ostreesetup", "ostreecontainer", "bootc", "updates", "rescue", "upgrade":
 		return "the image replaces the installation source: choose the image when writing it to disk (coreos-installer --image-url, bootc install)", true
+	case "autopart":
+		return "the image brings its own partitions; add part commands for any extra ones", true
+	case "reqpart":
+		return "the boot partitions the platform needs belong to the image", true
 	case "reboot", "poweroff", "shutdown", "halt":
 		return "the installer's last step; a provisioned machine boots on", true
-	case "text", "graphical", "cmdline", "vnc", "rdp", "skipx", "xconfig", "interactive", "autostep", "mediacheck":
+	case "text", "graphical", "cmdline", "vnc", "rdp", "skipx", "xconfig", "interactive", "autostep", "mediacheck", "pwpolicy", "hmc":
 		return "the installer's user interface", true
 	case "logging":
 		return "the installer's own logging; flint logs to the journal", true
-	case "driverdisk":
-		return "drivers belong in the image", true
+	case "driverdisk", "device":
+		return "drivers and their modules belong in the image", true
+	case "iscsi", "iscsiname", "fcoe", "zfcp", "multipath", "nvdimm", "dmraid":
+		return "storage drivers are the installer's way to reach the disk it installs to; the image's initramfs finds them from its kernel arguments (rd.iscsi.*, rd.fcoe=, rd.zfcp=, rd.multipath=default: add them with bootloader --append)", true
+	case "zipl":
+		return "the image owns its boot loader", true
 	case "sshpw":
 		return "the installer's ssh access", true
 	case "eula":
 		return "accepting the EULA is the installer's question", true
 	case "firstboot":
-		return "initial-setup is an installer companion; configure the system in the config instead", true
+		return "initial-setup is an installer companion; the config configures the system instead", true
 	case "module":
 		return "modules are chosen when the image is built", true
 	}
 	return "", false
 }
 
-// untranslatable are commands whose effect the config cannot have; the
-// value says what to do instead.
+// untranslatable are commands whose effect on the target the config
+// cannot have; the value says what to do instead.
 var untranslatable = map[string]string{
 	"volgroup":   "the config creates no LVM volumes: use part or raid (level linear spans disks), or create the volumes in a first-boot unit",
 	"logvol":     "the config creates no LVM volumes: use part or raid (level linear spans disks), or create the volumes in a first-boot unit",
-	"autopart":   "a config never guesses a layout: keep the image's, or write part commands",
-	"reqpart":    "the boot partitions belong to the image",
 	"btrfs":      "btrfs volumes and subvolumes: make one btrfs filesystem with part --fstype=btrfs, and the subvolumes in a first-boot unit",
 	"authselect": "run authselect in the image, or in a first-boot unit (a %post does)",
 	"authconfig": "run authselect in the image, or in a first-boot unit (a %post does)",
 	"realm":      "joining a domain needs credentials: do it in a first-boot unit",
-	"iscsi":      "add the rd.iscsi.* kernel arguments (bootloader --append) if the system boots from it, else configure it in a first-boot unit",
-	"iscsiname":  "add rd.iscsi.initiator= (bootloader --append)",
-	"fcoe":       "add rd.fcoe= (bootloader --append)",
-	"zfcp":       "add rd.zfcp= (bootloader --append)",
-	"zipl":       "the image owns its boot loader",
-	"nvdimm":     "configure namespaces with ndctl in a first-boot unit",
-	"multipath":  "add rd.multipath=default (bootloader --append) and configure multipathd in the image",
 	"snapshot":   "take snapshots in a first-boot unit",
-	"device":     "kernel modules load from the image; add module options as files in /etc/modprobe.d",
-	"dmraid":     "firmware RAID is not supported; use raid",
+	"rhsm":       "register the system in a first-boot unit (rhc connect, subscription-manager register)",
+	"syspurpose": "set it in a first-boot unit (subscription-manager syspurpose)",
+}
+
+// note reports a command the image decides: one note per kind (key), at
+// its first line; the other lines of the kind are added to the note when
+// the translation ends (finishNotes).
+func (t *translator) note(at pos, key, format string, args ...any) {
+	t.noted[at] = true
+	if _, ok := t.noteAt[key]; ok {
+		t.noteMore[key] = append(t.noteMore[key], at)
+		return
+	}
+	t.noteAt[key] = len(t.rep.Entries)
+	t.rep.add(sevInfo, at, format, args...)
+}
+
+// finishNotes names the further lines of each note.
+func (t *translator) finishNotes() {
+	for key, i := range t.noteAt {
+		more := t.noteMore[key]
+		if len(more) == 0 {
+			continue
+		}
+		first := t.rep.Entries[i]
+		var where []string
+		for _, at := range more {
+			if at.file == first.File {
+				where = append(where, strconv.Itoa(at.line))
+			} else {
+				where = append(where, at.String())
+			}
+		}
+		label := " (also line "
+		if len(where) > 1 {
+			label = " (also lines "
+		}
+		t.rep.Entries[i].Message += label + strings.Join(where, ", ") + ")"
+	}
 }
 
 // command translates one command or section.
@@ -86,8 +124,12 @@ func (t *translator) command(it item) {
 		return
 	}
 	at := it.at
-	if hint, ok := installerOnly(it.name); ok {
-		t.rep.add(sevWarning, at, "%s is installer-only and not translated: %s", it.name, hint)
+	if why, ok := imageDecides(it.name); ok {
+		t.note(at, it.name, "%s: nothing to translate: %s", it.name, why)
+		if it.name == "autopart" && slices.ContainsFunc(it.args, func(a string) bool { return strings.HasPrefix(a, "--encrypted") }) {
+			t.rep.add(sevError, at, "autopart --encrypted: the image's own partitions are not encrypted by a config; "+
+				"encrypt a new partition with part --encrypted --passphrase, or the root with a clevis-bound storage.luks entry in a %%ignition section (Fedora CoreOS and RHCOS re-encrypt their root this way)")
+		}
 		return
 	}
 	if hint, ok := untranslatable[it.name]; ok {
@@ -162,7 +204,7 @@ func (t *translator) password(at pos, pw string, crypted, lock bool) *string {
 	h := pw
 	if !crypted && pw != "" {
 		var err error
-		if h, err = hashPassword(pw, t.rnd); err != nil {
+		if h, err = passwd.HashPassword(pw, t.rnd); err != nil {
 			t.err = err
 			return nil
 		}
@@ -301,7 +343,8 @@ func (t *translator) services(at pos, o *opts) {
 }
 
 func (t *translator) bootloader(at pos, o *opts) {
-	if v, ok := o.str("--append"); ok {
+	v, appended := o.str("--append")
+	if appended {
 		args, err := split(v)
 		switch {
 		case err != nil:
@@ -313,8 +356,21 @@ func (t *translator) bootloader(at pos, o *opts) {
 			}
 		}
 	}
-	o.str("--location") // the image's boot loader is where the image put it
-	t.leftover(at, "bootloader", o, "the image owns its boot loader: set these in the image (a GRUB password: Butane's grub.users)")
+	_, pw := o.str("--password", "--md5pass")
+	o.flag("--iscrypted", "--isCrypted")
+	if pw {
+		t.rep.add(sevWarning, at, "bootloader --password: not translated: the image owns its boot loader; set a GRUB password in the image (Butane's grub.users)")
+	}
+	if placement := o.left(); len(placement) > 0 {
+		for _, n := range placement {
+			o.str(n)
+		}
+		t.note(at, "bootloader", "bootloader %s: nothing to translate: the image's boot loader is where the image put it, with the image's settings",
+			strings.Join(placement, " "))
+		if appended {
+			delete(t.noted, at) // the line's --append is translated
+		}
+	}
 }
 
 func (t *translator) network(at pos, o *opts) {
@@ -576,7 +632,7 @@ func (t *translator) firewall(at pos, o *opts) {
 func (t *translator) repo(at pos, o *opts) {
 	name, _ := o.str("--name")
 	if !o.flag("--install") {
-		t.rep.add(sevWarning, at, "repo %s serves the installation only (no --install), so nothing is written; add --install to keep it on the system", name)
+		t.note(at, "repo", "repo without --install: nothing to translate: the repository serves the installation only, and the image replaces it; add --install to keep one on the system")
 		return
 	}
 	if name == "" || strings.ContainsAny(name, "/ ") {

@@ -52,6 +52,16 @@ func (o *opts) str(names ...string) (string, bool) {
 	return "", false
 }
 
+// has reports whether any of names was given, without taking it.
+func (o *opts) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := o.vals[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // flag takes the flag (or any of its aliases) and reports whether it was
 // given.
 func (o *opts) flag(names ...string) bool {

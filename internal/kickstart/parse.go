@@ -1,8 +1,9 @@
 package kickstart
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -26,6 +27,7 @@ type item struct {
 	name string   // "part", or "%post" for a section
 	args []string // the command's arguments or the section header's
 	body []string // a section's lines, without %end
+	end  int      // a section's last line (its %end) in at.file; 0 for a command
 }
 
 // sections are the %sections kickstart defines (pykickstart's sections.py),
@@ -60,10 +62,22 @@ func (r *reader) read(name, path string, data []byte) {
 		if open != nil {
 			switch {
 			case first == "%end":
+				open.end = at.line
 				r.items = append(r.items, *open)
 				open = nil
+			case first == "%ksappend":
+				// pykickstart expands %ksappend as text before parsing
+				// (parser.py, preprocessFromString), so inside a section
+				// it adds lines to the body.
+				open.body = append(open.body, r.appendText(at, path, strings.TrimSpace(rest))...)
+			case first == "%include":
+				// pykickstart reads an %include inside a section as a
+				// kickstart of its own and goes on with the section
+				// (parser.py, _readSection).
+				r.include(at, path, strings.TrimSpace(rest))
 			case sections[first]:
 				r.rep.add(sevError, open.at, "%s has no %%end before the next section at line %d; add %%end", open.name, at.line)
+				open.end = at.line - 1
 				r.items = append(r.items, *open)
 				open = r.openSection(at, trimmed)
 			default:
@@ -74,7 +88,9 @@ func (r *reader) read(name, path string, data []byte) {
 		switch {
 		case trimmed == "" || strings.HasPrefix(trimmed, "#"):
 		case first == "%include" || first == "%ksappend":
-			r.include(at, path, strings.TrimSpace(rest))
+			if name, ipath, idata, ok := r.resolve(at, path, strings.TrimSpace(rest), first); ok {
+				r.read(name, ipath, idata)
+			}
 		case first == "%end":
 			r.rep.add(sevError, at, "%%end without a section; remove it")
 		case strings.HasPrefix(first, "%"):
@@ -92,6 +108,7 @@ func (r *reader) read(name, path string, data []byte) {
 	}
 	if open != nil {
 		r.rep.add(sevError, open.at, "%s has no %%end; add one (the section is read to the end of the file)", open.name)
+		open.end = len(lines)
 		r.items = append(r.items, *open)
 	}
 }
@@ -106,46 +123,68 @@ func (r *reader) openSection(at pos, header string) *item {
 	return &item{at: at, name: args[0], args: args[1:]}
 }
 
-// include reads an %include'd file, relative to the including file's
-// directory, refusing loops and runaway nesting.
-func (r *reader) include(at pos, from, target string) {
+// resolve finds an %include'd or %ksappend'ed file, relative to the
+// including file's directory, refusing loops and runaway nesting. ok is
+// false when the file is not read (the report says why).
+func (r *reader) resolve(at pos, from, target, directive string) (name, path string, data []byte, ok bool) {
 	if args, err := split(target); err == nil && len(args) == 1 {
 		target = args[0]
 	}
 	if target == "" {
-		r.rep.add(sevError, at, "%%include without a file name")
-		return
+		r.rep.add(sevError, at, "%s without a file name", directive)
+		return "", "", nil, false
 	}
-	path := target
+	path = target
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(from), path)
 	}
 	clean := filepath.Clean(path)
 	for i, f := range r.chain {
 		if f == clean {
-			r.rep.add(sevError, at, "%%include %s is a loop (%s); the include is skipped",
-				target, strings.Join(append(r.chain[i:], clean), " includes "))
-			return
+			r.rep.add(sevError, at, "%s %s is a loop (%s); the include is skipped",
+				directive, target, strings.Join(append(r.chain[i:], clean), " includes "))
+			return "", "", nil, false
 		}
 	}
 	if len(r.chain) >= maxIncludeDepth {
-		r.rep.add(sevError, at, "%%include %s nests more than %d files deep; the include is skipped", target, maxIncludeDepth)
-		return
+		r.rep.add(sevError, at, "%s %s nests more than %d files deep; the include is skipped", directive, target, maxIncludeDepth)
+		return "", "", nil, false
 	}
 	data, err := r.readFile(path)
 	if err != nil {
-		if os.IsNotExist(err) {
-			r.rep.add(sevError, at, "%%include %s: %s does not exist; a file that %%pre writes at install time cannot be followed: put its commands in the kickstart", target, path)
-			return
+		if errors.Is(err, fs.ErrNotExist) {
+			r.rep.add(sevError, at, "%s %s: %s does not exist; a file that %%pre writes at install time cannot be followed: put its commands in the kickstart", directive, target, path)
+			return "", "", nil, false
 		}
-		r.rep.add(sevError, at, "%%include %s: %v", target, err)
-		return
+		r.rep.add(sevError, at, "%s %s: %v", directive, target, err)
+		return "", "", nil, false
 	}
-	name := target
+	name = target
 	if !filepath.IsAbs(target) {
 		name = filepath.Join(filepath.Dir(at.file), target)
 	}
-	r.read(name, path, data)
+	return name, path, data, true
+}
+
+// include reads an %include'd file as kickstart commands and sections.
+func (r *reader) include(at pos, from, target string) {
+	if name, path, data, ok := r.resolve(at, from, target, "%include"); ok {
+		r.read(name, path, data)
+	}
+}
+
+// appendText returns the lines of an %ksappend'ed file, for the body of the
+// section it stands in.
+func (r *reader) appendText(at pos, from, target string) []string {
+	_, _, data, ok := r.resolve(at, from, target, "%ksappend")
+	if !ok {
+		return nil
+	}
+	lines := strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	return lines
 }
 
 // split breaks a command line into words as a POSIX shell would (pykickstart

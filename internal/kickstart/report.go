@@ -9,8 +9,10 @@ import (
 )
 
 // The severities a translation reports: an error is something the kickstart
-// asks for that the config does not do; a warning is an approximation; info
-// is a note that needs no action.
+// asks for on the target that the config does not do (the line is dropped);
+// a warning is an approximation; info is a note, for what the image decides
+// by nature (the installation source, the layout of autopart, the packages,
+// the installer's user interface), which needs no action.
 const (
 	sevError   = config.SeverityError
 	sevWarning = config.SeverityWarning
@@ -19,25 +21,39 @@ const (
 
 // Entry is one command or option translated approximately or not at all,
 // located in the kickstart file (File as the kickstart or its %include
-// names it, Line from 1), with what to do instead.
+// names it, Line from 1; End is a section's last line), with what to do
+// instead.
 type Entry struct {
 	Severity config.Severity `json:"severity"`
 	File     string          `json:"file,omitempty"`
 	Line     int             `json:"line,omitempty"`
+	End      int             `json:"end,omitempty"`
 	Message  string          `json:"message"`
 }
 
+// severityName names a severity in a report; info entries are notes.
+func severityName(s config.Severity) string {
+	if s == sevInfo {
+		return "note"
+	}
+	return s.String()
+}
+
 // String renders an entry as `flint validate` renders its own: severity,
-// location, message.
+// location (file:line, or file:first-last for a section), message.
 func (e Entry) String() string {
 	var b strings.Builder
-	b.WriteString(e.Severity.String())
+	b.WriteString(severityName(e.Severity))
 	if e.File != "" {
 		b.WriteString(" at ")
 		b.WriteString(e.File)
 		if e.Line > 0 {
 			b.WriteByte(':')
 			b.WriteString(strconv.Itoa(e.Line))
+			if e.End > e.Line {
+				b.WriteByte('-')
+				b.WriteString(strconv.Itoa(e.End))
+			}
 		}
 	}
 	b.WriteString(": ")
@@ -45,9 +61,30 @@ func (e Entry) String() string {
 	return b.String()
 }
 
-// Report is every entry of a translation, in kickstart order.
+// Report is every entry of a translation, in kickstart order, and the
+// closing count.
 type Report struct {
 	Entries []Entry `json:"entries"`
+	Summary Summary `json:"summary"`
+}
+
+// Summary counts the commands and sections of a translation (each
+// %include'd file's too) by what became of them. Dropped lists where the
+// commands and sections with errors start.
+type Summary struct {
+	Commands   int      `json:"commands"`
+	Translated int      `json:"translated"`
+	Notes      int      `json:"notes"`
+	Dropped    []string `json:"dropped,omitempty"`
+}
+
+// String is the closing note of a report.
+func (s Summary) String() string {
+	msg := fmt.Sprintf("note: %d commands and sections: %d translated, %d left to the image (notes)", s.Commands, s.Translated, s.Notes)
+	if len(s.Dropped) == 0 {
+		return msg + ", none dropped: the translation is complete"
+	}
+	return msg + fmt.Sprintf(", %d not translated (errors): %s", len(s.Dropped), strings.Join(s.Dropped, ", "))
 }
 
 // IsFatal reports whether any entry is an error.
@@ -60,11 +97,15 @@ func (r Report) IsFatal() bool {
 	return false
 }
 
-// String renders one entry a line.
+// String renders one entry a line, then the closing note.
 func (r Report) String() string {
 	var b strings.Builder
 	for _, e := range r.Entries {
 		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	if r.Summary.Commands > 0 {
+		b.WriteString(r.Summary.String())
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -72,4 +113,10 @@ func (r Report) String() string {
 
 func (r *Report) add(sev config.Severity, at pos, format string, args ...any) {
 	r.Entries = append(r.Entries, Entry{Severity: sev, File: at.file, Line: at.line, Message: fmt.Sprintf(format, args...)})
+}
+
+// addSpan reports on a whole section, lines at.line to end.
+func (r *Report) addSpan(sev config.Severity, at pos, end int, format string, args ...any) {
+	r.add(sev, at, format, args...)
+	r.Entries[len(r.Entries)-1].End = end
 }

@@ -23,19 +23,19 @@ func (t *translator) section(it item) {
 				n++
 			}
 		}
-		t.rep.add(sevWarning, at, "%%packages (%d entries) is not translatable: packages are chosen when the image is built; "+
+		t.note(at, "%packages", "%%packages (%d entries): nothing to translate: packages are chosen when the image is built; "+
 			"add them to the image (a Containerfile for bootc, an rpm-ostree layer, or the image build's package list)", n)
 	case "%pre", "%pre-install":
-		t.rep.add(sevError, at, "%s is not translatable: nothing runs before flint; put what the script computes into the kickstart itself, "+
+		t.rep.addSpan(sevError, at, it.end, "%s is not translatable: nothing runs before flint; put what the script computes into the kickstart itself, "+
 			"or into a first-boot unit", it.name)
 	case "%onerror", "%traceback":
-		t.rep.add(sevWarning, at, "%s is not translatable: a failed first boot stops in the emergency shell with the reason in the journal (docs/operator-notes.md)", it.name)
+		t.note(at, it.name, "%s: nothing to translate: a failed first boot stops in the emergency shell with the reason in the journal (docs/operator-notes.md)", it.name)
 	case "%certificate":
 		t.certificate(it)
 	case "%addon", "%anaconda":
-		t.rep.add(sevWarning, at, "%s configures the installer (its add-ons and user interface) and is not translated", it.name)
+		t.note(at, it.name, "%s: nothing to translate: it configures the installer (its add-ons and user interface)", it.name)
 	default:
-		t.rep.add(sevError, at, "unknown section %s: not translated", it.name)
+		t.rep.addSpan(sevError, at, it.end, "unknown section %s: not translated", it.name)
 	}
 }
 
@@ -45,7 +45,7 @@ func (t *translator) post(it item) {
 	at := it.at
 	o := parseOpts(it.args, "--nochroot", "--erroronfail")
 	if o.flag("--nochroot") {
-		t.rep.add(sevError, at, "%%post --nochroot is not translatable: it works on the installer's environment, which a first boot does not have; "+
+		t.rep.addSpan(sevError, at, it.end, "%%post --nochroot is not translatable: it works on the installer's environment, which a first boot does not have; "+
 			"move what the target needs into the config or a %%post without --nochroot")
 		return
 	}
@@ -75,13 +75,23 @@ func (t *translator) post(it item) {
 }
 
 // certificate writes a %certificate section's PEM where its --dir and
-// --filename say.
+// --filename say, or, for --type anchor, where Anaconda puts trust anchors
+// (/etc/pki/ca-trust/source/anchors/, pyanaconda/modules/security/
+// certificates/installation.py).
 func (t *translator) certificate(it item) {
 	o := parseOpts(it.args)
 	name, _ := o.str("--filename")
 	dir, _ := o.str("--dir")
-	if name == "" || dir == "" || !strings.HasPrefix(dir, "/") {
-		t.rep.add(sevError, it.at, "%%certificate needs --filename and an absolute --dir: not translated")
+	typ, hasType := o.str("--type")
+	switch {
+	case hasType && typ != "anchor":
+		t.rep.addSpan(sevError, it.at, it.end, "%%certificate --type=%s: only anchor is a known type; give --dir instead: not translated", typ)
+		return
+	case hasType && dir == "":
+		dir = "/etc/pki/ca-trust/source/anchors"
+	}
+	if name == "" || dir == "" || !strings.HasPrefix(dir, "/") || strings.Contains(name, "/") {
+		t.rep.addSpan(sevError, it.at, it.end, "%%certificate needs --filename and an absolute --dir (or --type anchor): not translated")
 		return
 	}
 	t.file(it.at, path.Join(dir, name), 0o644, strings.Join(it.body, "\n")+"\n")

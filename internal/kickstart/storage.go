@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/unitfile"
 )
 
 // GPT partition types the translation sets (the Discoverable Partitions
@@ -191,12 +192,27 @@ func (t *translator) fsType(at pos, mnt, fstype string) (format, typeGUID string
 		return "", typeBIOSBoot, true
 	case "prepboot":
 		return "", typePReP, true
+	case "mdmember":
+		// pykickstart's name for a RAID member (part raid.01 --fstype=mdmember).
+		if strings.HasPrefix(mnt, "raid.") {
+			return "", typeRAID, true
+		}
 	case "ext2", "ext3":
 		t.rep.add(sevWarning, at, "--fstype=%s: the config makes ext4, xfs, btrfs, vfat or swap; ext4 is used", fstype)
 		return "ext4", "", true
 	}
 	t.rep.add(sevError, at, "--fstype=%s: the config makes only ext4, xfs, btrfs, vfat and swap; choose one of them", fstype)
 	return "", "", false
+}
+
+// imagePartition reports whether a part is one every bootable image brings
+// by itself: its root, /boot, the ESP, the BIOS boot and PReP partitions.
+func imagePartition(mnt, fstype string) bool {
+	switch mnt {
+	case "/", "/boot", "/boot/efi", "biosboot", "prepboot":
+		return true
+	}
+	return fstype == "biosboot" || fstype == "prepboot" || fstype == "efi"
 }
 
 // fsOptions takes the filesystem options part, raid and mount share.
@@ -267,6 +283,10 @@ func (t *translator) part(at pos, o *opts) {
 	}
 	if !f.wipe {
 		t.rep.add(sevError, at, "part --noformat without --onpart: a new partition has no filesystem to keep; add --onpart=PARTITION; not translated")
+		return
+	}
+	if imagePartition(mnt, fstype) && !o.has("--ondisk", "--ondrive") && t.onlyDisk == "" {
+		t.note(at, "part "+mnt, "part %s without --ondisk: nothing to translate: the image brings its own %s partition", mnt, mnt)
 		return
 	}
 	disk := t.diskFor(at, "part "+mnt, o)
@@ -444,7 +464,7 @@ func (t *translator) filesystem(f *fsReq) {
 	}
 	switch {
 	case f.format == "swap":
-		t.unit(at, config.Unit{Name: escapePath(dev) + ".swap", Enabled: ptr(true),
+		t.unit(at, config.Unit{Name: unitfile.EscapePath(dev) + ".swap", Enabled: ptr(true),
 			Contents: ptr(fmt.Sprintf("# swap from %s\n[Swap]\nWhat=%s\n\n[Install]\nWantedBy=swap.target\n", at, dev))})
 	case f.mnt == "none" || imageOwned[f.mnt] != "":
 	default:
@@ -497,32 +517,7 @@ func (t *translator) mountUnit(at pos, what, where, format string, options []str
 		fmt.Fprintf(&b, "Options=%s\n", strings.Join(options, ","))
 	}
 	b.WriteString("\n[Install]\nRequiredBy=local-fs.target\n")
-	t.unit(at, config.Unit{Name: escapePath(where) + ".mount", Enabled: ptr(true), Contents: ptr(b.String())})
-}
-
-// escapePath is systemd-escape --path: the unit name of a mount point or
-// device (systemd.unit(5), "String Escaping for Inclusion in Unit Names").
-func escapePath(p string) string {
-	p = strings.Trim(p, "/")
-	for strings.Contains(p, "//") {
-		p = strings.ReplaceAll(p, "//", "/")
-	}
-	if p == "" {
-		return "-"
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '/':
-			b.WriteByte('-')
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == ':', c == '_', c == '.' && i > 0:
-			b.WriteByte(c)
-		default:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		}
-	}
-	return b.String()
+	t.unit(at, config.Unit{Name: unitfile.EscapePath(where) + ".mount", Enabled: ptr(true), Contents: ptr(b.String())})
 }
 
 // finishDisks emits the disks: partitions in kickstart order except that

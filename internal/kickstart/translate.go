@@ -37,7 +37,8 @@ type Result struct {
 // ErrUntranslatable when the report has errors (the config is still
 // returned), or ErrOutputInvalid when the result failed validation.
 func Translate(name string, data []byte, o Options) (Result, error) {
-	t := &translator{v: o.Version, rnd: o.Rand, origins: map[string]pos{}, labels: map[string]bool{}, wiped: map[string]bool{}}
+	t := &translator{v: o.Version, rnd: o.Rand, origins: map[string]pos{}, labels: map[string]bool{}, wiped: map[string]bool{},
+		noted: map[pos]bool{}, noteAt: map[string]int{}, noteMore: map[string][]pos{}}
 	if t.v == (config.Version{}) {
 		t.v = config.NewestStable
 	}
@@ -72,6 +73,8 @@ func Translate(name string, data []byte, o Options) (Result, error) {
 	}
 	t.cfg.Ignition.Version = t.v.String()
 	out, err := t.render()
+	t.finishNotes()
+	t.summarize(r.items)
 	res := Result{Config: out, Report: t.rep}
 	switch {
 	case err != nil:
@@ -106,6 +109,58 @@ type translator struct {
 	removals   map[string][]int      // clearpart --list, by disk
 	onlyDisk   string                // the single disk of ignoredisk --only-use or clearpart --drives
 	postNumber int
+
+	// Notes: the lines noted, and per kind of note its entry and further
+	// lines.
+	noted    map[pos]bool
+	noteAt   map[string]int
+	noteMore map[string][]pos
+}
+
+// summarize counts what became of each command and section, and of each
+// line the reader could not read as one: dropped when the report has an
+// error at its line, left to the image when it has a note, else
+// translated (perhaps approximately: the warnings say).
+func (t *translator) summarize(items []item) {
+	failed := map[pos]bool{}
+	for _, e := range t.rep.Entries {
+		if e.Severity == sevError && e.Line > 0 {
+			failed[pos{e.File, e.Line}] = true
+		}
+	}
+	s := Summary{}
+	seen := map[pos]bool{}
+	var dropped []pos
+	for _, it := range items {
+		if seen[it.at] {
+			continue
+		}
+		seen[it.at] = true
+		s.Commands++
+		switch {
+		case failed[it.at]:
+			dropped = append(dropped, it.at)
+		case t.noted[it.at]:
+			s.Notes++
+		default:
+			s.Translated++
+		}
+	}
+	// Lines that never became a command (a quote left open, an include
+	// that could not be read) or that lie inside a section (a %ignition
+	// config's problems).
+	for _, e := range t.rep.Entries {
+		at := pos{e.File, e.Line}
+		if e.Severity == sevError && e.Line > 0 && !seen[at] {
+			seen[at] = true
+			s.Commands++
+			dropped = append(dropped, at)
+		}
+	}
+	for _, at := range dropped {
+		s.Dropped = append(s.Dropped, at.String())
+	}
+	t.rep.Summary = s
 }
 
 // has reports whether the output version has the field at path (a JSON

@@ -3,6 +3,7 @@ package kickstart
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -11,10 +12,11 @@ import (
 	"testing/fstest"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/passwd"
 	"github.com/vincent-petithory/dataurl"
 )
 
-// zeroSalt is the salt hashPassword draws from a reader of zero bytes.
+// zeroSalt is the salt passwd.HashPassword draws from a reader of zero bytes.
 const zeroSalt = "$6$................"
 
 // translate runs Translate with a fixed salt source and %include files from
@@ -333,7 +335,7 @@ selinux --permissive
     {"path": "/etc/selinux/config", "mode": 420, "overwrite": true, "contents": {"source": "text:# selinux from ks.cfg:6\nSELINUX=permissive\nSELINUXTYPE=targeted\n"}}],
   "links": [{"path": "/etc/localtime", "overwrite": true, "target": "../usr/share/zoneinfo/Europe/Berlin"}]},
  "systemd": {"units": [{"name": "sshd.service", "enabled": true}, {"name": "chronyd.service", "enabled": true}, {"name": "cups.service", "enabled": false}]}}`,
-		report: []want{{warn, 2, "option --timeout not translated: the image owns its boot loader"}, {warn, 5, "confdir /etc/chrony.d"}, {warn, 6, "selinux"}},
+		report: []want{{info, 2, "bootloader --location --timeout: nothing to translate"}, {warn, 5, "confdir /etc/chrony.d"}, {warn, 6, "selinux"}},
 	},
 	{
 		name: "network: hostname alone, and a static keyfile",
@@ -365,7 +367,7 @@ repo --name=media --baseurl=file:///run/install/repo
   {"path": "/etc/firewalld/zones/public.xml", "mode": 420, "overwrite": true, "contents": {"source": "text:<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- firewall from ks.cfg:1 -->\n<zone>\n  <short>Public</short>\n  <service name=\"http\"/>\n  <service name=\"https\"/>\n  <service name=\"cockpit\"/>\n  <port protocol=\"tcp\" port=\"8080\"/>\n  <port protocol=\"udp\" port=\"53\"/>\n</zone>\n"}},
   {"path": "/etc/yum.repos.d/epel.repo", "mode": 420, "overwrite": true, "contents": {"source": "text:# repo from ks.cfg:2\n[epel]\nname=epel\nenabled=1\nbaseurl=https://example.com/epel/\n"}}]},
  "systemd": {"units": [{"name": "firewalld.service", "enabled": true}]}}`,
-		report: []want{{warn, 1, "replaces the image's public zone"}, {warn, 2, "repo epel"}, {warn, 3, "installation only"}},
+		report: []want{{warn, 1, "replaces the image's public zone"}, {warn, 2, "repo epel"}, {info, 3, "repo without --install: nothing to translate"}},
 	},
 	{
 		name: "firewall --disabled",
@@ -394,8 +396,8 @@ logvol / --vgname=vg --name=root --size=100
 `,
 		want: `{"storage": {"files": [{"path": "/etc/flint/kickstart-post-1", "mode": 448, "overwrite": true, "contents": {"source": "text:print(\"hi\")\n"}}]},
  "systemd": {"units": [{"name": "kickstart-post-1.service", "enabled": true, "contents": "# %post from ks.cfg:11\n[Unit]\nDescription=kickstart %post from ks.cfg line 11\nConditionFirstBoot=yes\nWants=network-online.target\nAfter=network-online.target\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/bin/python3 /etc/flint/kickstart-post-1\n\n[Install]\nWantedBy=multi-user.target\n"}]}}`,
-		report: []want{{warn, 1, "text is installer-only"}, {warn, 2, "reboot is installer-only"}, {warn, 3, "url is installer-only"},
-			{fail, 4, "%pre is not translatable"}, {warn, 7, "%packages (2 entries)"}, {warn, 11, "not in the installer's chroot"},
+		report: []want{{info, 1, "text: nothing to translate"}, {info, 2, "reboot: nothing to translate"}, {info, 3, "url: nothing to translate"},
+			{fail, 4, "%pre is not translatable"}, {info, 7, "%packages (2 entries): nothing to translate"}, {warn, 11, "not in the installer's chroot"},
 			{warn, 11, "--erroronfail"}, {fail, 14, "%post --nochroot"}, {fail, 17, "logvol is not translatable"}},
 	},
 	{
@@ -411,7 +413,7 @@ logvol / --vgname=vg --name=root --size=100
 		ks:   "%packages\n@core\n%post\necho hi\n%end\n",
 		want: `{"storage": {"files": [{"path": "/etc/flint/kickstart-post-1", "mode": 448, "overwrite": true, "contents": {"source": "text:echo hi\n"}}]},
  "systemd": {"units": [{"name": "kickstart-post-1.service", "enabled": true, "contents": "# %post from ks.cfg:3\n[Unit]\nDescription=kickstart %post from ks.cfg line 3\nConditionFirstBoot=yes\nWants=network-online.target\nAfter=network-online.target\n\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh /etc/flint/kickstart-post-1\n\n[Install]\nWantedBy=multi-user.target\n"}]}}`,
-		report: []want{{fail, 1, "%packages has no %end before the next section at line 3"}, {warn, 1, "%packages (1 entries)"},
+		report: []want{{fail, 1, "%packages has no %end before the next section at line 3"}, {info, 1, "%packages (1 entries)"},
 			{warn, 3, "not in the installer's chroot"}},
 	},
 	{
@@ -495,7 +497,7 @@ func TestTranslate(t *testing.T) {
 			}
 			wantJSON := c.want
 			for _, pw := range []string{"toor", "alicepw"} {
-				wantJSON = strings.ReplaceAll(wantJSON, "$HASH("+pw+")", sha512Crypt(pw, zeroSalt))
+				wantJSON = strings.ReplaceAll(wantJSON, "$HASH("+pw+")", passwd.SHA512Crypt(pw, zeroSalt))
 			}
 			var want map[string]any
 			if err := json.Unmarshal([]byte(wantJSON), &want); err != nil {
@@ -577,17 +579,6 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-func TestEscapePath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/home": "home", "/var/lib/my-data": `var-lib-my\x2ddata`, "/": "-",
-		"/dev/disk/by-partlabel/swap": `dev-disk-by\x2dpartlabel-swap`, "/srv/.hidden": `srv-.hidden`, "/a b": `a\x20b`,
-	} {
-		if got := escapePath(in); got != want {
-			t.Errorf("escapePath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSplitPartition(t *testing.T) {
 	for in, want := range map[string]string{
 		"sda2": "/dev/sda 2", "/dev/vdb10": "/dev/vdb 10", "nvme0n1p3": "/dev/nvme0n1 3", "mmcblk0p1": "/dev/mmcblk0 1",
@@ -599,5 +590,65 @@ func TestSplitPartition(t *testing.T) {
 	}
 	if _, _, ok := splitPartition("sda"); ok {
 		t.Error("splitPartition(sda) succeeded, want no partition number")
+	}
+}
+
+// TestNotesAndSummary checks that what the image decides is noted once per
+// command, with its other lines, and that the closing count places every
+// command and section: translated, noted or dropped (with its line).
+func TestNotesAndSummary(t *testing.T) {
+	ks := "text\nautopart --type=lvm\nreboot\ntext\nlang C.UTF-8\npart / --fstype=xfs --size=100\n" +
+		"%pre\necho hi\n%end\nvolgroup vg pv.1\ntext\nbootloader --timeout=1\n"
+	res, err := translate(t, ks, v3_6, nil)
+	if !errors.Is(err, ErrUntranslatable) {
+		t.Errorf("Translate = %v, want ErrUntranslatable", err)
+	}
+	checkReport(t, res.Report, []want{
+		{info, 1, "text: nothing to translate: the installer's user interface (also lines 4, 11)"},
+		{info, 2, "autopart: nothing to translate"},
+		{info, 3, "reboot: nothing to translate"},
+		{info, 6, "part / without --ondisk: nothing to translate: the image brings its own / partition"},
+		{fail, 7, "%pre is not translatable"},
+		{fail, 10, "volgroup is not translatable"},
+		{info, 12, "bootloader --timeout: nothing to translate"},
+	})
+	if e := res.Report.Entries[4]; e.End != 9 || !strings.HasPrefix(e.String(), "error at ks.cfg:7-9: ") {
+		t.Errorf("the %%pre entry = %s (end %d), want it to span lines 7-9", e, e.End)
+	}
+	want := Summary{Commands: 10, Translated: 1, Notes: 7, Dropped: []string{"ks.cfg:7", "ks.cfg:10"}}
+	if got := res.Report.Summary; !reflect.DeepEqual(got, want) {
+		t.Errorf("Summary = %+v, want %+v", got, want)
+	}
+	if s := res.Report.String(); !strings.HasSuffix(s, "note: 10 commands and sections: 1 translated, 7 left to the image (notes), 2 not translated (errors): ks.cfg:7, ks.cfg:10\n") {
+		t.Errorf("the report does not close with the count:\n%s", s)
+	}
+	clean, err := translate(t, "lang C.UTF-8\nreboot\n", v3_6, nil)
+	if err != nil || !strings.HasSuffix(clean.Report.String(), "none dropped: the translation is complete\n") {
+		t.Errorf("a complete translation = %v, report:\n%s", err, clean.Report)
+	}
+}
+
+// TestKsappendAndSections checks %ksappend inside a section (text added to
+// its body, as pykickstart's preprocessor does), %include inside one (read
+// as commands), %certificate --type anchor and mdmember RAID members.
+func TestKsappendAndSections(t *testing.T) {
+	files := fstest.MapFS{
+		"frag/check.sh": {Data: []byte("echo from-fragment\n")},
+		"frag/cmds.ks":  {Data: []byte("lang C.UTF-8\n")},
+	}
+	ks := "%post\necho before\n%ksappend frag/check.sh\n%include frag/cmds.ks\necho after\n%end\n" +
+		"%certificate --filename=ca.pem --type anchor\n-----BEGIN CERTIFICATE-----\n%end\n" +
+		"part raid.01 --fstype=mdmember --size=10 --ondisk=sda\npart raid.02 --fstype=mdmember --size=10 --ondisk=sdb\n" +
+		"raid /data --device=data --level=1 --fstype=xfs raid.01 raid.02\n"
+	res, err := translate(t, ks, v3_6, files)
+	if err != nil {
+		t.Fatalf("Translate = %v\n%s", err, res.Report)
+	}
+	cfg := string(res.Config)
+	for _, s := range []string{"echo%20before%0Aecho%20from-fragment%0Aecho%20after", "LANG%3DC.UTF-8",
+		`"/etc/pki/ca-trust/source/anchors/ca.pem"`, `"name": "data"`} {
+		if !strings.Contains(cfg, s) {
+			t.Errorf("the config lacks %s:\n%s", s, cfg)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package kickstart
+package passwd
 
 import (
 	"crypto/rand"
@@ -11,8 +11,8 @@ import (
 
 // SHA-512 crypt ("$6$"), as Ulrich Drepper's "Unix crypt using SHA-256 and
 // SHA-512" specifies it (the algorithm glibc's crypt(3) implements), so a
-// kickstart's plaintext password becomes a passwordHash every distro's
-// shadow accepts.
+// plaintext password from a kickstart or a cloud-config becomes a
+// passwordHash every distro's shadow accepts.
 
 const (
 	cryptAlphabet   = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -23,9 +23,9 @@ const (
 	cryptSaltRandom = 16
 )
 
-// hashPassword hashes a plaintext password with SHA-512 crypt, the default
+// HashPassword hashes a plaintext password with SHA-512 crypt, the default
 // rounds and a random 16-character salt read from rnd (crypto/rand when nil).
-func hashPassword(password string, rnd io.Reader) (string, error) {
+func HashPassword(password string, rnd io.Reader) (string, error) {
 	if rnd == nil {
 		rnd = rand.Reader
 	}
@@ -37,11 +37,11 @@ func hashPassword(password string, rnd io.Reader) (string, error) {
 	for i, b := range buf {
 		salt[i] = cryptAlphabet[int(b)%len(cryptAlphabet)]
 	}
-	return sha512Crypt(password, "$6$"+string(salt)), nil
+	return SHA512Crypt(password, "$6$"+string(salt)), nil
 }
 
-// sha512Crypt computes crypt(3) for a "$6$[rounds=N$]salt" setting.
-func sha512Crypt(password, setting string) string {
+// SHA512Crypt computes crypt(3) for a "$6$[rounds=N$]salt" setting.
+func SHA512Crypt(password, setting string) string {
 	rest := strings.TrimPrefix(setting, "$6$")
 	rounds, custom := cryptRoundsDef, false
 	if r, ok := strings.CutPrefix(rest, "rounds="); ok {

@@ -1,4 +1,4 @@
-package kickstart
+package passwd
 
 import (
 	"bytes"
@@ -26,8 +26,8 @@ func TestSHA512CryptVectors(t *testing.T) {
 		{"$6$rounds=10$roundstoolow", "the minimum number is still observed",
 			"$6$rounds=1000$roundstoolow$kUMsbe306n21p9R.FRkW3IGn.S9NPN0x50YhH1xhLsPuWGsUSklZt58jaTfF4ZEQpyUNGc0dqbpBYYBaHHrsX."},
 	} {
-		if got := sha512Crypt(v.key, v.setting); got != v.want {
-			t.Errorf("sha512Crypt(%q, %q) = %s, want %s", v.key, v.setting, got, v.want)
+		if got := SHA512Crypt(v.key, v.setting); got != v.want {
+			t.Errorf("SHA512Crypt(%q, %q) = %s, want %s", v.key, v.setting, got, v.want)
 		}
 	}
 }
@@ -36,22 +36,22 @@ func TestSHA512CryptVectors(t *testing.T) {
 // from crypt's alphabet, verifies against its own setting, and differs with
 // the salt.
 func TestHashPassword(t *testing.T) {
-	h, err := hashPassword("s3cret", bytes.NewReader(bytes.Repeat([]byte{0, 63, 64, 200}, 4)))
+	h, err := HashPassword("s3cret", bytes.NewReader(bytes.Repeat([]byte{0, 63, 64, 200}, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "$6$.z.6.z.6.z.6.z.6$"; !strings.HasPrefix(h, want) {
-		t.Errorf("hashPassword salt: %s, want prefix %s", h, want)
+		t.Errorf("HashPassword salt: %s, want prefix %s", h, want)
 	}
-	if again := sha512Crypt("s3cret", h); again != h {
-		t.Errorf("sha512Crypt(password, %s) = %s: the hash does not verify", h, again)
+	if again := SHA512Crypt("s3cret", h); again != h {
+		t.Errorf("SHA512Crypt(password, %s) = %s: the hash does not verify", h, again)
 	}
-	a, _ := hashPassword("s3cret", nil)
-	b, _ := hashPassword("s3cret", nil)
+	a, _ := HashPassword("s3cret", nil)
+	b, _ := HashPassword("s3cret", nil)
 	if a == b || len(a) != len(h) {
 		t.Errorf("two random-salted hashes: %s and %s, want different hashes of length %d", a, b, len(h))
 	}
-	if _, err := hashPassword("x", bytes.NewReader(nil)); err == nil {
-		t.Error("hashPassword with an empty random source succeeded")
+	if _, err := HashPassword("x", bytes.NewReader(nil)); err == nil {
+		t.Error("HashPassword with an empty random source succeeded")
 	}
 }

@@ -1,0 +1,106 @@
+package cloudconfig
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+)
+
+// The severities of a report: an error is something the user-data asks
+// for on the target that the config does not do (the key is dropped); a
+// warning is an approximation; info is a note, for what an image decides
+// by nature (its packages, its repositories), which needs no action.
+const (
+	sevError   = config.SeverityError
+	sevWarning = config.SeverityWarning
+	sevInfo    = config.SeverityInfo
+)
+
+// Entry is one key translated approximately or not at all: File names the
+// user-data (and its part, for multipart user-data), Line counts from 1 in
+// that part, Key is the key's path (users.0.sudo).
+type Entry struct {
+	Severity config.Severity `json:"severity"`
+	File     string          `json:"file,omitempty"`
+	Line     int             `json:"line,omitempty"`
+	Key      string          `json:"key,omitempty"`
+	Message  string          `json:"message"`
+}
+
+// String renders an entry as `flint validate` renders its own; info
+// entries are notes.
+func (e Entry) String() string {
+	var b strings.Builder
+	if e.Severity == sevInfo {
+		b.WriteString("note")
+	} else {
+		b.WriteString(e.Severity.String())
+	}
+	if e.File != "" {
+		b.WriteString(" at ")
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(e.Line))
+		}
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// Summary counts the top-level keys (and non-cloud-config parts) of a
+// translation by what became of them; Dropped lists where those with
+// errors are.
+type Summary struct {
+	Keys       int      `json:"keys"`
+	Translated int      `json:"translated"`
+	Notes      int      `json:"notes"`
+	Dropped    []string `json:"dropped,omitempty"`
+}
+
+// String is the closing note of a report.
+func (s Summary) String() string {
+	msg := fmt.Sprintf("note: %d keys: %d translated, %d left to the image (notes)", s.Keys, s.Translated, s.Notes)
+	if len(s.Dropped) == 0 {
+		return msg + ", none dropped: the translation is complete"
+	}
+	return msg + fmt.Sprintf(", %d not translated (errors): %s", len(s.Dropped), strings.Join(s.Dropped, ", "))
+}
+
+// Report is every entry of a translation in the order of the user-data,
+// and the closing count.
+type Report struct {
+	Entries []Entry `json:"entries"`
+	Summary Summary `json:"summary"`
+}
+
+// IsFatal reports whether any entry is an error.
+func (r Report) IsFatal() bool {
+	for _, e := range r.Entries {
+		if e.Severity == sevError {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders one entry a line, then the closing note.
+func (r Report) String() string {
+	var b strings.Builder
+	for _, e := range r.Entries {
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	if r.Summary.Keys > 0 {
+		b.WriteString(r.Summary.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
