@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // errYAML means a document is not YAML, is not a mapping, or holds

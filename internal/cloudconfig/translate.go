@@ -11,7 +11,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/vincent-petithory/dataurl"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Options tune a translation.
