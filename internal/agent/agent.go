@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -48,20 +48,20 @@ type Deps struct {
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
 	// Mounter mounts config drives read-only; nil: mount(2).
-	Mounter providers.Mounter
+	Mounter platform.Mounter
 	// DriveWait, when not 0, replaces how long a config drive may take to
 	// appear.
 	DriveWait time.Duration
 	// NewProvider makes the config provider whose DeleteConfig removes the
 	// config from the hypervisor; nil: the providers package's table.
-	NewProvider func(id string, env providers.Env) (providers.Provider, bool)
+	NewProvider func(id string, env platform.Env) (platform.Provider, bool)
 }
 
 // Agent runs the agent's commands for one platform.
 type Agent struct {
 	d        Deps
 	log      *slog.Logger
-	platform platform
+	platform duties
 }
 
 // New returns the agent for the platform with id (an
@@ -152,14 +152,14 @@ func PlatformID(root string) (string, error) {
 			return id, nil
 		}
 	}
-	args, err := providers.ReadCmdline(providers.Env{Root: root}, "")
+	args, err := platform.ReadCmdline(platform.Env{Root: root}, "")
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNoPlatform, err)
 	}
 	if id := args.PlatformID(); id != "" {
 		return id, nil
 	}
-	return "", fmt.Errorf("%w: not in /run/flint.env nor on the kernel command line (%s)", ErrNoPlatform, providers.ArgPlatformID)
+	return "", fmt.Errorf("%w: not in /run/flint.env nor on the kernel command line (%s)", ErrNoPlatform, platform.ArgPlatformID)
 }
 
 // envFileValue returns KEY's value in an environment file of KEY=VALUE

@@ -11,7 +11,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -32,7 +32,7 @@ const (
 
 // knownPlatform reports whether id is an ignition.platform.id.
 func knownPlatform(id string) bool {
-	_, ok := providers.Lookup(id)
+	_, ok := platform.Lookup(id)
 	return ok
 }
 
@@ -236,18 +236,18 @@ type configDeleter interface {
 
 // provider returns the platform's config provider (Deps.NewProvider, or
 // the providers package's table).
-func (a *Agent) provider() (providers.Provider, error) {
+func (a *Agent) provider() (platform.Provider, error) {
 	newProvider := a.d.NewProvider
 	if newProvider == nil {
-		newProvider = func(id string, env providers.Env) (providers.Provider, bool) {
-			p, ok := providers.Lookup(id)
+		newProvider = func(id string, env platform.Env) (platform.Provider, bool) {
+			p, ok := platform.Lookup(id)
 			if !ok {
 				return nil, false
 			}
 			return p.New(env), true
 		}
 	}
-	p, ok := newProvider(a.platform.id, providers.Env{Root: a.d.Root, Logger: a.log})
+	p, ok := newProvider(a.platform.id, platform.Env{Root: a.d.Root, Logger: a.log})
 	if !ok {
 		return nil, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -47,12 +47,12 @@ func (a *Agent) driveWait(def time.Duration) time.Duration {
 
 // driveEnv is the providers' environment for mounting a drive: the
 // target root, Deps.Mounter (the system's by default) and the log.
-func (a *Agent) driveEnv() providers.Env {
+func (a *Agent) driveEnv() platform.Env {
 	mounter := a.d.Mounter
 	if mounter == nil {
 		mounter = sys.Mounter{}
 	}
-	return providers.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
+	return platform.Env{Root: a.d.Root, Mounter: mounter, Logger: a.log}
 }
 
 // configDriveEC2 is the EC2-style metadata OpenStack's config drive holds
@@ -102,10 +102,10 @@ func (a *Agent) configDriveFiles(ctx context.Context, wait time.Duration, spec j
 	var files map[string][]byte
 	var err error
 	if len(more) == 0 {
-		data, err = providers.ReadConfigDrive(ctx, env, configDriveLabels, configDriveMetadata, wait)
-	} else if files, err = providers.ReadConfigDriveFiles(ctx, env, configDriveLabels, append([]string{configDriveMetadata}, more...), wait); err == nil {
+		data, err = platform.ReadConfigDrive(ctx, env, configDriveLabels, configDriveMetadata, wait)
+	} else if files, err = platform.ReadConfigDriveFiles(ctx, env, configDriveLabels, append([]string{configDriveMetadata}, more...), wait); err == nil {
 		if data = files[configDriveMetadata]; data == nil {
-			err = fmt.Errorf("%s on the config drive: %w", configDriveMetadata, providers.ErrNoConfig)
+			err = fmt.Errorf("%s on the config drive: %w", configDriveMetadata, platform.ErrNoConfig)
 		}
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func (a *Agent) openStackDrive(ctx context.Context) (metadata, error) {
 // does, and the metadata service otherwise.
 func openStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	m, err := a.openStackDrive(ctx)
-	if !errors.Is(err, providers.ErrNoDrive) {
+	if !errors.Is(err, platform.ErrNoDrive) {
 		return m, err
 	}
 	a.log.Info("no config drive: asking the metadata service", "labels", configDriveLabels)
@@ -188,7 +188,7 @@ func cloudStackMetadata(ctx context.Context, a *Agent) (metadata, error) {
 			{"CLOUDSTACK_VM_ID", "uuid"},
 		},
 	})
-	if !errors.Is(err, providers.ErrNoDrive) {
+	if !errors.Is(err, platform.ErrNoDrive) {
 		return m, err
 	}
 	a.log.Info("no config drive: asking the virtual router", "labels", configDriveLabels)

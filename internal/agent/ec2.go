@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 
 	"github.com/flintboot/flint/internal/resource"
 )
@@ -181,7 +181,7 @@ func exoscaleMetadata(ctx context.Context, a *Agent) (metadata, error) {
 func cloudStackService(ctx context.Context, a *Agent) (metadata, error) {
 	base := a.d.Endpoints["cloudstack"]
 	if base == "" {
-		addr, ok := providers.DHCPServerAddress(ctx, providers.Env{Root: a.d.Root})
+		addr, ok := platform.DHCPServerAddress(ctx, platform.Env{Root: a.d.Root})
 		if !ok {
 			return metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's or dhclient's files, NetworkManager over D-Bus)")
 		}

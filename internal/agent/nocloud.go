@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // cidataLabels are the NoCloud drive's labels, in either case (cloud-init
@@ -46,7 +46,7 @@ const (
 // cidata mounts the cidata drive once and returns the files among names
 // that it holds; meta-data must be one of them.
 func (a *Agent) cidata(ctx context.Context, wait time.Duration, names ...string) (map[string][]byte, error) {
-	files, err := providers.ReadConfigDriveFiles(ctx, a.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
+	files, err := platform.ReadConfigDriveFiles(ctx, a.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
 	}
@@ -201,7 +201,7 @@ func (a *Agent) netInterfaces(data []byte) ([]netIface, error) {
 // provider (coreos/afterburn src/providers/proxmoxve/mod.rs,
 // src/providers/kubevirt/mod.rs) rather than fail the boot.
 func (a *Agent) noDriveNoop(err error) (metadata, error) {
-	if errors.Is(err, providers.ErrNoDrive) {
+	if errors.Is(err, platform.ErrNoDrive) {
 		a.log.Warn("no cloud-init drive: no hostname, SSH keys nor attributes from it", "error", err)
 		return metadata{}, nil
 	}
@@ -243,7 +243,7 @@ func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
 // kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
 // (cidata) or the ConfigDrive volume (config-2).
 func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	label, err := providers.FindConfigDrive(ctx, a.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), a.driveWait(configDriveWait))
+	label, err := platform.FindConfigDrive(ctx, a.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), a.driveWait(configDriveWait))
 	if err != nil {
 		return a.noDriveNoop(fmt.Errorf("%s: %w", a.platform.id, err))
 	}

@@ -25,9 +25,9 @@ func (m *metadata) add(name, value string) {
 	}
 }
 
-// platform is one row of the table: what the agent does on a platform.
+// duties is one row of the table: what the agent does on a platform.
 // A nil function means the platform does not offer it.
-type platform struct {
+type duties struct {
 	id string
 	// hostname: the platform's DHCP gives no hostname, so `flint agent
 	// hostname` sets it from metadata (Afterburn's list, coreos/afterburn
@@ -58,7 +58,7 @@ type platform struct {
 // platforms is every platform the agent does something on; the others
 // (qemu, metal, file, …) need nothing from it. Config deletion is not
 // listed: it follows from the config provider (DeleteConfig).
-var platforms = []platform{
+var platforms = []duties{
 	{id: "akamai", metadata: akamaiMetadata},
 	{id: "aliyun", hostname: true, metadata: aliyunMetadata},
 	{id: "aws", metadata: awsMetadata},
@@ -83,14 +83,14 @@ var platforms = []platform{
 
 // lookup returns the row of id. A known platform without a row (qemu)
 // gets an empty one: nothing to do there but delete the config.
-func lookup(id string) (platform, bool) {
+func lookup(id string) (duties, bool) {
 	for _, p := range platforms {
 		if p.id == id {
 			return p, true
 		}
 	}
 	if knownPlatform(id) {
-		return platform{id: id}, true
+		return duties{id: id}, true
 	}
-	return platform{}, false
+	return duties{}, false
 }

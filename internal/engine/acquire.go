@@ -16,7 +16,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/sys"
 )
@@ -30,13 +30,13 @@ import (
 func (r *stageRun) baseConfig() (config.Config, bool, error) {
 	base := emptyConfig()
 	found := false
-	subs := []string{providers.BaseDir}
+	subs := []string{platform.BaseDir}
 	if id := r.o.Platform.ID; id != "" {
-		subs = append(subs, filepath.Join(providers.PlatformBaseDir, id))
+		subs = append(subs, filepath.Join(platform.PlatformBaseDir, id))
 	}
 	op := r.op("base", "reading base configs")
 	for _, sub := range subs {
-		files, err := providers.ReadBaseConfigs(r.o.ConfigDirs, sub)
+		files, err := platform.ReadBaseConfigs(r.o.ConfigDirs, sub)
 		if err != nil {
 			return base, false, op.Fail(err)
 		}
@@ -119,7 +119,7 @@ func (r *stageRun) fetchConfig(ctx context.Context) (config.Config, error) {
 // source is one place the user config may come from.
 type source struct {
 	name string
-	p    providers.Provider
+	p    platform.Provider
 }
 
 // fetchFromSources asks the kernel command line, then user.ign, then the
@@ -132,18 +132,18 @@ func (r *stageRun) fetchFromSources(ctx context.Context) ([]byte, string, error)
 	}
 	env := r.providerEnv()
 	sources := []source{
-		{"cmdline", providers.NewCmdline(env, r.o.CmdlinePath)},
-		{"system", providers.NewSystem(env, r.o.ConfigDirs)},
+		{"cmdline", platform.NewCmdline(env, r.o.CmdlinePath)},
+		{"system", platform.NewSystem(env, r.o.ConfigDirs)},
 		{r.o.Platform.ID, r.o.Platform.New(env)},
 	}
 	for _, s := range sources {
 		op := r.op("source", "looking for the user config: "+s.name)
 		raw, err := s.p.FetchConfig(ctx)
 		switch {
-		case errors.Is(err, providers.ErrNoProvider):
+		case errors.Is(err, platform.ErrNoProvider):
 			op.Finish("result", "not here", "reason", err)
 			continue
-		case errors.Is(err, providers.ErrNoConfig) || err == nil && len(bytes.TrimSpace(raw)) == 0:
+		case errors.Is(err, platform.ErrNoConfig) || err == nil && len(bytes.TrimSpace(raw)) == 0:
 			op.Finish("result", "no user config: continuing with an empty config")
 			return nil, s.name, nil
 		case r.offline && errors.Is(err, resource.ErrNeedNet):
@@ -156,12 +156,12 @@ func (r *stageRun) fetchFromSources(ctx context.Context) ([]byte, string, error)
 		return raw, s.name, nil
 	}
 	return nil, "", fmt.Errorf("%w: nothing on the kernel command line, no %s in %s, and platform %q found none on this machine",
-		ErrNoSource, providers.UserConfigName, strings.Join(r.o.ConfigDirs.Ordered(), ", "), r.o.Platform.ID)
+		ErrNoSource, platform.UserConfigName, strings.Join(r.o.ConfigDirs.Ordered(), ", "), r.o.Platform.ID)
 }
 
 // providerEnv is the sources' environment: the options' base with the
 // engine's fetcher, the real mounter and runner, and its logger.
-func (r *stageRun) providerEnv() providers.Env {
+func (r *stageRun) providerEnv() platform.Env {
 	env := r.o.ProviderEnv
 	if env.Getter == nil {
 		env.Getter = r.fetcher

@@ -25,7 +25,7 @@ import (
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/stages/disks"
 	"github.com/flintboot/flint/internal/stages/fetch"
@@ -73,8 +73,8 @@ type Fetcher interface {
 type Options struct {
 	Stage string
 	// Platform is the ignition.platform.id's row of the platform table
-	// (providers.Lookup); the fetch stages ask its provider last.
-	Platform providers.Platform
+	// (platform.Lookup); the fetch stages ask its provider last.
+	Platform platform.Platform
 	// Root is the target root the later stages write under ("" means /).
 	Root string
 	// ConfigCache, StateFile and NeedNet are Ignition's files (""
@@ -105,7 +105,7 @@ type Options struct {
 	Getenv func(string) string
 	// ConfigDirs replaces the system config directories; the zero value
 	// means the defaults, each moved by its environment variable.
-	ConfigDirs providers.ConfigDirs
+	ConfigDirs platform.ConfigDirs
 	// CmdlinePath replaces /proc/cmdline; "" means
 	// $IGNITION_KERNEL_CMDLINE_PATH, or /proc/cmdline under
 	// ProviderEnv.Root.
@@ -114,7 +114,7 @@ type Options struct {
 	// Root, Endpoint and Wait. The engine fills what is nil: Getter and
 	// Fetcher with its fetcher, Mounter and Runner with package sys's,
 	// Logger with its own.
-	ProviderEnv providers.Env
+	ProviderEnv platform.Env
 	// NewFetcher makes the stage's fetcher (offline for fetch-offline);
 	// nil means resource.New.
 	NewFetcher func(log *slog.Logger, offline bool) (Fetcher, error)
@@ -349,11 +349,11 @@ func (o Options) withDefaults() Options {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	if o.ConfigDirs == (providers.ConfigDirs{}) {
-		o.ConfigDirs = providers.ConfigDirsFromEnv(o.Getenv)
+	if o.ConfigDirs == (platform.ConfigDirs{}) {
+		o.ConfigDirs = platform.ConfigDirsFromEnv(o.Getenv)
 	}
 	if o.CmdlinePath == "" {
-		o.CmdlinePath = o.Getenv(providers.EnvCmdlinePath)
+		o.CmdlinePath = o.Getenv(platform.EnvCmdlinePath)
 	}
 	if o.NewFetcher == nil {
 		version, platform := o.Version, o.Platform.ID

@@ -1,0 +1,107 @@
+// Package platform is the home of every platform flint runs on, and of the
+// other places a user config can come from: the kernel command line and the
+// well-known user.ign locations. Each platform has one file here and one
+// row in the table in platforms.go; every provider takes its endpoints and
+// device roots from Env, so tests run it against local fakes.
+package platform
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/resource"
+)
+
+// Provider reads the user config from one source.
+type Provider interface {
+	// FetchConfig returns the raw user config. It returns ErrNoConfig when
+	// the source holds none (for most platforms absent or empty user-data
+	// means an empty config, not a failure), ErrNoProvider when the machine
+	// is not on this platform at all, or resource.ErrNeedNet when the
+	// source needs the network and the fetcher is offline.
+	FetchConfig(ctx context.Context) ([]byte, error)
+}
+
+// Getter makes metadata requests with the fetcher's retries and timeouts.
+// *resource.Fetcher implements it.
+type Getter interface {
+	Get(ctx context.Context, r resource.Request) ([]byte, error)
+}
+
+// ConfigFetcher fetches a config a URL names (ignition.config.url).
+// *resource.Fetcher implements it.
+type ConfigFetcher interface {
+	FetchConfig(ctx context.Context, res config.Resource) ([]byte, error)
+}
+
+// Mounter mounts and unmounts filesystems (config drives, read-only).
+type Mounter interface {
+	Mount(source, target, fstype string, flags uintptr, data string) error
+	Unmount(target string) error
+}
+
+// Runner runs a command (modprobe, the z/VM reader tools) and returns its
+// standard output; a failure carries argv, exit status and stderr.
+type Runner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// Env is what a provider needs from the machine. Tests fill it with fakes.
+type Env struct {
+	Getter  Getter
+	Fetcher ConfigFetcher
+	// Root prefixes every absolute path a provider reads (/sys, /dev,
+	// /proc, /run, /dev/disk/by-label); "" means the real root.
+	Root string
+	// Endpoint replaces a provider's metadata base URL (scheme://host[:port]);
+	// "" means the platform's real address.
+	Endpoint string
+	Mounter  Mounter
+	Runner   Runner
+	Logger   *slog.Logger
+	// Wait, when not 0, replaces how long a provider waits for a device or
+	// drive to appear.
+	Wait time.Duration
+}
+
+// path returns p (absolute) under env's root.
+func (e Env) path(p string) string {
+	if e.Root == "" {
+		return p
+	}
+	return filepath.Join(e.Root, p)
+}
+
+// endpoint returns the metadata base URL to use: the override or def.
+func (e Env) endpoint(def string) string {
+	if e.Endpoint != "" {
+		return e.Endpoint
+	}
+	return def
+}
+
+// wait returns how long to wait for a device: the override or def.
+func (e Env) wait(def time.Duration) time.Duration {
+	if e.Wait != 0 {
+		return e.Wait
+	}
+	return def
+}
+
+// logger never returns nil.
+func (e Env) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Platform is one row of the platform table: an ignition.platform.id and
+// how to make its provider.
+type Platform struct {
+	ID  string
+	New func(Env) Provider
+}
