@@ -3,36 +3,22 @@ package agent
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/flintboot/flint/internal/platform"
-	"github.com/flintboot/flint/internal/resource"
 )
-
-// Getter makes metadata requests with bounded retries: network errors,
-// 5xx and the request's RetryStatus are retried with a doubling backoff
-// until the fetcher's total timeout, then fail with an error naming the
-// URL and the last failure. *resource.Fetcher implements it.
-type Getter interface {
-	Get(ctx context.Context, r resource.Request) ([]byte, error)
-}
 
 // Deps is what the agent needs from the machine. Tests fill it with local
 // fakes; the zero value of each optional field means the real thing.
 type Deps struct {
 	// Getter makes every metadata request; its total timeout bounds the
 	// retries of each.
-	Getter Getter
+	Getter platform.Getter
 	// Logger receives the [started]/[finished]/[failed] lines and the
 	// MESSAGE_ID events; nil discards them.
 	Logger *slog.Logger
@@ -57,17 +43,18 @@ type Deps struct {
 	NewProvider func(id string, env platform.Env) (platform.Provider, bool)
 }
 
-// Agent runs the agent's commands for one platform.
+// Agent runs the agent's commands for one platform: the platform's row
+// of the table and what its functions need from the machine.
 type Agent struct {
 	d        Deps
 	log      *slog.Logger
-	platform duties
+	platform platform.Platform
 }
 
 // New returns the agent for the platform with id (an
 // ignition.platform.id).
 func New(d Deps, id string) (*Agent, error) {
-	p, ok := lookup(id)
+	p, ok := platform.Lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("platform %q: %w", id, ErrUnknownPlatform)
 	}
@@ -78,8 +65,17 @@ func New(d Deps, id string) (*Agent, error) {
 	return &Agent{d: d, log: log.With("platform", id), platform: p}, nil
 }
 
+// host is what the platform's functions run against: the agent's
+// dependencies.
+func (a *Agent) host() *platform.Host {
+	return &platform.Host{
+		ID: a.platform.ID, Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Endpoints: a.d.Endpoints,
+		LocalPort: a.d.LocalPort, Mounter: a.d.Mounter, DriveWait: a.d.DriveWait,
+	}
+}
+
 // Platform returns the agent's platform id.
-func (a *Agent) Platform() string { return a.platform.id }
+func (a *Agent) Platform() string { return a.platform.ID }
 
 // path returns p (absolute) under the agent's root.
 func (a *Agent) path(p string) string {
@@ -87,58 +83,6 @@ func (a *Agent) path(p string) string {
 		return p
 	}
 	return filepath.Join(a.d.Root, p)
-}
-
-// endpoint returns the base URL of service: the override or def.
-func (a *Agent) endpoint(service, def string) string {
-	if u := a.d.Endpoints[service]; u != "" {
-		return strings.TrimSuffix(u, "/")
-	}
-	return def
-}
-
-// localPort returns the privileged local port for a Scaleway request.
-func (a *Agent) localPort() int {
-	if a.d.LocalPort != nil {
-		return a.d.LocalPort()
-	}
-	return 1 + rand.IntN(1023)
-}
-
-// get makes one request and returns the answer's body; errors name the
-// platform and the URL.
-func (a *Agent) get(ctx context.Context, r resource.Request) ([]byte, error) {
-	if a.d.Getter == nil {
-		return nil, fmt.Errorf("%s: %s: no fetcher configured", a.platform.id, r.URL)
-	}
-	data, err := a.d.Getter.Get(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
-	}
-	return data, nil
-}
-
-// getText returns a metadata value as text without surrounding blanks;
-// "" when the service says it does not exist (404): absent values are
-// normal (no public address, no keys).
-func (a *Agent) getText(ctx context.Context, url string, h http.Header) (string, error) {
-	data, err := a.get(ctx, resource.Request{URL: url, Header: h})
-	if errors.Is(err, resource.ErrNotFound) {
-		return "", nil
-	}
-	return strings.TrimSpace(string(data)), err
-}
-
-// getJSON decodes the JSON answer of one request into v.
-func (a *Agent) getJSON(ctx context.Context, r resource.Request, v any) error {
-	data, err := a.get(ctx, r)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %s: decoding the answer: %w: %w", a.platform.id, r.URL, ErrProtocol, err)
-	}
-	return nil
 }
 
 // PlatformID finds the platform the machine runs on when -platform does

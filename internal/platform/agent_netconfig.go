@@ -1,4 +1,4 @@
-package agent
+package platform
 
 // Proxmox VE and KubeVirt describe the VM's network on its drive: a NoCloud
 // drive's network-config (cloud-init network config version 1 or 2, YAML or
@@ -266,7 +266,7 @@ func openStackInterfaces(root map[string]any) ([]netIface, error) {
 // picks them: on Proxmox VE the last address of each family of the first
 // interface; on KubeVirt the first of each family of the first interface
 // that has addresses.
-func (m *metadata) addIPAttrs(ifaces []netIface, prefix string, kubeVirt bool) {
+func (m *Metadata) addIPAttrs(ifaces []netIface, prefix string, kubeVirt bool) {
 	var v4, v6 string
 	for _, iface := range ifaces {
 		if kubeVirt && len(iface.addrs) == 0 {

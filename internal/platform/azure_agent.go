@@ -1,4 +1,4 @@
-package agent
+package platform
 
 // Azure and Azure Stack learn that a VM booted from its guest agent's health
 // report to WireServer, the fabric's endpoint in every VM's network; without
@@ -30,9 +30,8 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/resource"
-
 	"github.com/flintboot/flint/internal/dhcplease"
+	"github.com/flintboot/flint/internal/resource"
 )
 
 const (
@@ -50,13 +49,13 @@ func wireServerHeader() http.Header {
 }
 
 // wireServer returns WireServer's base URL.
-func (a *Agent) wireServer(ctx context.Context) string {
-	if u := a.d.Endpoints["wireserver"]; u != "" {
+func (host *Host) wireServer(ctx context.Context) string {
+	if u := host.Endpoints["wireserver"]; u != "" {
 		return strings.TrimSuffix(u, "/")
 	}
-	ip := fabricAddress(ctx, a.path)
+	ip := fabricAddress(ctx, host.path)
 	if ip == "" {
-		a.log.Info("no DHCP option 245 in the leases: using the default WireServer address", "address", wireServerDefault)
+		host.Logger.Info("no DHCP option 245 in the leases: using the default WireServer address", "address", wireServerDefault)
 		ip = wireServerDefault
 	}
 	return "http://" + ip
@@ -133,36 +132,36 @@ func healthDocument(gs goalState, state string, d *details) []byte {
 }
 
 // azureCheckIn reports Ready.
-func azureCheckIn(ctx context.Context, a *Agent) error {
-	return a.reportHealth(ctx, "Ready", nil)
+func azureCheckIn(ctx context.Context, host *Host) error {
+	return host.reportHealth(ctx, "Ready", nil)
 }
 
 // azureReportFailure reports NotReady with ProvisioningFailed, the
 // substatus cloud-init and azure-init use, so the portal shows reason.
-func azureReportFailure(ctx context.Context, a *Agent, reason string) error {
-	return a.reportHealth(ctx, "NotReady", &details{subStatus: "ProvisioningFailed", description: reason})
+func azureReportFailure(ctx context.Context, host *Host, reason string) error {
+	return host.reportHealth(ctx, "NotReady", &details{subStatus: "ProvisioningFailed", description: reason})
 }
 
 // reportHealth makes the whole WireServer exchange, again when WireServer
 // refuses the report with a 4xx (a goal state that changed meanwhile).
-func (a *Agent) reportHealth(ctx context.Context, state string, d *details) error {
-	base := a.wireServer(ctx)
+func (host *Host) reportHealth(ctx context.Context, state string, d *details) error {
+	base := host.wireServer(ctx)
 	var err error
 	for attempt := 1; attempt <= wireServerAttempts; attempt++ {
-		err = a.healthExchange(ctx, base, state, d)
+		err = host.healthExchange(ctx, base, state, d)
 		// Only a refusal starts over: 5xx and network errors were retried
 		// already, until the fetcher's timeout.
 		var se *resource.StatusError
 		if err == nil || !errors.As(err, &se) || se.Status >= 500 || errors.Is(err, resource.ErrTimeout) || ctx.Err() != nil {
 			return err
 		}
-		a.log.Warn("WireServer refused the health report: starting over", "attempt", attempt, "error", err)
+		host.Logger.Warn("WireServer refused the health report: starting over", "attempt", attempt, "error", err)
 	}
 	return fmt.Errorf("after %d attempts: %w", wireServerAttempts, err)
 }
 
-func (a *Agent) healthExchange(ctx context.Context, base, state string, d *details) error {
-	body, err := a.goalStateDocument(ctx, base)
+func (host *Host) healthExchange(ctx context.Context, base, state string, d *details) error {
+	body, err := host.goalStateDocument(ctx, base)
 	if err != nil {
 		return err
 	}
@@ -170,16 +169,16 @@ func (a *Agent) healthExchange(ctx context.Context, base, state string, d *detai
 		"GoalState>Container>RoleInstanceList>RoleInstance>InstanceId"
 	g, err := xmlTexts(body, incarnation, container, instance)
 	if err != nil {
-		return fmt.Errorf("%s: WireServer goal state: %w: %w", a.platform.id, ErrProtocol, err)
+		return fmt.Errorf("%s: WireServer goal state: %w: %w", host.ID, ErrProtocol, err)
 	}
 	if len(g[incarnation]) == 0 || len(g[container]) == 0 || len(g[instance]) == 0 {
-		return fmt.Errorf("%s: WireServer goal state lacks incarnation, container id or instance id: %w", a.platform.id, ErrProtocol)
+		return fmt.Errorf("%s: WireServer goal state lacks incarnation, container id or instance id: %w", host.ID, ErrProtocol)
 	}
 	gs := goalState{g[incarnation][0], g[container][0], g[instance][0]}
 
 	h := wireServerHeader()
 	h.Set("Content-Type", "text/xml;charset=utf-8")
-	_, err = a.get(ctx, resource.Request{
+	_, err = host.get(ctx, resource.Request{
 		URL:    base + "/machine/?comp=health",
 		Method: http.MethodPost,
 		Header: h,
@@ -190,27 +189,23 @@ func (a *Agent) healthExchange(ctx context.Context, base, state string, d *detai
 
 // goalStateDocument checks that WireServer speaks protocol 2012-11-30
 // and returns its goal state document.
-func (a *Agent) goalStateDocument(ctx context.Context, base string) ([]byte, error) {
-	body, err := a.get(ctx, resource.Request{URL: base + "/?comp=versions", Header: wireServerHeader()})
+func (host *Host) goalStateDocument(ctx context.Context, base string) ([]byte, error) {
+	body, err := host.get(ctx, resource.Request{URL: base + "/?comp=versions", Header: wireServerHeader()})
 	if err != nil {
 		return nil, err
 	}
 	const preferred, supported = "Versions>Preferred>Version", "Versions>Supported>Version"
 	v, err := xmlTexts(body, preferred, supported)
 	if err != nil {
-		return nil, fmt.Errorf("%s: WireServer versions: %w: %w", a.platform.id, ErrProtocol, err)
+		return nil, fmt.Errorf("%s: WireServer versions: %w: %w", host.ID, ErrProtocol, err)
 	}
 	offered := append(v[preferred], v[supported]...)
 	if !slices.Contains(offered, wireServerVersion) {
-		return nil, fmt.Errorf("%s: WireServer does not support protocol %s (it offers %s): %w", a.platform.id,
+		return nil, fmt.Errorf("%s: WireServer does not support protocol %s (it offers %s): %w", host.ID,
 			wireServerVersion, strings.Join(offered, ", "), ErrProtocol)
 	}
-	return a.get(ctx, resource.Request{URL: base + "/machine/?comp=goalstate", Header: wireServerHeader()})
+	return host.get(ctx, resource.Request{URL: base + "/machine/?comp=goalstate", Header: wireServerHeader()})
 }
-
-// azureIMDSRetry are the statuses IMDS answers while coming up or
-// throttling, retried like a 5xx (as the config provider does).
-var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
 
 // azureMetadata reads the instance document from IMDS. The hostname is
 // compute.name, the VM's name in Azure, as Afterburn takes it
@@ -218,18 +213,18 @@ var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooM
 // reads compute/name): osProfile.computerName, the guest's own name, differs
 // on scale-set instances and VMs made with --computer-name, and is missing
 // on VMs made from a specialized image.
-func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	doc, err := a.getJSONDoc(ctx, resource.Request{
-		URL:         a.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
+func azureMetadata(ctx context.Context, host *Host) (Metadata, error) {
+	doc, err := host.getJSONDoc(ctx, resource.Request{
+		URL:         host.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
 		Header:      http.Header{"Metadata": {"true"}},
 		RetryStatus: azureIMDSRetry,
 	})
 	if err != nil {
-		return metadata{}, err
+		return Metadata{}, err
 	}
 	m := jsonSpec{
-		hostname: "compute.name",
-		attrs: []field{
+		Hostname: "compute.name",
+		Attrs: []field{
 			{"AZURE_IPV4_DYNAMIC", "network.interface.0.ipv4.ipAddress.0.privateIpAddress"},
 			{"AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
 			{"AZURE_VMSIZE", "compute.vmSize"},
@@ -237,7 +232,7 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 		},
 	}.read(doc)
 	if v := jsonGet(doc, "compute.osProfile.adminUsername"); len(v) > 0 {
-		m.adminUser = v[0]
+		m.AdminUser = v[0]
 	}
 	// One key per keyData, its line breaks removed: the portal and the CLI
 	// keep a key pasted folded over lines that way, and Afterburn joins
@@ -246,7 +241,7 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	join := strings.NewReplacer("\r", "", "\n", "")
 	for _, k := range jsonGet(doc, "compute.publicKeys.*.keyData") {
 		if k = strings.TrimSpace(join.Replace(k)); k != "" {
-			m.keys = append(m.keys, k)
+			m.Keys = append(m.Keys, k)
 		}
 	}
 	return m, nil
@@ -258,33 +253,33 @@ func azureMetadata(ctx context.Context, a *Agent) (metadata, error) {
 // loadBalancedPublicAddress (address:port) of the last input endpoint of the
 // <Instance> whose id is <Incarnation instance="…">. A goal state without
 // that URL, or a VM behind no load balancer, has none.
-func azureVirtualIPv4(ctx context.Context, a *Agent) ([]attribute, error) {
-	body, err := a.goalStateDocument(ctx, a.wireServer(ctx))
+func azureVirtualIPv4(ctx context.Context, host *Host) ([]Attribute, error) {
+	body, err := host.goalStateDocument(ctx, host.wireServer(ctx))
 	if err != nil {
 		return nil, err
 	}
 	const scPath = "GoalState>Container>RoleInstanceList>RoleInstance>Configuration>SharedConfig"
 	g, err := xmlTexts(body, scPath)
 	if err != nil {
-		return nil, fmt.Errorf("%s: WireServer goal state: %w: %w", a.platform.id, ErrProtocol, err)
+		return nil, fmt.Errorf("%s: WireServer goal state: %w: %w", host.ID, ErrProtocol, err)
 	}
 	if len(g[scPath]) == 0 || g[scPath][0] == "" {
-		a.log.Info("the goal state names no SharedConfig: no load balancer address")
+		host.Logger.Info("the goal state names no SharedConfig: no load balancer address")
 		return nil, nil
 	}
 	url := g[scPath][0]
-	body, err = a.get(ctx, resource.Request{URL: url, Header: wireServerHeader()})
+	body, err = host.get(ctx, resource.Request{URL: url, Header: wireServerHeader()})
 	if err != nil {
 		return nil, err
 	}
 	ip, err := sharedConfigVirtualIP(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: SharedConfig %s: %w: %w", a.platform.id, config.DescribeURL(url), ErrProtocol, err)
+		return nil, fmt.Errorf("%s: SharedConfig %s: %w: %w", host.ID, config.DescribeURL(url), ErrProtocol, err)
 	}
 	if ip == "" {
 		return nil, nil
 	}
-	return []attribute{{"AZURE_IPV4_VIRTUAL", ip}}, nil
+	return []Attribute{{"AZURE_IPV4_VIRTUAL", ip}}, nil
 }
 
 // sharedConfigVirtualIP returns the address of the last parseable

@@ -1,4 +1,4 @@
-package agent
+package platform
 
 // IBM Cloud (VPC), Proxmox VE and KubeVirt's NoCloud volume attach a drive
 // labelled cidata in cloud-init's NoCloud layout: meta-data (YAML, or JSON
@@ -24,11 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/flintboot/flint/internal/platform"
 )
 
 // cidataLabels are the NoCloud drive's labels, in either case (cloud-init
@@ -45,47 +42,47 @@ const (
 
 // cidata mounts the cidata drive once and returns the files among names
 // that it holds; meta-data must be one of them.
-func (a *Agent) cidata(ctx context.Context, wait time.Duration, names ...string) (map[string][]byte, error) {
-	files, err := platform.ReadConfigDriveFiles(ctx, a.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
+func (host *Host) cidata(ctx context.Context, wait time.Duration, names ...string) (map[string][]byte, error) {
+	files, err := ReadConfigDriveFiles(ctx, host.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
+		return nil, fmt.Errorf("%s: %w", host.ID, err)
 	}
 	if files[ncMetaData] == nil {
-		return nil, fmt.Errorf("%s: cidata drive: %s is missing or empty: %w", a.platform.id, ncMetaData, ErrProtocol)
+		return nil, fmt.Errorf("%s: cidata drive: %s is missing or empty: %w", host.ID, ncMetaData, ErrProtocol)
 	}
 	return files, nil
 }
 
 // ncKeys reads the wanted keys of one NoCloud file; errors name the file.
-func (a *Agent) ncKeys(file string, data []byte, wanted ...string) (map[string][]string, error) {
+func (host *Host) ncKeys(file string, data []byte, wanted ...string) (map[string][]string, error) {
 	doc, err := readYAMLKeys(data, wanted...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cidata drive %s: %w: %w", a.platform.id, file, ErrProtocol, err)
+		return nil, fmt.Errorf("%s: cidata drive %s: %w: %w", host.ID, file, ErrProtocol, err)
 	}
 	return doc, nil
 }
 
 // ncString is yamlString with the file in the error.
-func (a *Agent) ncString(file string, doc map[string][]string, key string) (string, error) {
+func (host *Host) ncString(file string, doc map[string][]string, key string) (string, error) {
 	s, err := yamlString(doc, key)
 	if err != nil {
-		return "", fmt.Errorf("%s: cidata drive %s: %w: %w", a.platform.id, file, ErrProtocol, err)
+		return "", fmt.Errorf("%s: cidata drive %s: %w: %w", host.ID, file, ErrProtocol, err)
 	}
 	return s, nil
 }
 
 // ncMeta reads meta-data's instance-id and local-hostname.
-func (a *Agent) ncMeta(files map[string][]byte, more ...string) (map[string][]string, string, string, error) {
-	doc, err := a.ncKeys(ncMetaData, files[ncMetaData], append([]string{"instance-id", "local-hostname"}, more...)...)
+func (host *Host) ncMeta(files map[string][]byte, more ...string) (map[string][]string, string, string, error) {
+	doc, err := host.ncKeys(ncMetaData, files[ncMetaData], append([]string{"instance-id", "local-hostname"}, more...)...)
 	if err != nil {
 		return nil, "", "", err
 	}
-	id, err := a.ncString(ncMetaData, doc, "instance-id")
+	id, err := host.ncString(ncMetaData, doc, "instance-id")
 	if err != nil {
 		return nil, "", "", err
 	}
-	host, err := a.ncString(ncMetaData, doc, "local-hostname")
-	return doc, id, host, err
+	name, err := host.ncString(ncMetaData, doc, "local-hostname")
+	return doc, id, name, err
 }
 
 // isCloudConfig reports a #cloud-config document.
@@ -93,38 +90,18 @@ func isCloudConfig(data []byte) bool {
 	return bytes.HasPrefix(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), []byte("#cloud-config"))
 }
 
-func ibmCloudMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncVendorData)
-	if err != nil {
-		return metadata{}, err
-	}
-	_, id, host, err := a.ncMeta(files)
-	if err != nil {
-		return metadata{}, err
-	}
-	m := metadata{hostname: host}
-	m.add("IBMCLOUD_INSTANCE_ID", id)
-	m.add("IBMCLOUD_LOCAL_HOSTNAME", host)
-	if vd := files[ncVendorData]; vd != nil {
-		if m.keys, err = a.vendorDataKeys(vd); err != nil {
-			return metadata{}, err
-		}
-	}
-	return m, nil
-}
-
 // vendorDataKeys reads ssh_authorized_keys from vendor-data: a
 // #cloud-config, or a MIME multipart document whose text/cloud-config
 // parts are read when they mention the keys. The parts are split here
 // rather than with mime/multipart, which would add to the binary for
 // this one file; a part encoded other than as plain text is refused.
-func (a *Agent) vendorDataKeys(data []byte) ([]string, error) {
+func (host *Host) vendorDataKeys(data []byte) ([]string, error) {
 	if isCloudConfig(data) {
-		doc, err := a.ncKeys(ncVendorData, data, "ssh_authorized_keys")
+		doc, err := host.ncKeys(ncVendorData, data, "ssh_authorized_keys")
 		return doc["ssh_authorized_keys"], err
 	}
 	fail := func(what string) ([]string, error) {
-		return nil, fmt.Errorf("%s: cidata drive %s: %s: %w: %w", a.platform.id, ncVendorData, what, ErrProtocol, errYAML)
+		return nil, fmt.Errorf("%s: cidata drive %s: %s: %w: %w", host.ID, ncVendorData, what, ErrProtocol, errYAML)
 	}
 	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	head, body, _ := bytes.Cut(data, []byte("\n\n"))
@@ -153,7 +130,7 @@ func (a *Agent) vendorDataKeys(data []byte) ([]string, error) {
 		default:
 			return fail("a text/cloud-config part with a transfer encoding")
 		}
-		doc, err := a.ncKeys(ncVendorData, []byte(pb), "ssh_authorized_keys")
+		doc, err := host.ncKeys(ncVendorData, []byte(pb), "ssh_authorized_keys")
 		if err != nil {
 			return nil, err
 		}
@@ -174,20 +151,20 @@ func mimeHeader(head []byte, name string) string {
 }
 
 // ncAddrs adds <PLATFORM>_IPV4 and _IPV6 from network-config, if any.
-func (a *Agent) ncAddrs(m *metadata, data []byte) error {
+func (host *Host) ncAddrs(m *Metadata, data []byte) error {
 	if data == nil {
 		return nil
 	}
-	ifaces, err := a.netInterfaces(data)
+	ifaces, err := host.netInterfaces(data)
 	if err != nil {
-		return fmt.Errorf("%s: cidata drive %s: %w: %w", a.platform.id, ncNetConfig, ErrProtocol, err)
+		return fmt.Errorf("%s: cidata drive %s: %w: %w", host.ID, ncNetConfig, ErrProtocol, err)
 	}
-	m.addIPAttrs(ifaces, strings.ToUpper(a.platform.id)+"_", a.platform.id == "kubevirt")
+	m.addIPAttrs(ifaces, strings.ToUpper(host.ID)+"_", host.ID == "kubevirt")
 	return nil
 }
 
 // netInterfaces reads a network description in YAML or JSON.
-func (a *Agent) netInterfaces(data []byte) ([]netIface, error) {
+func (host *Host) netInterfaces(data []byte) ([]netIface, error) {
 	tree, err := readYAMLTree(data)
 	if err != nil {
 		return nil, err
@@ -200,71 +177,10 @@ func (a *Agent) netInterfaces(data []byte) ([]netIface, error) {
 // kernel command line), and Afterburn then falls back to its no-op
 // provider (coreos/afterburn src/providers/proxmoxve/mod.rs,
 // src/providers/kubevirt/mod.rs) rather than fail the boot.
-func (a *Agent) noDriveNoop(err error) (metadata, error) {
-	if errors.Is(err, platform.ErrNoDrive) {
-		a.log.Warn("no cloud-init drive: no hostname, SSH keys nor attributes from it", "error", err)
-		return metadata{}, nil
+func (host *Host) noDriveNoop(err error) (Metadata, error) {
+	if errors.Is(err, ErrNoDrive) {
+		host.Logger.Warn("no cloud-init drive: no hostname, SSH keys nor attributes from it", "error", err)
+		return Metadata{}, nil
 	}
-	return metadata{}, err
-}
-
-func proxmoxVEMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	files, err := a.cidata(ctx, a.driveWait(configDriveWait), ncUserData, ncNetConfig)
-	if err != nil {
-		return a.noDriveNoop(err)
-	}
-	_, id, _, err := a.ncMeta(files)
-	if err != nil {
-		return metadata{}, err
-	}
-	var m metadata
-	if ud := files[ncUserData]; isCloudConfig(ud) {
-		doc, err := a.ncKeys(ncUserData, ud, "hostname", "fqdn", "ssh_authorized_keys")
-		if err != nil {
-			return metadata{}, err
-		}
-		if m.hostname, err = a.ncString(ncUserData, doc, "hostname"); err != nil {
-			return metadata{}, err
-		}
-		if m.hostname == "" {
-			if m.hostname, err = a.ncString(ncUserData, doc, "fqdn"); err != nil {
-				return metadata{}, err
-			}
-		}
-		m.keys = doc["ssh_authorized_keys"]
-	} else {
-		a.log.Info("user-data on the cidata drive is not #cloud-config: no hostname nor SSH keys there")
-	}
-	m.add("PROXMOXVE_INSTANCE_ID", id)
-	m.add("PROXMOXVE_HOSTNAME", m.hostname)
-	return m, a.ncAddrs(&m, files[ncNetConfig])
-}
-
-// kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
-// (cidata) or the ConfigDrive volume (config-2).
-func kubeVirtMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	label, err := platform.FindConfigDrive(ctx, a.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), a.driveWait(configDriveWait))
-	if err != nil {
-		return a.noDriveNoop(fmt.Errorf("%s: %w", a.platform.id, err))
-	}
-	if slices.Contains(configDriveLabels, label) {
-		return a.kubeVirtConfigDrive(ctx)
-	}
-	files, err := a.cidata(ctx, 0, ncNetConfig)
-	if err != nil {
-		return metadata{}, err
-	}
-	doc, id, host, err := a.ncMeta(files, "public-keys", "instance-type")
-	if err != nil {
-		return metadata{}, err
-	}
-	it, err := a.ncString(ncMetaData, doc, "instance-type")
-	if err != nil {
-		return metadata{}, err
-	}
-	m := metadata{hostname: host, keys: doc["public-keys"]}
-	m.add("KUBEVIRT_HOSTNAME", host)
-	m.add("KUBEVIRT_INSTANCE_ID", id)
-	m.add("KUBEVIRT_INSTANCE_TYPE", it)
-	return m, a.ncAddrs(&m, files[ncNetConfig])
+	return Metadata{}, err
 }

@@ -1,4 +1,4 @@
-package agent
+package platform
 
 // Scaleway serves the instance document at /conf?format=json and takes the
 // instance's state as an HTTP PATCH of /state; {"state_detail":"booted"} is
@@ -15,15 +15,15 @@ import (
 	"github.com/flintboot/flint/internal/resource"
 )
 
-func (a *Agent) scalewayURL(path string) string {
-	return a.endpoint("scaleway", "http://169.254.42.42") + path
+func (host *Host) scalewayURL(path string) string {
+	return host.endpoint("scaleway", "http://169.254.42.42") + path
 }
 
-func scalewayMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	return a.jsonMetadata(ctx, resource.Request{URL: a.scalewayURL("/conf?format=json"), LocalPort: a.localPort()}, jsonSpec{
-		hostname: "hostname",
-		keys:     []string{"ssh_public_keys.*.key"},
-		attrs: []field{
+func scalewayMetadata(ctx context.Context, host *Host) (Metadata, error) {
+	return host.jsonMetadata(ctx, resource.Request{URL: host.scalewayURL("/conf?format=json"), LocalPort: host.localPort()}, jsonSpec{
+		Hostname: "hostname",
+		Keys:     []string{"ssh_public_keys.*.key"},
+		Attrs: []field{
 			{"SCALEWAY_HOSTNAME", "hostname"},
 			{"SCALEWAY_INSTANCE_ID", "id"},
 			{"SCALEWAY_INSTANCE_TYPE", "commercial_type"},
@@ -35,13 +35,13 @@ func scalewayMetadata(ctx context.Context, a *Agent) (metadata, error) {
 	})
 }
 
-func scalewayCheckIn(ctx context.Context, a *Agent) error {
-	_, err := a.get(ctx, resource.Request{
-		URL:       a.scalewayURL("/state"),
+func scalewayCheckIn(ctx context.Context, host *Host) error {
+	_, err := host.get(ctx, resource.Request{
+		URL:       host.scalewayURL("/state"),
 		Method:    http.MethodPatch,
 		Header:    http.Header{"Content-Type": {"application/json"}},
 		Body:      []byte(`{"state_detail":"booted"}`),
-		LocalPort: a.localPort(),
+		LocalPort: host.localPort(),
 	})
 	return err
 }

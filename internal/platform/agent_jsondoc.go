@@ -1,5 +1,7 @@
-package agent
+package platform
 
+// The platforms whose metadata service speaks its own dialect: GCP,
+// DigitalOcean, Hetzner, Vultr, UpCloud, Akamai and Oracle Cloud.
 // Most platforms' metadata is one JSON document. Instead of a Go type per
 // platform (each decoded with reflection and copied field by field, which
 // cost the binary a few KB per platform), a platform lists the paths of
@@ -17,27 +19,67 @@ import (
 	"github.com/flintboot/flint/internal/resource"
 )
 
+// jsonPath returns the value under key of the object v, nil when v is not
+// an object or has no such key.
+func jsonPath(v any, key string) any {
+	m, _ := v.(map[string]any)
+	return m[key]
+}
+
+// yamlBlock returns the lines indented below the top-level "key:" of a YAML
+// document (its nested value), nil when the key is absent or has no block.
+func yamlBlock(data []byte, key string) []byte {
+	var out []string
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case !in && strings.TrimRight(line, " \r") == key+":":
+			in = true
+		case in && (strings.TrimSpace(line) == "" || strings.HasPrefix(line, " ")):
+			out = append(out, line)
+		case in:
+			return []byte(strings.Join(out, "\n"))
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return []byte(strings.Join(out, "\n"))
+}
+
+// keyLines splits a list of keys, one a line, dropping blanks around
+// each.
+func keyLines(s string) []string {
+	var keys []string
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			keys = append(keys, line)
+		}
+	}
+	return keys
+}
+
 // jsonSpec says where a platform's document keeps the hostname, the SSH
 // keys and the attributes. Paths are dot-separated object keys and list
 // indexes; "*" stands for every element of a list, or every value of an
 // object in key order. An attribute whose name ends in "_*" gets one line
 // per value, numbered from 0 in order.
 type jsonSpec struct {
-	hostname string
-	keys     []string
-	attrs    []field
+	Hostname string
+	Keys     []string
+	Attrs    []field
 }
 
 // getJSONDoc fetches and decodes one JSON document; numbers keep their
 // text (an instance id of 123 stays "123").
-func (a *Agent) getJSONDoc(ctx context.Context, r resource.Request) (any, error) {
-	data, err := a.get(ctx, r)
+func (host *Host) getJSONDoc(ctx context.Context, r resource.Request) (any, error) {
+	data, err := host.get(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	doc, err := decodeJSONDoc(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: decoding the answer: %w: %w", a.platform.id, r.URL, ErrProtocol, err)
+		return nil, fmt.Errorf("%s: %s: decoding the answer: %w: %w", host.ID, r.URL, ErrProtocol, err)
 	}
 	return doc, nil
 }
@@ -106,21 +148,21 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // read applies the spec to doc. Keys are split into lines: some platforms
 // serve them as one multi-line string.
-func (s jsonSpec) read(doc any) metadata {
-	var m metadata
-	if v := jsonGet(doc, s.hostname); len(v) > 0 {
-		m.hostname = v[0]
+func (s jsonSpec) read(doc any) Metadata {
+	var m Metadata
+	if v := jsonGet(doc, s.Hostname); len(v) > 0 {
+		m.Hostname = v[0]
 	}
-	for _, p := range s.keys {
+	for _, p := range s.Keys {
 		for _, k := range jsonGet(doc, p) {
 			for _, line := range strings.Split(k, "\n") {
 				if line = strings.TrimSpace(line); line != "" {
-					m.keys = append(m.keys, line)
+					m.Keys = append(m.Keys, line)
 				}
 			}
 		}
 	}
-	for _, f := range s.attrs {
+	for _, f := range s.Attrs {
 		vals := jsonGet(doc, f.path)
 		if name, ok := strings.CutSuffix(f.attr, "_*"); ok {
 			for i, v := range vals {
@@ -134,10 +176,10 @@ func (s jsonSpec) read(doc any) metadata {
 }
 
 // jsonMetadata fetches one document and applies spec.
-func (a *Agent) jsonMetadata(ctx context.Context, r resource.Request, spec jsonSpec) (metadata, error) {
-	doc, err := a.getJSONDoc(ctx, r)
+func (host *Host) jsonMetadata(ctx context.Context, r resource.Request, spec jsonSpec) (Metadata, error) {
+	doc, err := host.getJSONDoc(ctx, r)
 	if err != nil {
-		return metadata{}, err
+		return Metadata{}, err
 	}
 	return spec.read(doc), nil
 }

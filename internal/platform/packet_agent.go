@@ -1,4 +1,4 @@
-package agent
+package platform
 
 // Equinix Metal (platform id packet) serves a JSON instance document at
 // /metadata. It holds phone_home_url, which the first boot POSTs to (an
@@ -37,21 +37,21 @@ type packetDoc struct {
 	} `json:"network"`
 }
 
-func (a *Agent) packetDoc(ctx context.Context) (packetDoc, error) {
+func (host *Host) packetDoc(ctx context.Context) (packetDoc, error) {
 	var doc packetDoc
-	err := a.getJSON(ctx, resource.Request{
-		URL:    a.endpoint("packet", "https://metadata.packet.net") + "/metadata",
+	err := host.getJSON(ctx, resource.Request{
+		URL:    host.endpoint("packet", "https://metadata.packet.net") + "/metadata",
 		Header: http.Header{"Accept": {"*/*"}},
 	}, &doc)
 	return doc, err
 }
 
-func packetMetadata(ctx context.Context, a *Agent) (metadata, error) {
-	doc, err := a.packetDoc(ctx)
+func packetMetadata(ctx context.Context, host *Host) (Metadata, error) {
+	doc, err := host.packetDoc(ctx)
 	if err != nil {
-		return metadata{}, err
+		return Metadata{}, err
 	}
-	m := metadata{hostname: doc.Hostname, keys: doc.SSHKeys}
+	m := Metadata{Hostname: doc.Hostname, Keys: doc.SSHKeys}
 	m.add("PACKET_HOSTNAME", doc.Hostname)
 	m.add("PACKET_PHONE_HOME_URL", doc.PhoneHomeURL)
 	m.add("PACKET_PLAN", doc.Plan)
@@ -79,8 +79,8 @@ func packetMetadata(ctx context.Context, a *Agent) (metadata, error) {
 }
 
 // packetPhoneHome returns the instance's phone-home URL.
-func (a *Agent) packetPhoneHome(ctx context.Context) (string, error) {
-	doc, err := a.packetDoc(ctx)
+func (host *Host) packetPhoneHome(ctx context.Context) (string, error) {
+	doc, err := host.packetDoc(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -90,12 +90,12 @@ func (a *Agent) packetPhoneHome(ctx context.Context) (string, error) {
 	return doc.PhoneHomeURL, nil
 }
 
-func packetCheckIn(ctx context.Context, a *Agent) error {
-	u, err := a.packetPhoneHome(ctx)
+func packetCheckIn(ctx context.Context, host *Host) error {
+	u, err := host.packetPhoneHome(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = a.get(ctx, resource.Request{
+	_, err = host.get(ctx, resource.Request{
 		URL:    u,
 		Method: http.MethodPost,
 		Header: http.Header{"Content-Type": {"application/json"}},
@@ -103,8 +103,8 @@ func packetCheckIn(ctx context.Context, a *Agent) error {
 	return err
 }
 
-func packetReportFailure(ctx context.Context, a *Agent, reason string) error {
-	u, err := a.packetPhoneHome(ctx)
+func packetReportFailure(ctx context.Context, host *Host, reason string) error {
+	u, err := host.packetPhoneHome(ctx)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func packetReportFailure(ctx context.Context, a *Agent, reason string) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.get(ctx, resource.Request{
+	_, err = host.get(ctx, resource.Request{
 		URL:    strings.TrimSuffix(strings.TrimSuffix(u, "/"), "/phone-home") + "/events",
 		Method: http.MethodPost,
 		Header: http.Header{"Content-Type": {"application/json"}},

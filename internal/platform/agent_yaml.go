@@ -1,4 +1,4 @@
-package agent
+package platform
 
 // NoCloud drives keep their metadata in YAML (meta-data, #cloud-config
 // user-data and vendor-data, network-config), read here with gopkg.in/yaml.v3
