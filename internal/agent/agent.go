@@ -69,8 +69,8 @@ func New(d Deps, id string) (*Agent, error) {
 // dependencies.
 func (a *Agent) host() *platform.Host {
 	return &platform.Host{
-		ID: a.platform.ID, Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Endpoints: a.d.Endpoints,
-		LocalPort: a.d.LocalPort, Mounter: a.d.Mounter, DriveWait: a.d.DriveWait,
+		Env: platform.Env{Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Mounter: a.d.Mounter, Wait: a.d.DriveWait},
+		ID:  a.platform.ID, Endpoints: a.d.Endpoints, LocalPort: a.d.LocalPort,
 	}
 }
 

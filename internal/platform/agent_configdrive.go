@@ -34,23 +34,14 @@ const (
 	configDriveWait = 30 * time.Second
 )
 
-// driveWait returns how long to wait for a config drive: Deps.DriveWait
-// or def.
-func (host *Host) driveWait(def time.Duration) time.Duration {
-	if host.DriveWait != 0 {
-		return host.DriveWait
-	}
-	return def
-}
-
-// driveEnv is the providers' environment for mounting a drive: the
-// target root, Deps.Mounter (the system's by default) and the log.
+// driveEnv is the environment for mounting a drive: the host's, with
+// the system's mounter unless a test gave one.
 func (host *Host) driveEnv() Env {
-	mounter := host.Mounter
-	if mounter == nil {
-		mounter = sys.Mounter{}
+	env := host.Env
+	if env.Mounter == nil {
+		env.Mounter = sys.Mounter{}
 	}
-	return Env{Root: host.Root, Mounter: mounter, Logger: host.Logger}
+	return env
 }
 
 // configDriveEC2 is the EC2-style metadata OpenStack's config drive holds
@@ -100,8 +91,8 @@ func (host *Host) configDriveFiles(ctx context.Context, wait time.Duration, spec
 	var files map[string][]byte
 	var err error
 	if len(more) == 0 {
-		data, err = ReadConfigDrive(ctx, env, configDriveLabels, configDriveMetadata, wait)
-	} else if files, err = ReadConfigDriveFiles(ctx, env, configDriveLabels, append([]string{configDriveMetadata}, more...), wait); err == nil {
+		data, err = readDriveFile(ctx, env, configDriveLabels, configDriveMetadata, wait)
+	} else if files, err = readDriveFiles(ctx, env, configDriveLabels, append([]string{configDriveMetadata}, more...), wait); err == nil {
 		if data = files[configDriveMetadata]; data == nil {
 			err = fmt.Errorf("%s on the config drive: %w", configDriveMetadata, ErrNoConfig)
 		}
@@ -118,5 +109,5 @@ func (host *Host) configDriveFiles(ctx context.Context, wait time.Duration, spec
 
 // configDriveOnly serves the platforms whose metadata is only on the drive.
 func configDriveOnly(ctx context.Context, host *Host) (Metadata, error) {
-	return host.configDriveSpec(ctx, host.driveWait(configDriveWait), configDriveSpecFor(host.ID))
+	return host.configDriveSpec(ctx, host.wait(configDriveWait), configDriveSpecFor(host.ID))
 }

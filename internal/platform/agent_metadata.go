@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/flintboot/flint/internal/resource"
 )
@@ -39,19 +36,19 @@ func (m *Metadata) add(name, value string) {
 }
 
 // Host is what the agent side of a platform (metadata, check-in, failure
-// report) needs from the machine. Tests fill it with local fakes; the
-// zero value of each optional field means the real thing.
+// report) needs from the machine: the config side's Env, whose fetcher,
+// root, mounter and logger it shares, and what only the agent needs.
+// Tests fill it with local fakes; the zero value of each optional field
+// means the real thing.
 type Host struct {
+	// Env is the machine as the config providers see it: Getter makes
+	// every metadata request (the same client, retries and timeouts as the
+	// config's), Root prefixes every absolute path (DHCP leases, drives),
+	// Mounter mounts config drives (nil: mount(2)), Wait replaces how long
+	// a drive may take to appear, Logger is never nil.
+	Env
 	// ID is the platform's id; errors start with it.
 	ID string
-	// Getter makes every metadata request, with the same client, retries
-	// and timeouts as the config side (*resource.Fetcher).
-	Getter Getter
-	// Logger receives what the platform code has to say; never nil.
-	Logger *slog.Logger
-	// Root prefixes every absolute path read or written (DHCP leases,
-	// drives); "" means the real root.
-	Root string
 	// Endpoints replaces the base URL (scheme://host[:port]) of a
 	// metadata service, by platform id ("azure" is IMDS; "wireserver" is
 	// Azure's WireServer, found through DHCP otherwise).
@@ -59,19 +56,6 @@ type Host struct {
 	// LocalPort picks the local TCP port of Scaleway requests, which the
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
-	// Mounter mounts config drives read-only; nil: mount(2).
-	Mounter Mounter
-	// DriveWait, when not 0, replaces how long a config drive may take to
-	// appear.
-	DriveWait time.Duration
-}
-
-// path returns p (absolute) under the host's root.
-func (host *Host) path(p string) string {
-	if host.Root == "" {
-		return p
-	}
-	return filepath.Join(host.Root, p)
 }
 
 // endpoint returns the base URL of service: the override or def.
@@ -90,17 +74,10 @@ func (host *Host) localPort() int {
 	return 1 + rand.IntN(1023)
 }
 
-// get makes one request and returns the answer's body; errors name the
-// platform and the URL.
+// get makes one request with the config side's habits (getMetadata):
+// errors name the platform and the URL.
 func (host *Host) get(ctx context.Context, r resource.Request) ([]byte, error) {
-	if host.Getter == nil {
-		return nil, fmt.Errorf("%s: %s: no fetcher configured", host.ID, r.URL)
-	}
-	data, err := host.Getter.Get(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", host.ID, err)
-	}
-	return data, nil
+	return getMetadata(ctx, host.Env, host.ID, r)
 }
 
 // getText returns a metadata value as text without surrounding blanks;

@@ -43,7 +43,7 @@ const (
 // cidata mounts the cidata drive once and returns the files among names
 // that it holds; meta-data must be one of them.
 func (host *Host) cidata(ctx context.Context, wait time.Duration, names ...string) (map[string][]byte, error) {
-	files, err := ReadConfigDriveFiles(ctx, host.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
+	files, err := readDriveFiles(ctx, host.driveEnv(), cidataLabels, append([]string{ncMetaData}, names...), wait)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", host.ID, err)
 	}
@@ -178,7 +178,7 @@ func (host *Host) netInterfaces(data []byte) ([]netIface, error) {
 // provider (coreos/afterburn src/providers/proxmoxve/mod.rs,
 // src/providers/kubevirt/mod.rs) rather than fail the boot.
 func (host *Host) noDriveNoop(err error) (Metadata, error) {
-	if errors.Is(err, ErrNoDrive) {
+	if errors.Is(err, errNoDrive) {
 		host.Logger.Warn("no cloud-init drive: no hostname, SSH keys nor attributes from it", "error", err)
 		return Metadata{}, nil
 	}

@@ -40,21 +40,9 @@ func (p akamaiProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 	// The service answers text/plain or JSON; it refuses the fetcher's
 	// default Accept header (Ignition's media type), so both requests
 	// name what they take.
-	tokenReq := resource.Request{
-		URL:    p.base + "/v1/token",
-		Method: http.MethodPut,
-		Header: http.Header{
-			"Accept":                        {"text/plain"},
-			"Metadata-Token-Expiry-Seconds": {akamaiTokenTTL},
-		},
-	}
-	data, err := getMetadata(ctx, p.env, "akamai", tokenReq)
+	token, err := akamaiToken(ctx, p.env, "akamai", p.base)
 	if err != nil {
 		return nil, err
-	}
-	token := string(bytes.TrimSpace(data))
-	if token == "" {
-		return nil, fmt.Errorf("akamai: %s: the Metadata service answered with an empty token", config.DescribeURL(tokenReq.URL))
 	}
 
 	r := resource.Request{
@@ -64,11 +52,33 @@ func (p akamaiProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 			"Metadata-Token": {token},
 		},
 	}
-	data, err = getMetadata(ctx, p.env, "akamai", r)
+	data, err := getMetadata(ctx, p.env, "akamai", r)
 	if err != nil {
 		return nil, err
 	}
 	return finishUserData(p.env, "akamai", r.URL, data, decodeAkamaiUserData)
+}
+
+// akamaiToken asks the Metadata service at base for a token, for the
+// config and for the agent; errors start with prefix.
+func akamaiToken(ctx context.Context, env Env, prefix, base string) (string, error) {
+	r := resource.Request{
+		URL:    base + "/v1/token",
+		Method: http.MethodPut,
+		Header: http.Header{
+			"Accept":                        {"text/plain"},
+			"Metadata-Token-Expiry-Seconds": {akamaiTokenTTL},
+		},
+	}
+	data, err := getMetadata(ctx, env, prefix, r)
+	if err != nil {
+		return "", err
+	}
+	token := string(bytes.TrimSpace(data))
+	if token == "" {
+		return "", fmt.Errorf("%s: %s: the Metadata service answered with an empty token", prefix, config.DescribeURL(r.URL))
+	}
+	return token, nil
 }
 
 // decodeAkamaiUserData undoes the base64 the service keeps user-data in,

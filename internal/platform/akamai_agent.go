@@ -14,16 +14,13 @@ import (
 // token. The keys are listed per user; like GCP's, all of them go to the
 // user the unit names.
 func akamaiMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("akamai", "http://169.254.169.254") + "/v1"
-	token, err := host.get(ctx, resource.Request{
-		URL:    base + "/token",
-		Method: http.MethodPut,
-		Header: http.Header{"Accept": {"text/plain"}, "Metadata-Token-Expiry-Seconds": {"300"}},
-	})
+	root := host.endpoint("akamai", "http://169.254.169.254")
+	token, err := akamaiToken(ctx, host.Env, host.ID, root)
 	if err != nil {
 		return Metadata{}, err
 	}
-	h := http.Header{"Accept": {"application/json"}, "Metadata-Token": {strings.TrimSpace(string(token))}}
+	base := root + "/v1"
+	h := http.Header{"Accept": {"application/json"}, "Metadata-Token": {token}}
 	docs := map[string]any{}
 	for _, name := range []string{"instance", "network", "ssh-keys"} {
 		docs[name], err = host.getJSONDoc(ctx, resource.Request{URL: base + "/" + name, Header: h})

@@ -55,22 +55,32 @@ func (p awsProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 // token asks IMDS for an IMDSv2 session token. It returns "" and no error
 // when the service only speaks IMDSv1.
 func (p awsProvider) token(ctx context.Context) (string, error) {
-	r := resource.Request{
-		URL:    p.base + "/latest/api/token",
-		Method: http.MethodPut,
-		Header: http.Header{"X-aws-ec2-metadata-token-ttl-seconds": {awsTokenTTL}},
-	}
-	data, err := getMetadata(ctx, p.env, "aws", r)
+	token, err := awsToken(ctx, p.env, "aws", p.base)
 	if awsIMDSv1Only(err) {
 		p.env.logger().Debug("IMDSv2 token endpoint is missing", "platform", "aws", "error", err)
 		return "", nil
 	}
+	return token, err
+}
+
+// awsToken asks IMDS at base for an IMDSv2 session token, for the config
+// and for the agent; errors start with prefix. What a failure means is the
+// caller's: the config reads on without a token only when the service has
+// no IMDSv2 (Ignition), the agent whatever went wrong (Afterburn's
+// src/providers/aws/mod.rs warns and goes on with IMDSv1).
+func awsToken(ctx context.Context, env Env, prefix, base string) (string, error) {
+	r := resource.Request{
+		URL:    base + "/latest/api/token",
+		Method: http.MethodPut,
+		Header: http.Header{"X-aws-ec2-metadata-token-ttl-seconds": {awsTokenTTL}},
+	}
+	data, err := getMetadata(ctx, env, prefix, r)
 	if err != nil {
 		return "", err
 	}
 	token := string(bytes.TrimSpace(data))
 	if token == "" {
-		return "", fmt.Errorf("aws: %s: IMDSv2 answered with an empty session token", config.DescribeURL(r.URL))
+		return "", fmt.Errorf("%s: %s: IMDSv2 answered with an empty session token", prefix, config.DescribeURL(r.URL))
 	}
 	return token, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/flintboot/flint/internal/resource"
 )
@@ -15,15 +14,11 @@ import (
 func awsMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	root := host.endpoint("aws", "http://169.254.169.254")
 	h := http.Header{}
-	token, err := host.get(ctx, resource.Request{
-		URL:    root + "/latest/api/token",
-		Method: http.MethodPut,
-		Header: http.Header{"X-Aws-Ec2-Metadata-Token-Ttl-Seconds": {"21600"}},
-	})
+	token, err := awsToken(ctx, host.Env, host.ID, root)
 	if err != nil {
 		host.Logger.Warn("no IMDSv2 session token: trying IMDSv1", "error", err)
 	} else {
-		h.Set("X-Aws-Ec2-Metadata-Token", strings.TrimSpace(string(token)))
+		h.Set("X-Aws-Ec2-Metadata-Token", token)
 	}
 	m, err := host.ec2Metadata(ctx, root+"/2021-01-03/meta-data", h, "hostname", []field{
 		{"AWS_HOSTNAME", "hostname"},

@@ -25,6 +25,13 @@ const azureUserDataPath = "/metadata/instance/compute/userData?api-version=2021-
 // retried like a 5xx, the set cloud-init and Ignition use.
 var azureIMDSRetry = []int{http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
 
+// azureIMDSRequest is a request to IMDS, the config's or the agent's: the
+// Metadata header it wants (it refuses requests without, and any with
+// X-Forwarded-For) and the statuses worth a retry.
+func azureIMDSRequest(url string) resource.Request {
+	return resource.Request{URL: url, Header: http.Header{"Metadata": {"true"}}, RetryStatus: azureIMDSRetry}
+}
+
 type azureProvider struct {
 	env  Env
 	base string
@@ -42,11 +49,7 @@ func newAzure(env Env) Provider {
 }
 
 func (p azureProvider) FetchConfig(ctx context.Context) ([]byte, error) {
-	r := resource.Request{
-		URL:         p.base + azureUserDataPath,
-		Header:      http.Header{"Metadata": {"true"}},
-		RetryStatus: azureIMDSRetry,
-	}
+	r := azureIMDSRequest(p.base + azureUserDataPath)
 	// Every error, resource.ErrNeedNet first of all, stops here: the
 	// reference does not read the CD-ROM in fetch-offline either, because
 	// IMDS user data, which needs the network, takes precedence.

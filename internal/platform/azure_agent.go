@@ -214,11 +214,7 @@ func (host *Host) goalStateDocument(ctx context.Context, base string) ([]byte, e
 // on scale-set instances and VMs made with --computer-name, and is missing
 // on VMs made from a specialized image.
 func azureMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	doc, err := host.getJSONDoc(ctx, resource.Request{
-		URL:         host.endpoint("azure", "http://169.254.169.254") + "/metadata/instance?api-version=2021-02-01",
-		Header:      http.Header{"Metadata": {"true"}},
-		RetryStatus: azureIMDSRetry,
-	})
+	doc, err := host.getJSONDoc(ctx, azureIMDSRequest(host.endpoint("azure", "http://169.254.169.254")+"/metadata/instance?api-version=2021-02-01"))
 	if err != nil {
 		return Metadata{}, err
 	}

@@ -46,7 +46,7 @@ func TestWireServerAddress(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			host := &Host{ID: "azure", Root: root, Logger: slog.New(slog.DiscardHandler)}
+			host := &Host{Env: Env{Root: root, Logger: slog.New(slog.DiscardHandler)}, ID: "azure"}
 			if got := host.wireServer(context.Background()); got != tc.want {
 				t.Errorf("wireServer() = %s, want %s", got, tc.want)
 			}

@@ -15,7 +15,7 @@ import (
 // hostname, vm-id as uuid, the keys under public_keys; the attributes keep
 // the router's names.
 func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	m, err := host.configDriveSpec(ctx, host.driveWait(openStackDriveWait), jsonSpec{
+	m, err := host.configDriveSpec(ctx, host.wait(openStackDriveWait), jsonSpec{
 		Hostname: "hostname",
 		Keys:     []string{"public_keys.*"},
 		Attrs: []field{
@@ -24,7 +24,7 @@ func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 			{"CLOUDSTACK_VM_ID", "uuid"},
 		},
 	})
-	if !errors.Is(err, ErrNoDrive) {
+	if !errors.Is(err, errNoDrive) {
 		return m, err
 	}
 	host.Logger.Info("no config drive: asking the virtual router", "labels", configDriveLabels)
@@ -37,7 +37,7 @@ func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 func cloudStackService(ctx context.Context, host *Host) (Metadata, error) {
 	base := host.Endpoints["cloudstack"]
 	if base == "" {
-		addr, ok := DHCPServerAddress(ctx, Env{Root: host.Root})
+		addr, ok := dhcpServerAddress(ctx, host.Env)
 		if !ok {
 			return Metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's or dhclient's files, NetworkManager over D-Bus)")
 		}

@@ -274,3 +274,41 @@ func isVFAT(b []byte) bool {
 	}
 	return bytes.HasPrefix(b[54:], []byte("FAT")) || bytes.HasPrefix(b[82:], []byte("FAT32"))
 }
+
+// findDriveLabel waits for a drive labelled with one of labels as
+// readDriveFile does and returns the label found (the first of labels
+// present). KubeVirt's agent reads whichever of its two drives the VM has.
+func findDriveLabel(ctx context.Context, env Env, labels []string, wait time.Duration) (string, error) {
+	dev, err := findDrive(ctx, env, labels, wait)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Base(dev), nil
+}
+
+// readDriveFiles mounts the drive labelled with one of labels read-only
+// once and returns the contents of each of names (paths on the drive) that exists;
+// a missing file is left out of the map. It waits for the drive as
+// readDriveFile does. The agent reads a NoCloud (cidata) drive's
+// meta-data, user-data and vendor-data with it.
+func readDriveFiles(ctx context.Context, env Env, labels []string, names []string, wait time.Duration) (map[string][]byte, error) {
+	dev, err := findDrive(ctx, env, labels, wait)
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	_, err = withDrive(env, dev, nil, func(dir string) ([]byte, error) {
+		for _, name := range names {
+			data, err := readDriveData(dir, dev, name)
+			if errors.Is(err, ErrNoConfig) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			files[name] = data
+		}
+		return nil, nil
+	})
+	return files, err
+}

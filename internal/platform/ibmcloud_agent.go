@@ -5,7 +5,7 @@ import (
 )
 
 func ibmCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	files, err := host.cidata(ctx, host.driveWait(configDriveWait), ncVendorData)
+	files, err := host.cidata(ctx, host.wait(configDriveWait), ncVendorData)
 	if err != nil {
 		return Metadata{}, err
 	}

@@ -24,7 +24,7 @@ func (host *Host) kubeVirtConfigDrive(ctx context.Context) (Metadata, error) {
 // kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
 // (cidata) or the ConfigDrive volume (config-2).
 func kubeVirtMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	label, err := FindConfigDrive(ctx, host.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), host.driveWait(configDriveWait))
+	label, err := findDriveLabel(ctx, host.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), host.wait(configDriveWait))
 	if err != nil {
 		return host.noDriveNoop(fmt.Errorf("%s: %w", host.ID, err))
 	}

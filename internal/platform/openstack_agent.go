@@ -13,7 +13,7 @@ import (
 // attributes Afterburn takes from there (coreos/afterburn
 // src/providers/openstack/configdrive.rs).
 func (host *Host) openStackDrive(ctx context.Context) (Metadata, error) {
-	m, files, err := host.configDriveFiles(ctx, host.driveWait(openStackDriveWait), configDriveSpecFor("openstack"), configDriveEC2)
+	m, files, err := host.configDriveFiles(ctx, host.wait(openStackDriveWait), configDriveSpecFor("openstack"), configDriveEC2)
 	if err != nil || files[configDriveEC2] == nil {
 		return m, err
 	}
@@ -35,7 +35,7 @@ func (host *Host) openStackDrive(ctx context.Context) (Metadata, error) {
 // does, and the metadata service otherwise.
 func openStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	m, err := host.openStackDrive(ctx)
-	if !errors.Is(err, ErrNoDrive) {
+	if !errors.Is(err, errNoDrive) {
 		return m, err
 	}
 	host.Logger.Info("no config drive: asking the metadata service", "labels", configDriveLabels)

@@ -1,6 +1,10 @@
 package platform
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/flintboot/flint/internal/resource"
+)
 
 // Oracle Cloud Infrastructure serves instance metadata through IMDS v2,
 // which answers only requests with "Authorization: Bearer Oracle" and
@@ -11,12 +15,26 @@ import "net/http"
 // newOracleCloud reads the user config from OCI IMDS v2. A 404 or an empty
 // answer means no user-data: an empty config.
 func newOracleCloud(env Env) Provider {
+	r := oracleIMDSRequest(env.endpoint(oracleIMDS) + "/opc/v2/instance/metadata/user_data")
 	return userDataService{
 		env:      env,
 		platform: "oraclecloud",
-		url:      env.endpoint("http://169.254.169.254") + "/opc/v2/instance/metadata/user_data",
-		header:   http.Header{"Authorization": {"Bearer Oracle"}},
-		retry:    []int{http.StatusTooManyRequests},
+		url:      r.URL,
+		header:   r.Header,
+		retry:    r.RetryStatus,
 		decode:   decodeBase64UserData,
+	}
+}
+
+// oracleIMDS is the address of OCI's instance metadata service.
+const oracleIMDS = "http://169.254.169.254"
+
+// oracleIMDSRequest is a request to OCI IMDS v2, the config's or the
+// agent's: the header it wants and the 429 it answers when asked too often.
+func oracleIMDSRequest(url string) resource.Request {
+	return resource.Request{
+		URL:         url,
+		Header:      http.Header{"Authorization": {"Bearer Oracle"}},
+		RetryStatus: []int{http.StatusTooManyRequests},
 	}
 }

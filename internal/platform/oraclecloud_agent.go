@@ -3,7 +3,6 @@ package platform
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/flintboot/flint/internal/resource"
 )
@@ -12,19 +11,17 @@ import (
 // "Authorization: Bearer Oracle"; the keys are the instance metadata's
 // ssh_authorized_keys, one a line.
 func oracleCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("oraclecloud", "http://169.254.169.254") + "/opc/v2"
-	h := http.Header{"Authorization": {"Bearer Oracle"}}
-	retry := []int{http.StatusTooManyRequests}
+	base := host.endpoint("oraclecloud", oracleIMDS) + "/opc/v2"
 	// The instance document at Afterburn's path (coreos/afterburn
 	// src/providers/oraclecloud/mod.rs), without a trailing slash.
-	instance, err := host.getJSONDoc(ctx, resource.Request{URL: base + "/instance", Header: h, RetryStatus: retry})
+	instance, err := host.getJSONDoc(ctx, oracleIMDSRequest(base+"/instance"))
 	if err != nil {
 		return Metadata{}, err
 	}
 	docs := map[string]any{"instance": instance}
 	// The VNICs give ORACLECLOUD_IPV4_PRIVATE_n, flint's own: a service
 	// without them (404) leaves them out.
-	vnics, err := host.getJSONDoc(ctx, resource.Request{URL: base + "/vnics/", Header: h, RetryStatus: retry})
+	vnics, err := host.getJSONDoc(ctx, oracleIMDSRequest(base+"/vnics/"))
 	switch {
 	case errors.Is(err, resource.ErrNotFound):
 	case err != nil:

@@ -5,7 +5,7 @@ import (
 )
 
 func proxmoxVEMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	files, err := host.cidata(ctx, host.driveWait(configDriveWait), ncUserData, ncNetConfig)
+	files, err := host.cidata(ctx, host.wait(configDriveWait), ncUserData, ncNetConfig)
 	if err != nil {
 		return host.noDriveNoop(err)
 	}
