@@ -48,10 +48,8 @@ const (
 )
 
 // FetchedConfigMessageID is the journal MESSAGE_ID of the "config fetched"
-// entries. It is Ignition's, because distro tooling (the console's
-// "user config applied" notice, test suites) looks entries up by it and by
-// IGNITION_CONFIG_TYPE=user.
-const FetchedConfigMessageID = "57124006b5c94805b77ce473e92a8aeb"
+// entries (fetch.FetchedConfigMessageID).
+const FetchedConfigMessageID = fetch.FetchedConfigMessageID
 
 // StageFailedMessageID is the journal MESSAGE_ID of the line that says a
 // stage failed and why (flint's own; Ignition has none), so a console
@@ -376,9 +374,6 @@ type stageRun struct {
 	offline bool
 	fetcher Fetcher
 	state   State
-	// fetched lists the configs this run read, for the state and the
-	// journal.
-	fetched []FetchedConfig
 	// config is the full config the stage runs with: base configs with
 	// the user config merged over them.
 	config config.Config
@@ -404,11 +399,25 @@ func (r *stageRun) run(ctx context.Context) error {
 			r.log.Info("fetch-offline already cached the config without the network: nothing to fetch", "path", r.o.ConfigCache)
 			return nil
 		}
-		r.fetched = nil
-		if baseFound {
-			r.fetched = append(r.fetched, FetchedConfig{Kind: "base", Source: "system"})
+		if r.o.Platform.New == nil {
+			return fmt.Errorf("%w: no provider for platform %q", ErrSetup, r.o.Platform.ID)
 		}
-		user, err = r.fetchConfig(ctx)
+		var fetched []FetchedConfig
+		user, fetched, err = fetch.Acquire(ctx, fetch.AcquireDeps{
+			Platform:     r.o.Platform,
+			ConfigDirs:   r.o.ConfigDirs,
+			CmdlinePath:  r.o.CmdlinePath,
+			Env:          r.o.ProviderEnv,
+			Fetcher:      r.fetcher,
+			FetchTimeout: r.o.FetchTimeout,
+			ConfigCache:  r.o.ConfigCache,
+			Offline:      r.offline,
+			Base:         baseFound,
+			Logger:       r.log,
+		})
+		if err == nil {
+			r.state.FetchedConfigs = fetched
+		}
 		if r.offline && errors.Is(err, resource.ErrNeedNet) {
 			// Ignition's first neednet case: the config itself
 			// needs the network. No cache: the fetch stage does it all.
@@ -465,7 +474,7 @@ func (r *stageRun) op(name, what string) *oplog.Op {
 }
 
 // emptyConfig is the config of a machine given none: the newest version,
-// nothing else.
+// nothing else (what fetch.Acquire starts from).
 func emptyConfig() config.Config {
 	newest := config.SupportedVersions[len(config.SupportedVersions)-1]
 	return config.Config{Ignition: config.Ignition{Version: newest.String()}}
