@@ -60,9 +60,11 @@ type Extent struct {
 	Label  string `json:"label"`
 	Start  int64  `json:"start"`
 	Size   int64  `json:"size"`
-	// Fate is "kept" (the partition stays where it is, its data with
-	// it), "resized" (same start, new size) or "lost" (deleted, wiped or
-	// re-created elsewhere: its data is gone).
+	// Fate is "kept" (a partition of the same number stays at the same
+	// start and size, its data with it), "resized" (same number and
+	// start, new size) or "lost" (deleted, wiped, or re-created elsewhere:
+	// its data is gone). A filesystem the plan creates on a kept
+	// partition loses its data too: see Filesystem.DataLost.
 	Fate string `json:"fate"`
 	// InUse is why the partition is busy, as the stage sees it.
 	InUse string `json:"inUse,omitempty"`

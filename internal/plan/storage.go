@@ -110,15 +110,22 @@ func (p *Plan) disk(ctx context.Context, c config.Disk, o Options) (Disk, *plann
 		return d, nil, nil
 	}
 	d.Changes = dp.Changes()
-	after := map[int64]int64{} // start → size, of every partition the plan leaves
+	// The partitions the plan leaves where they are, by number and start:
+	// kept, resized, re-created in place, or (after wipeTable) created
+	// again with the same number at the same start.
+	type at struct {
+		n     int
+		start int64
+	}
+	after := map[at]int64{}
 	for _, pp := range dp.Partitions {
 		if pp.Action != disks.Delete {
-			after[pp.Start] = pp.Size
+			after[at{pp.Number, pp.Start}] = pp.Size
 		}
 	}
 	for _, sp := range state.Partitions {
 		e := Extent{Number: sp.Number, Label: sp.Label, Start: sp.Start, Size: sp.Size, InUse: sp.InUse, Fate: "lost"}
-		if size, ok := after[sp.Start]; ok {
+		if size, ok := after[at{sp.Number, sp.Start}]; ok {
 			e.Fate = "kept"
 			if size != sp.Size {
 				e.Fate = "resized"
