@@ -157,12 +157,17 @@ func layout(segs []segment, width int) []int {
 }
 
 // cell is one segment width columns wide: its fill, with its label (and
-// size) in the middle when they fit.
+// size) in the middle when they fit with a column of fill on each side,
+// so that what becomes of the segment always shows.
 func cell(s segment, width int) string {
+	room := width - 4
+	if s.fill == fillFree {
+		room = width - 2
+	}
 	label := s.label
-	if len(label)+2 > width {
+	if len(label) > room {
 		label, _, _ = strings.Cut(label, " ")
-		if len(label)+2 > width {
+		if len(label) > room {
 			label = ""
 		}
 	}

@@ -192,7 +192,7 @@ func TestPlanWipeLosesData(t *testing.T) {
 	if !strings.Contains(d.BarBefore, "x boot 16M x") {
 		t.Errorf("before bar %q does not show boot as lost", d.BarBefore)
 	}
-	if !strings.Contains(d.BarAfter, " one 8M #|") {
+	if !strings.Contains(d.BarAfter, "|## one ##|") {
 		t.Errorf("after bar %q does not show one as new", d.BarAfter)
 	}
 }

@@ -59,7 +59,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 			pf("%s: %s\n", lost, e(q.Reason))
 		}
 		for _, x := range d.Before {
-			if x.Fate == "lost" {
+			// Without wipeTable every lost partition is a delete or
+			// recreate above.
+			if d.WipeTable && x.Fate == "lost" {
 				pf("  lost     partition %d %q: sectors %d-%d (%s), its data is gone\n", x.Number, e(x.Label), x.Start, x.Start+x.Size-1, human(x.Size*ss))
 			}
 		}
