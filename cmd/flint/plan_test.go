@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -71,5 +77,44 @@ func TestPlanCommandJSON(t *testing.T) {
 	disks := got["disks"].([]any)
 	if d := disks[0].(map[string]any); d["device"] != "/dev/vdb" || d["examined"] != false {
 		t.Errorf("disks[0] = %v, want /dev/vdb, not examined", d)
+	}
+}
+
+// TestPlanCommandFetch fetches from a server on 127.0.0.1 with the real
+// fetcher: only with -fetch, and a wrong hash is an error.
+func TestPlanCommandFetch(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "hello")
+	}))
+	defer srv.Close()
+	sum := sha256.Sum256([]byte("hello"))
+	cfg := func(hash string) string {
+		return `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/x","contents":{"source":"` +
+			srv.URL + `/x","verification":{"hash":"sha256-` + hash + `"}}}]}}`
+	}
+	good, bad := cfg(hex.EncodeToString(sum[:])), cfg(strings.Repeat("0", 64))
+	for _, c := range []struct {
+		name     string
+		args     []string
+		cfg      string
+		wantCode int
+		wantOut  string
+		wantHits int32
+	}{
+		{"not fetched", []string{"plan", "-"}, good, 0, "not fetched: use -fetch", 0},
+		{"fetched", []string{"plan", "-fetch", "-"}, good, 0, "fetched, 5 bytes, hash matches", 1},
+		{"wrong hash", []string{"plan", "-fetch", "-"}, bad, 1, "error: file /etc/x: fetching " + srv.URL + "/x", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hits.Store(0)
+			var stdout, stderr bytes.Buffer
+			code := exitCode(run(context.Background(), c.args, strings.NewReader(c.cfg), &stdout, &stderr), &stderr)
+			if code != c.wantCode || !strings.Contains(stdout.String(), c.wantOut) || hits.Load() != c.wantHits {
+				t.Errorf("flint %s: exit %d, %d requests, stdout:\n%s\nstderr:\n%s\nwant exit %d, %d requests, stdout with %q",
+					strings.Join(c.args, " "), code, hits.Load(), stdout.String(), stderr.String(), c.wantCode, c.wantHits, c.wantOut)
+			}
+		})
 	}
 }
