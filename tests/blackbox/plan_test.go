@@ -303,6 +303,20 @@ func TestPlanThenApplyFiles(t *testing.T) {
 	if after := treeState(t, root); after != before {
 		t.Fatalf("flint plan changed the root\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	// The same plan from a read-only bind mount of the root: a plan that
+	// tried to write would fail there (EROFS).
+	ro := m.path("ro-root")
+	if err := os.MkdirAll(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, "mount", "--bind", root, ro)
+	t.Cleanup(func() { shTry("umount", ro) })
+	sh(t, "mount", "-o", "remount,ro,bind", ro)
+	roPlan := runPlan(t, bin, 0, "-root", ro, m.path("work/config.ign"))
+	if fmt.Sprint(roPlan.Nodes, roPlan.Users, roPlan.Units) != fmt.Sprint(plan.Nodes, plan.Users, plan.Units) {
+		t.Errorf("the plan of a read-only bind mount of the root differs:\n%+v\n%+v", roPlan, plan)
+	}
+	sh(t, "umount", ro)
 	wantNodes := map[string]string{
 		"/srv/data": "create", "/etc/same": "unchanged", "/etc/old": "replace", "/etc/keep": "append",
 		"/etc/new/file": "create", "/etc/link": "unchanged", "/etc/link2": "create",
