@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -15,19 +14,28 @@ import (
 // nodes, users, groups, units and kernel arguments, the remote resources
 // and the notes. Every value from the config or the machine is escaped.
 func (p *Plan) WriteText(w io.Writer) error {
-	b := bufio.NewWriter(w)
+	var b strings.Builder
 	e := escape.Line
-	pf := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	pf := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	// Sections are separated by one blank line; empty ones vanish.
+	var sections []string
+	brk := func() {
+		if b.Len() > 0 {
+			sections = append(sections, b.String())
+			b.Reset()
+		}
+	}
 	if len(p.Errors) > 0 {
 		pf("errors: the stages would refuse this config on this machine\n")
 		for _, s := range p.Errors {
 			pf("  error: %s\n", e(s))
 		}
-		pf("\n")
+		brk()
 	}
 	for _, d := range p.Disks {
 		if !d.Examined {
-			pf("disk %s: not examined\n\n", e(d.Device))
+			pf("disk %s: not examined\n", e(d.Device))
+			brk()
 			continue
 		}
 		ss := int64(d.LogicalSectorSize)
@@ -65,7 +73,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 				pf("  lost     partition %d %q: sectors %d-%d (%s), its data is gone\n", x.Number, e(x.Label), x.Start, x.Start+x.Size-1, human(x.Size*ss))
 			}
 		}
-		pf("\n")
+		brk()
 	}
 	for _, r := range p.Raid {
 		pf("raid %s: %s %s, %d active and %d spare, from %s\n", e(r.Name), r.Action, e(r.Level), len(r.Devices)-r.Spares, r.Spares, e(strings.Join(r.Devices, ", ")))
@@ -87,9 +95,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		}
 		pf("\n")
 	}
-	if len(p.Raid)+len(p.Luks)+len(p.Filesystems) > 0 {
-		pf("\n")
-	}
+	brk()
 	if n := len(p.Nodes) + len(p.Users) + len(p.Groups) + len(p.Units) + len(p.Kargs); n > 0 {
 		if p.Root != "" {
 			pf("under the root %s:\n", e(p.Root))
@@ -120,8 +126,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	for _, k := range p.Kargs {
 		pf("  kernel argument %s: %s\n", e(k.Arg), k.Action)
 	}
+	brk()
 	if len(p.Resources) > 0 {
-		pf("\nremote resources")
+		pf("remote resources")
 		if !p.Fetched {
 			pf(" (not fetched: use -fetch to fetch and check them)")
 		}
@@ -143,11 +150,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 			pf("\n")
 		}
 	}
-	if len(p.Notes) > 0 {
-		pf("\n")
-		for _, n := range p.Notes {
-			pf("note: %s\n", e(n))
-		}
+	brk()
+	for _, n := range p.Notes {
+		pf("note: %s\n", e(n))
 	}
-	return b.Flush()
+	brk()
+	_, err := io.WriteString(w, strings.Join(sections, "\n"))
+	return err
 }
