@@ -418,3 +418,24 @@ func TestPlanFetch(t *testing.T) {
 		t.Errorf("errors = %q, want the failed fetch", p.Errors)
 	}
 }
+
+func TestWriteTextErrorsFirst(t *testing.T) {
+	p, _ := makePlan(t, `{"ignition":{"version":"3.4.0"},"storage":{
+	  "disks":[{"device":"/dev/vda","partitions":[{"number":1,"label":"boot","sizeMiB":8},{"label":"new\u001b[2J","sizeMiB":4}]}]}}`, bootAnswers)
+	var b strings.Builder
+	if err := p.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.HasPrefix(out, "errors: the stages would refuse this config on this machine\n  error: disk /dev/vda: partition 1") {
+		t.Errorf("the errors do not come first:\n%s", out)
+	}
+	for _, want := range []string{"\n  before [", "\n  after  [", "\n  " + Legend + "\n", "create   partition 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("a label's escape sequence reached the output:\n%q", out)
+	}
+}
