@@ -25,6 +25,8 @@ const usage = `usage: flint COMMAND [ARGS]
 
 commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  plan [-root DIR] [-disk DEV[=IMAGE]]... [-fetch] [-json] FILE
+                                       show what a config would do, writing nothing
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   kickstart [-o FILE] [-spec V] [-allow-incomplete] FILE
                                        translate a kickstart file into a config
@@ -43,6 +45,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "validate":
 		return runValidate(rest, stdin, stdout, stderr)
+	case "plan":
+		return runPlan(ctx, rest, stdin, stdout, stderr)
 	case "run":
 		return runStage(ctx, rest, stdout)
 	case "kickstart":
