@@ -84,6 +84,19 @@ var allowedModules = map[string]bool{
 	"golang.org/x/net":           true,
 	"golang.org/x/sync":          true,
 	"golang.org/x/sys":           true,
+	// flint install (internal/install), measured on a stripped build:
+	// OpenPGP detached signatures of OS images (go-crypto, with circl and
+	// x/crypto under it, about 1.2 MB: a hand-written OpenPGP parser of
+	// downloaded signatures and keyrings is what the rule against parsing
+	// untrusted input by hand is for); xz (ulikunitz/xz, about 140 KB)
+	// and zstd (klauspost/compress, about 250 KB) images; YAML
+	// --config-file files (go.yaml.in/yaml/v3).
+	"github.com/ProtonMail/go-crypto": true,
+	"github.com/cloudflare/circl":     true,
+	"golang.org/x/crypto":             true,
+	"github.com/ulikunitz/xz":         true,
+	"github.com/klauspost/compress":   true,
+	"go.yaml.in/yaml/v3":              true,
 }
 
 // TestBinaryDependencies guards what the flint binary links.
@@ -110,11 +123,13 @@ func TestBinaryDependencies(t *testing.T) {
 }
 
 // sizeBudget bounds the stripped binary that goes into every initramfs. It
-// is 7.3 MiB with the config library, the fetcher, every provider and the
-// disks stage (built without HTTP/2). The budget is also a promise to
-// distros (under 8 MiB with the agent and every provider): never raise it
-// to make a test pass.
-const sizeBudget = 8 << 20
+// was 8.0 MiB with the config library, the fetcher, every provider, the
+// disks stage and the agent (built without HTTP/2); flint install's
+// OpenPGP, xz, zstd and YAML libraries and its own code brought it to
+// 10.2 MiB. The budget is a promise to distros (ARCHITECTURE.md: 12 MiB,
+// half of Ignition and Afterburn); 11 MiB keeps most of the rest for
+// what is still to come. Never raise it to make a test pass.
+const sizeBudget = 11 << 20
 
 // BuildTags are the Makefile's TAGS: the tags the shipped binary is built
 // with (TestMakefileBuildTags keeps the two in step).
