@@ -137,6 +137,10 @@ func Run(ctx context.Context, o Options, d Deps) error {
 		return nil
 	}
 	log.Error("install failed", "dest", o.Dest, "err", err)
+	if !res.Touched {
+		log.Info("the disk was not written to", "dest", o.Dest)
+		return err
+	}
 	if o.PreserveOnError {
 		log.Warn("leaving the partition table as it is (--preserve-on-error)", "dest", o.Dest)
 		return err

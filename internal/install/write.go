@@ -45,6 +45,10 @@ type writeResult struct {
 	Written int64
 	// Notes are the saved partitions' new numbers.
 	Notes []string
+	// Touched says the disk was written to: a failure before that (a
+	// bad first MiB, an overlap, a signature from an unknown key) leaves
+	// it as it was, with nothing to clear.
+	Touched bool
 }
 
 // formattedSectorSize is the sector size an image's GPT was made for, 0
@@ -110,6 +114,7 @@ func writeImage(disk Disk, g geometry, saved savedSet, guid [16]byte, image io.R
 	}
 
 	// From here the disk changes.
+	res.Touched = true
 	if len(saved.Parts) > 0 {
 		if err := saved.overwrite(disk, g.sectors(), guid); err != nil {
 			return res, fmt.Errorf("writing the saved partitions' table: %w", err)
