@@ -49,6 +49,10 @@ type Deps struct {
 	Progress         io.Writer
 	Terminal         bool
 	ProgressInterval time.Duration
+	// XZ, when not nil, decodes xz images: the system's xz (liblzma)
+	// decodes about twice as fast as the Go decoder, which is used
+	// without it.
+	XZ Decoder
 }
 
 // ConfigError is a config the validator rejected, with its report.
@@ -186,7 +190,7 @@ func writeDisk(ctx context.Context, o Options, d Deps, f fetcher, diskp *Disk, g
 	defer v.Abort()
 	p := startProgress(d.Progress, d.Terminal, size, cmpDur(d.ProgressInterval, 5*time.Second))
 	raw := io.TeeReader(countingReader{body, p}, v)
-	image, format, closeDec, err := decompressor(raw)
+	image, format, closeDec, err := decompressor(raw, d.XZ)
 	if err != nil {
 		p.finish()
 		return writeResult{}, err

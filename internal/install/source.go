@@ -162,11 +162,15 @@ var (
 // the memory; zstd's --long=27 (128 MiB) is within it.
 const zstdMaxWindow = 128 << 20
 
+// Decoder runs an external decompressor over a stream (sys.Runner.Filter
+// with its command bound).
+type Decoder func(in io.Reader) (io.ReadCloser, error)
+
 // decompressor returns the raw image from its file: the format is told
 // by the content (a server's Content-Type or a file's name may lie), as
-// coreos-installer does (src/io/compress.rs). close releases the
-// decoder's buffers.
-func decompressor(r io.Reader) (image io.Reader, format string, close func(), err error) {
+// coreos-installer does (src/io/compress.rs). xzFilter, when not nil,
+// decodes xz instead of the Go decoder. close releases the decoder.
+func decompressor(r io.Reader, xzFilter Decoder) (image io.Reader, format string, close func(), err error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, err := br.Peek(6)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -179,6 +183,12 @@ func decompressor(r io.Reader) (image io.Reader, format string, close func(), er
 			return nil, "", nil, fmt.Errorf("gzip image: %w", err)
 		}
 		return z, "gzip", func() { z.Close() }, nil
+	case bytes.HasPrefix(head, magicXZ) && xzFilter != nil:
+		z, err := xzFilter(br)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("xz image: %w", err)
+		}
+		return z, "xz", func() { z.Close() }, nil
 	case bytes.HasPrefix(head, magicXZ):
 		cfg := xz.ReaderConfig{SingleStream: false}
 		z, err := cfg.NewReader(br)
