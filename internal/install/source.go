@@ -171,7 +171,7 @@ type Decoder func(in io.Reader) (io.ReadCloser, error)
 // coreos-installer does (src/io/compress.rs). xzFilter, when not nil,
 // decodes xz instead of the Go decoder. close releases the decoder.
 func decompressor(r io.Reader, xzFilter Decoder) (image io.Reader, format string, close func(), err error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 256<<10)
 	head, err := br.Peek(6)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, "", nil, fmt.Errorf("reading the image: %w", err)
