@@ -5,9 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -82,5 +86,45 @@ func TestDecompressor(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s cut in half: no error", tt.name)
 		}
+	}
+}
+
+func TestFetchRetries(t *testing.T) {
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		switch {
+		case r.URL.Path == "/missing":
+			http.NotFound(w, r)
+		case calls <= 2:
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		default:
+			w.Write([]byte("ok"))
+		}
+	}))
+	defer srv.Close()
+	log := slog.New(slog.DiscardHandler)
+	for _, tt := range []struct {
+		retries   int
+		path      string
+		wantCalls int
+		wantErr   bool
+	}{
+		{0, "/x", 1, true},
+		{1, "/x", 2, true},
+		{2, "/x", 3, false},
+		{Infinite, "/x", 3, false},
+		{5, "/missing", 1, true},
+	} {
+		calls = 0
+		f := fetcher{client: srv.Client(), retries: tt.retries, backoff: time.Millisecond, log: log}
+		got, err := f.readSmall(context.Background(), srv.URL+tt.path)
+		if calls != tt.wantCalls || (err != nil) != tt.wantErr || (err == nil && string(got) != "ok") {
+			t.Errorf("retries %d, %s: %d requests, %q, %v; want %d requests, error %v", tt.retries, tt.path, calls, got, err, tt.wantCalls, tt.wantErr)
+		}
+	}
+	f := fetcher{client: srv.Client(), log: log}
+	if _, err := f.readSmall(context.Background(), "ftp://example.com/x"); err == nil {
+		t.Errorf("an ftp URL was read as a local file without an error")
 	}
 }
