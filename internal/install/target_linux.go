@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,7 +69,47 @@ func (t *BlockTarget) Open(dest string) (Disk, geometry, error) {
 		return nil, geometry{}, fmt.Errorf("destination %s: sector size: %w", dest, err)
 	}
 	t.dev = dev
-	return f, geometry{SectorSize: int64(ss), Size: dev.Size * 512}, nil
+	d := &blockDisk{File: f}
+	// A second descriptor for the image's bulk, with O_DIRECT; a device
+	// that refuses it is written through the page cache.
+	if dfd, err := unix.Open(node, unix.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0); err == nil {
+		d.direct = os.NewFile(uintptr(dfd), node)
+	}
+	return d, geometry{SectorSize: int64(ss), Size: dev.Size * 512}, nil
+}
+
+// blockDisk is the open destination: the exclusive descriptor, and one
+// with O_DIRECT for the image's bulk.
+type blockDisk struct {
+	*os.File
+	direct *os.File
+}
+
+// WriteAtDirect implements directWriter.
+func (d *blockDisk) WriteAtDirect(p []byte, off int64) (int, error) {
+	if d.direct == nil {
+		return d.WriteAt(p, off)
+	}
+	return d.direct.WriteAt(p, off)
+}
+
+// Close closes both descriptors.
+func (d *blockDisk) Close() error {
+	if d.direct != nil {
+		d.direct.Close()
+	}
+	return d.File.Close()
+}
+
+// file is the descriptor ioctls go to.
+func file(d Disk) (*os.File, bool) {
+	switch d := d.(type) {
+	case *blockDisk:
+		return d.File, true
+	case *os.File:
+		return d, true
+	}
+	return nil, false
 }
 
 // checkFree refuses a disk that is mounted, swapped on, held (RAID,
@@ -146,7 +187,7 @@ func readSwaps(path string) (map[string]bool, error) {
 // learns the partitions through BLKPG, as partx(8) does: the kernel's
 // list is made to match the table on the disk.
 func (t *BlockTarget) Reread(d Disk) error {
-	f, ok := d.(*os.File)
+	f, ok := file(d)
 	if !ok {
 		return errors.New("rereading the partition table: not a device file")
 	}
@@ -196,7 +237,7 @@ func (t *BlockTarget) Reread(d Disk) error {
 
 // Share implements Target.
 func (t *BlockTarget) Share(d Disk) (Disk, error) {
-	f, ok := d.(*os.File)
+	f, ok := file(d)
 	if !ok {
 		return nil, errors.New("sharing the disk: not a device file")
 	}
@@ -204,7 +245,9 @@ func (t *BlockTarget) Share(d Disk) (Disk, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s again: %w", f.Name(), err)
 	}
-	f.Close()
+	if c, ok := d.(io.Closer); ok {
+		c.Close()
+	}
 	return shared, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"unsafe"
 )
 
 // Disk is the destination as the writer uses it: an *os.File of the
@@ -26,6 +27,30 @@ const (
 	// filled by the decompressor while the other is written.
 	chunk = 4 << 20
 )
+
+// directWriter is a Disk that can also write with O_DIRECT, bypassing the
+// page cache: the image's bulk goes that way (as dd oflag=direct does),
+// which measured faster than buffered writes and an fsync of a whole
+// image at the end. Buffers and offsets must be multiples of
+// directAlign.
+type directWriter interface {
+	WriteAtDirect(p []byte, off int64) (int, error)
+}
+
+// directAlign is the alignment O_DIRECT needs: a logical block (512 or
+// 4096 bytes) for offsets and lengths, and the buffer's address; the
+// page size covers both.
+const directAlign = 4096
+
+// alignedBuffer returns n bytes starting at a directAlign boundary.
+func alignedBuffer(n int) []byte {
+	b := make([]byte, n+directAlign)
+	skip := directAlign - int(uintptr(unsafe.Pointer(&b[0]))%directAlign)
+	if skip == directAlign {
+		skip = 0
+	}
+	return b[skip : skip+n : skip+n]
+}
 
 // geometry is the destination's logical sector size and size in bytes.
 type geometry struct {
@@ -162,8 +187,9 @@ func writeImage(disk Disk, g geometry, saved savedSet, guid [16]byte, image io.R
 // partition) when limit is not 0, and before the disk's end.
 func copyRest(disk Disk, image io.Reader, off, limit int64, limitWhat string, size int64) (int64, error) {
 	free := make(chan []byte, 2)
-	free <- make([]byte, chunk)
-	free <- make([]byte, chunk)
+	free <- alignedBuffer(chunk)
+	free <- alignedBuffer(chunk)
+	direct, _ := disk.(directWriter)
 	type job struct {
 		b   []byte
 		off int64
@@ -179,7 +205,11 @@ func copyRest(disk Disk, image io.Reader, off, limit int64, limitWhat string, si
 			failed := werr != nil
 			mu.Unlock()
 			if !failed {
-				if _, err := disk.WriteAt(j.b, j.off); err != nil {
+				write := disk.WriteAt
+				if direct != nil && j.off%directAlign == 0 && len(j.b)%directAlign == 0 {
+					write = direct.WriteAtDirect
+				}
+				if _, err := write(j.b, j.off); err != nil {
 					mu.Lock()
 					werr = fmt.Errorf("writing the disk at byte %d: %w", j.off, err)
 					mu.Unlock()
