@@ -126,7 +126,7 @@ func TestBinaryDependencies(t *testing.T) {
 // was 8.0 MiB with the config library, the fetcher, every provider, the
 // disks stage and the agent (built without HTTP/2); flint install's
 // OpenPGP, xz, zstd and YAML libraries and its own code brought it to
-// 10.2 MiB. The budget is a promise to distros (ARCHITECTURE.md: 12 MiB,
+// 10.3 MiB. The budget is a promise to distros (ARCHITECTURE.md: 12 MiB,
 // half of Ignition and Afterburn); 11 MiB keeps most of the rest for
 // what is still to come. Never raise it to make a test pass.
 const sizeBudget = 11 << 20

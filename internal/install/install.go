@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -281,7 +282,7 @@ func loadConfig(ctx context.Context, o Options, f fetcher) ([]byte, []config.Ent
 			return nil, nil, fmt.Errorf("--ignition-url %s: not an http or https URL", o.IgnitionURL)
 		}
 		src = o.IgnitionURL
-		if o.IgnitionURL[:5] == "http:" && o.IgnitionHash == "" && !o.InsecureIgnition {
+		if u, _ := url.Parse(o.IgnitionURL); u.Scheme == "http" && o.IgnitionHash == "" && !o.InsecureIgnition {
 			return nil, nil, errors.New("refusing to fetch the config over http without --ignition-hash or --insecure-ignition")
 		}
 		b, err := f.readSmall(ctx, o.IgnitionURL)

@@ -232,3 +232,15 @@ func TestRun(t *testing.T) {
 		}
 	})
 }
+
+func TestConfigOverHTTPNeedsHash(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:1/c.ign", "HTTP://127.0.0.1:1/c.ign"} {
+		_, _, err := loadConfig(context.Background(), Options{IgnitionURL: u}, fetcher{})
+		if err == nil || !strings.Contains(err.Error(), "without --ignition-hash") {
+			t.Errorf("config from %s without a hash: %v", u, err)
+		}
+	}
+	if _, _, err := loadConfig(context.Background(), Options{IgnitionURL: "ftp://h/c.ign"}, fetcher{}); err == nil {
+		t.Errorf("an ftp config URL was accepted")
+	}
+}
