@@ -110,7 +110,9 @@ install() {
         exit 1
     }
     # shellcheck disable=SC2086 # the lists are meant to split into words
-    inst_multiple $flint_required_tools journalctl sed sh || {
+    # flint-setup-user copies a config with cat, cp, mv, chmod, mkdir,
+    # rmdir and sleep (dracut's base module brings most, not all of them).
+    inst_multiple $flint_required_tools journalctl sed sh cat cp mv chmod mkdir rmdir sleep || {
         dfatal "flint: could not install the required tools"
         exit 1
     }
