@@ -32,6 +32,8 @@ commands:
                                        translate a kickstart file into a config
   cloud-config [-o FILE] [-spec V] [-allow-incomplete] FILE
                                        translate cloud-init user-data into a config
+  install [OPTIONS] DEST               write an OS image and its config to a disk
+  pxe ignition wrap|unwrap ...         a config in an initrd for a PXE boot (flint pxe -h)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `
@@ -53,6 +55,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runKickstart(rest, stdin, stdout, stderr)
 	case "cloud-config":
 		return runCloudConfig(rest, stdin, stdout, stderr)
+	case "install":
+		return runInstall(ctx, rest, stderr)
+	case "pxe":
+		return runPxe(rest, stdin, stdout)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
 	case "version", "-version", "--version":
