@@ -25,11 +25,15 @@ const usage = `usage: flint COMMAND [ARGS]
 
 commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  plan [-root DIR] [-disk DEV[=IMAGE]]... [-fetch] [-json] FILE
+                                       show what a config would do, writing nothing
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   kickstart [-o FILE] [-spec V] [-allow-incomplete] FILE
                                        translate a kickstart file into a config
   cloud-config [-o FILE] [-spec V] [-allow-incomplete] FILE
                                        translate cloud-init user-data into a config
+  install [OPTIONS] DEST               write an OS image and its config to a disk
+  pxe ignition wrap|unwrap ...         a config in an initrd for a PXE boot (flint pxe -h)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `
@@ -43,12 +47,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "validate":
 		return runValidate(rest, stdin, stdout, stderr)
+	case "plan":
+		return runPlan(ctx, rest, stdin, stdout, stderr)
 	case "run":
 		return runStage(ctx, rest, stdout)
 	case "kickstart":
 		return runKickstart(rest, stdin, stdout, stderr)
 	case "cloud-config":
 		return runCloudConfig(rest, stdin, stdout, stderr)
+	case "install":
+		return runInstall(ctx, rest, stderr)
+	case "pxe":
+		return runPxe(rest, stdin, stdout)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
 	case "version", "-version", "--version":

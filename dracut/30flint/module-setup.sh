@@ -22,9 +22,10 @@ flint_required_tools="sgdisk sfdisk partx blkid wipefs mkfs.ext4 mkswap
 # module brings its helpers).
 flint_optional_tools="mkfs.xfs mkfs.btrfs mkfs.fat mdadm cryptsetup setfiles clevis"
 
-# The stage units, in boot order. Each is required by flint-complete.target
+# The stage units, in boot order (flint-setup-user.service first: it puts
+# an installed disk's or a PXE initrd's config where fetch-offline reads it). Each is required by flint-complete.target
 # on the first boot (the generator pulls that target in).
-flint_stage_units="flint-fetch-offline.service flint-neednet.service
+flint_stage_units="flint-setup-user.service flint-fetch-offline.service flint-neednet.service
     flint-fetch.service flint-kargs.service flint-disks.service
     flint-mount.service flint-files.service"
 
@@ -110,7 +111,9 @@ install() {
         exit 1
     }
     # shellcheck disable=SC2086 # the lists are meant to split into words
-    inst_multiple $flint_required_tools journalctl sed sh || {
+    # flint-setup-user copies a config with cat, cp, mv, chmod, mkdir,
+    # rmdir and sleep (dracut's base module brings most, not all of them).
+    inst_multiple $flint_required_tools journalctl sed sh cat cp mv chmod mkdir rmdir sleep || {
         dfatal "flint: could not install the required tools"
         exit 1
     }
@@ -118,6 +121,7 @@ install() {
     inst_multiple -o $flint_optional_tools
 
     inst_script "$moddir/flint-neednet.sh" /usr/libexec/flint-neednet
+    inst_script "$moddir/flint-setup-user.sh" /usr/libexec/flint-setup-user
     inst_script "$moddir/flint-failure.sh" /usr/libexec/flint-failure
     inst_script "$moddir/flint-generator" "$systemdutildir/system-generators/flint-generator"
 

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/blockdev"
+	"github.com/flintboot/flint/internal/plan"
+	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+const planUsage = "usage: flint plan [-root DIR] [-disk DEV|DEV=IMAGE]... [-fetch] [-json] CONFIG (- for stdin)"
+
+// diskFlags collects -disk DEV and -disk DEV=IMAGE.
+type diskFlags map[string]string
+
+func (d diskFlags) String() string { return "" }
+
+func (d diskFlags) Set(v string) error {
+	dev, target, ok := strings.Cut(v, "=")
+	if !ok {
+		target = dev
+	}
+	if !strings.HasPrefix(dev, "/") || target == "" {
+		return fmt.Errorf("-disk %q: want an absolute device path, optionally =IMAGE", v)
+	}
+	if _, dup := d[dev]; dup {
+		return fmt.Errorf("-disk %s given twice", dev)
+	}
+	d[dev] = target
+	return nil
+}
+
+// runPlan prints what a config would do to this machine, writing nothing.
+// An invalid config prints the validator's report on stderr (exit 1); a
+// plan with errors (what the stages would refuse) is printed, then exits 1.
+func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	root := fs.String("root", "", "compare files, users and units with this root")
+	fetch := fs.Bool("fetch", false, "fetch and hash-check remote resources")
+	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	targets := diskFlags{}
+	fs.Var(targets, "disk", "a device the config names, read as it is or from an image (DEV=IMAGE)")
+	if err := fs.Parse(args); err != nil {
+		return usageError{fmt.Sprintf("plan: %v\n\n%s", err, planUsage)}
+	}
+	if fs.NArg() != 1 {
+		return usageError{"plan: give one config (- for stdin)\n\n" + planUsage}
+	}
+	raw, err := readInput(fs.Arg(0), stdin)
+	if err != nil {
+		return err
+	}
+	cfg, report, err := config.Parse(raw)
+	for _, e := range report.Entries {
+		fmt.Fprintln(stderr, e.String())
+	}
+	if err != nil {
+		return errFailed
+	}
+	fetcher := resource.New(resource.Options{Offline: !*fetch, Version: version})
+	if *fetch {
+		if err := fetcher.Configure(ctx, cfg.Ignition); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	kernel := blockdev.Kernel{}
+	p, err := plan.Make(ctx, cfg, plan.Options{
+		Disks:   targets,
+		Runner:  sys.Runner{},
+		Devices: kernel,
+		Users:   kernel,
+		Root:    *root,
+		Fetch:   *fetch,
+		Fetcher: fetcher,
+	})
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(p)
+	} else {
+		err = p.WriteText(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if len(p.Errors) > 0 {
+		return errFailed
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/flintboot/flint/internal/initrd"
+	"github.com/flintboot/flint/internal/install"
+)
+
+const pxeUsage = `usage: flint pxe ignition wrap [-i CONFIG] [-o IMAGE]
+       flint pxe ignition unwrap [IMAGE]
+
+wrap puts a config in an initrd to append to a PXE boot (config.ign at its
+root, an xz-compressed newc cpio archive, as coreos-installer writes it);
+flint's dracut module takes it as the user config. unwrap prints the config
+of such an initrd. Standard input and output stand in for missing files.`
+
+// runPxe implements flint pxe ignition wrap|unwrap.
+func runPxe(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) < 2 || args[0] != "ignition" {
+		return usageError{pxeUsage}
+	}
+	switch args[1] {
+	case "wrap":
+		return pxeWrap(args[2:], stdin, stdout)
+	case "unwrap":
+		return pxeUnwrap(args[2:], stdin, stdout)
+	}
+	return usageError{fmt.Sprintf("pxe ignition: unknown command %q\n\n%s", args[1], pxeUsage)}
+}
+
+func pxeWrap(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("wrap", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var in, out string
+	fs.StringVar(&in, "i", "", "config to wrap")
+	fs.StringVar(&in, "ignition-file", "", "config to wrap")
+	fs.StringVar(&out, "o", "", "initrd to write")
+	fs.StringVar(&out, "output", "", "initrd to write")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("pxe ignition wrap: %v\n\n%s", cmpErr(err, fmt.Errorf("unexpected argument %q", fs.Arg(0))), pxeUsage)}
+	}
+	var cfg []byte
+	var err error
+	if in == "" {
+		cfg, err = io.ReadAll(stdin)
+	} else {
+		cfg, err = os.ReadFile(in)
+	}
+	if err != nil {
+		return fmt.Errorf("pxe ignition wrap: %w", err)
+	}
+	var b bytes.Buffer
+	if err := initrd.Write(&b, map[string][]byte{initrd.ConfigPath: cfg}); err != nil {
+		return fmt.Errorf("pxe ignition wrap: %w", err)
+	}
+	if out == "" {
+		// A compressed archive on a terminal helps nobody
+		// (coreos-installer refuses too: verify_stdout_not_tty).
+		if install.IsTerminal(stdout) {
+			return usageError{"pxe ignition wrap: refusing to write to a terminal; use -o FILE or a redirection"}
+		}
+		_, err := stdout.Write(b.Bytes())
+		return err
+	}
+	// 0600: the config can hold secrets.
+	if err := os.WriteFile(out, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("pxe ignition wrap: %w", err)
+	}
+	return nil
+}
+
+func pxeUnwrap(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) > 1 {
+		return usageError{"pxe ignition unwrap: give one initrd (or none for standard input)\n\n" + pxeUsage}
+	}
+	r := stdin
+	if len(args) == 1 && args[0] != "-" {
+		f, err := os.Open(args[0])
+		if err != nil {
+			return fmt.Errorf("pxe ignition unwrap: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	members, err := initrd.Read(r)
+	if err != nil {
+		return fmt.Errorf("pxe ignition unwrap: %w", err)
+	}
+	cfg, ok := members[initrd.ConfigPath]
+	if !ok {
+		return errors.New("pxe ignition unwrap: no config.ign in the archive")
+	}
+	_, err = stdout.Write(cfg)
+	return err
+}
+
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}

@@ -1,0 +1,75 @@
+#!/bin/sh
+# flint-setup-user: before fetch-offline, puts the config a bare-metal
+# install or a PXE boot delivered where flint reads the user config
+# (/run/ignition/user.ign, the first of the system config directories):
+#
+#   1. /config.ign at the initramfs root: an initrd appended to a PXE boot,
+#      made by `flint pxe ignition wrap` or `coreos-installer pxe ignition
+#      wrap` (coreos-installer, src/live/embed.rs, INITRD_IGNITION_PATH);
+#   2. otherwise, on a disk boot (root= on the command line, not a live
+#      root), ignition/config.ign on the filesystem labelled boot, where
+#      `flint install` and coreos-installer write it (fedora-coreos-config's
+#      coreos-ignition-setup-user does the same for Ignition).
+#
+# Nothing found is not an error: the platform's config is read as usual.
+# The FLINT_SETUP_USER_* variables move its files for tests
+# (tests/blackbox/install_setup_user_test.go).
+
+set -eu
+
+dest=${FLINT_SETUP_USER_DEST:-/run/ignition}
+initrd_config=${FLINT_SETUP_USER_INITRD:-/config.ign}
+boot=${FLINT_SETUP_USER_BOOT:-/dev/disk/by-label/boot}
+cmdline=${FLINT_SETUP_USER_CMDLINE:-/proc/cmdline}
+mnt=${FLINT_SETUP_USER_MNT:-/run/flint/boot}
+# How long a disk boot waits for the boot filesystem's link (udev makes it).
+timeout=${FLINT_SETUP_USER_TIMEOUT:-30}
+
+# install_config FILE WHAT: FILE becomes user.ign, mode 0600 (it can hold
+# secrets), written beside and renamed so a half copy is never read.
+install_config() {
+    mkdir -p "$dest"
+    chmod 0700 "$dest"
+    (umask 077 && cp "$1" "$dest/.user.ign.tmp")
+    mv -f "$dest/.user.ign.tmp" "$dest/user.ign"
+    echo "flint-setup-user: the user config is $2"
+}
+
+if [ -f "$initrd_config" ]; then
+    install_config "$initrd_config" "$initrd_config from the initramfs"
+    exit 0
+fi
+
+disk_boot=0
+set -f
+# shellcheck disable=SC2013 # the command line is one line of words
+for word in $(cat "$cmdline"); do
+    case $word in
+        root=live:*) disk_boot=0 ;;
+        root=*) disk_boot=1 ;;
+    esac
+done
+set +f
+if [ "$disk_boot" = 0 ]; then
+    exit 0
+fi
+
+waited=0
+while [ ! -b "$boot" ]; do
+    if [ "$waited" -ge "$timeout" ]; then
+        echo "flint-setup-user: no filesystem labelled boot after ${timeout}s; no config from it"
+        exit 0
+    fi
+    sleep 1
+    waited=$((waited + 1))
+done
+
+mkdir -p "$mnt"
+mount -o ro "$boot" "$mnt"
+status=0
+if [ -f "$mnt/ignition/config.ign" ]; then
+    install_config "$mnt/ignition/config.ign" "ignition/config.ign on the filesystem labelled boot" || status=$?
+fi
+umount "$mnt"
+rmdir "$mnt" 2> /dev/null || true
+exit "$status"
