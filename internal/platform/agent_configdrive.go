@@ -6,7 +6,7 @@ package platform
 // availability_zone and public_keys (key name → key). The drive is
 // mounted read-only for the time of the read, with the config providers'
 // code. OpenStack and CloudStack without a drive have their metadata
-// service (ec2.go).
+// service (agent_ec2.go).
 
 import (
 	"context"

@@ -1,11 +1,10 @@
 package platform
 
-// The platforms whose metadata service speaks its own dialect: GCP,
-// DigitalOcean, Hetzner, Vultr, UpCloud, Akamai and Oracle Cloud.
-// Most platforms' metadata is one JSON document. Instead of a Go type per
-// platform (each decoded with reflection and copied field by field, which
-// cost the binary a few KB per platform), a platform lists the paths of
-// what it needs in its document, and one walker reads them.
+// Most platforms' metadata is one JSON document (DigitalOcean, Hetzner,
+// Vultr, UpCloud, Akamai, Oracle Cloud, Azure, the config drives). Instead
+// of a Go type per platform (each decoded with reflection and copied field
+// by field, which cost the binary a few KB per platform), a platform lists
+// the paths of what it needs in its document, and one walker reads them.
 
 import (
 	"bytes"

@@ -16,7 +16,7 @@ package platform
 //     propagated with noCloud) of meta-data.
 //
 // Proxmox VE and KubeVirt's addresses come from network-config
-// (netconfig.go); a drive without one has none.
+// (agent_netconfig.go); a drive without one has none.
 
 import (
 	"bytes"

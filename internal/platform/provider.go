@@ -1,8 +1,13 @@
 // Package platform is the home of every platform flint runs on, and of the
 // other places a user config can come from: the kernel command line and the
-// well-known user.ign locations. Each platform has one file here and one
-// row in the table in platforms.go; every provider takes its endpoints and
-// device roots from Env, so tests run it against local fakes.
+// well-known user.ign locations. Each platform has one row in the table in
+// platforms.go, its config provider in <id>.go and, where the agent does
+// something there (metadata, check-in, failure report), <id>_agent.go;
+// what several platforms share is in agent_*.go (EC2-style services,
+// config drives, NoCloud drives, JSON and YAML documents) and metadata.go
+// (user-data services). Both sides take their endpoints, device roots and
+// fetcher from Env (the agent's Host embeds it), so tests run them against
+// local fakes.
 package platform
 
 import (
