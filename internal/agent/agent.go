@@ -39,7 +39,7 @@ type Deps struct {
 	// appear.
 	DriveWait time.Duration
 	// NewProvider makes the config provider whose DeleteConfig removes the
-	// config from the hypervisor; nil: the providers package's table.
+	// config from the hypervisor; nil: the platform's row of the table.
 	NewProvider func(id string, env platform.Env) (platform.Provider, bool)
 }
 

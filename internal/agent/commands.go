@@ -229,19 +229,13 @@ type configDeleter interface {
 }
 
 // provider returns the platform's config provider (Deps.NewProvider, or
-// the providers package's table).
+// the platform's row).
 func (a *Agent) provider() (platform.Provider, error) {
-	newProvider := a.d.NewProvider
-	if newProvider == nil {
-		newProvider = func(id string, env platform.Env) (platform.Provider, bool) {
-			p, ok := platform.Lookup(id)
-			if !ok {
-				return nil, false
-			}
-			return p.New(env), true
-		}
+	env := platform.Env{Root: a.d.Root, Logger: a.log}
+	if a.d.NewProvider == nil {
+		return a.platform.New(env), nil
 	}
-	p, ok := newProvider(a.platform.ID, platform.Env{Root: a.d.Root, Logger: a.log})
+	p, ok := a.d.NewProvider(a.platform.ID, env)
 	if !ok {
 		return nil, fmt.Errorf("platform %q: %w", a.platform.ID, ErrUnknownPlatform)
 	}
