@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
-	"github.com/flintboot/flint/config/internal/jsontree"
 	"github.com/vincent-petithory/dataurl"
 )
 
@@ -25,9 +25,13 @@ func (cfg Config) Validate() Report {
 // few deliberate additions listed in docs/validation.md.
 type checker struct {
 	version Version
-	doc     *jsontree.Doc // nil when the config did not come from text
 	report  *Report
 	slab    jsonPath // backing store at carves paths from
+	// fromText is set when the config came from text: paths then holds
+	// each entry's path, for locateEntries to find their lines and
+	// columns all at once.
+	fromText bool
+	paths    []jsonPath
 }
 
 // pathSlab is how many path elements the checker allocates at a time.
@@ -49,11 +53,10 @@ func (c *checker) at(p jsonPath, elems ...any) jsonPath {
 }
 
 func (c *checker) add(sev Severity, p jsonPath, msg string) {
-	e := Entry{Severity: sev, Path: p.String(), Message: msg}
-	if c.doc != nil {
-		e.Line, e.Column = c.doc.Position(locate(c.doc, p))
+	if c.fromText {
+		c.paths = append(c.paths, slices.Clone(p))
 	}
-	c.report.Entries = append(c.report.Entries, e)
+	c.report.Entries = append(c.report.Entries, Entry{Severity: sev, Path: p.String(), Message: msg})
 }
 
 func (c *checker) errorf(p jsonPath, format string, args ...any) {
