@@ -91,12 +91,6 @@ func (c *checker) uniq(what string) *uniq {
 	return &uniq{c: c, seen: map[string]jsonPath{}, what: what}
 }
 
-// uniqSized is uniq for about n entries, known up front: a config's
-// thousands of files would otherwise grow the map a dozen times.
-func (c *checker) uniqSized(what string, n int) *uniq {
-	return &uniq{c: c, seen: make(map[string]jsonPath, n), what: what}
-}
-
 func (u *uniq) check(key string, p jsonPath) {
 	if first, ok := u.seen[key]; ok {
 		u.c.errorf(p, "duplicate entry defined: %s %q is already defined at %s", u.what, key, first)

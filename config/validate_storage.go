@@ -340,7 +340,8 @@ func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
 
 // nodes checks files, directories and links, which share one namespace.
 func (c *checker) nodes(s Storage, p jsonPath) {
-	paths := c.uniqSized("path", len(s.Files)+len(s.Directories)+len(s.Links))
+	paths := nodePaths{c: c, p: p, files: len(s.Files), dirs: len(s.Directories),
+		seen: make(map[string]int, len(s.Files)+len(s.Directories)+len(s.Links))}
 	for i, f := range s.Files {
 		fp := c.at(p, "files", i)
 		c.node(f.Node, fp)
@@ -352,13 +353,13 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 		for j, a := range f.Append {
 			c.resource(a, c.at(fp, "append", j), false)
 		}
-		paths.check(f.Path, fp)
+		paths.check(f.Path, i, fp)
 	}
 	for i, d := range s.Directories {
 		dp := c.at(p, "directories", i)
 		c.node(d.Node, dp)
 		c.mode(d.Mode, dp, "mode")
-		paths.check(d.Path, dp)
+		paths.check(d.Path, len(s.Files)+i, dp)
 	}
 	dirs := map[string]bool{}
 	for _, d := range s.Directories {
@@ -378,7 +379,7 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 				c.errorf(lp, "hard link target %s is a directory the config creates", *l.Target)
 			}
 		}
-		paths.check(l.Path, lp)
+		paths.check(l.Path, len(s.Files)+len(s.Directories)+i, lp)
 	}
 	// Nothing may be written through a link the config creates: the
 	// write would land wherever the link points.
@@ -403,6 +404,40 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 			}
 		}
 	}
+}
+
+// nodePaths finds files, directories and links with the same path, which
+// share one namespace. For each path it keeps which node had it first as
+// one number (counting files, then directories, then links) rather than
+// that node's JSON path: a config can have hundreds of thousands of files,
+// and their paths would cost more than the files.
+type nodePaths struct {
+	c           *checker
+	p           jsonPath // the storage section's
+	files, dirs int
+	seen        map[string]int
+}
+
+// check reports the node number i at here when an earlier node had its
+// path.
+func (n *nodePaths) check(key string, i int, here jsonPath) {
+	if first, ok := n.seen[key]; ok {
+		n.c.errorf(here, "duplicate entry defined: path %q is already defined at %s", key, n.path(first))
+		return
+	}
+	n.seen[key] = i
+}
+
+// path is the JSON path of node number i.
+func (n *nodePaths) path(i int) jsonPath {
+	list := "files"
+	switch {
+	case i >= n.files+n.dirs:
+		list, i = "links", i-n.files-n.dirs
+	case i >= n.files:
+		list, i = "directories", i-n.files
+	}
+	return n.p.with(list, i)
 }
 
 // anyUnderLink reports whether some file, directory or link path is under
