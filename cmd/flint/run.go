@@ -22,7 +22,8 @@ var errFailed = errors.New("failed")
 const usage = `usage: flint COMMAND [ARGS]
 
 commands:
-  validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  validate [-strict] [-json] [-max-size SIZE] FILE...
+                                       check configs (FILE "-" is stdin)
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   kickstart [-o FILE] [-spec V] FILE   translate a kickstart file into a config
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
