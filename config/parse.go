@@ -16,6 +16,9 @@ import (
 // columns; the error is nil exactly when the report has no errors, and
 // otherwise wraps ErrEmpty, ErrSyntax, ErrInvalidVersion, ErrUnknownVersion or
 // ErrInvalid.
+//
+// The config's strings share raw's memory rather than copy it (a config can
+// be tens of megabytes): raw must not change afterwards.
 func Parse(raw []byte) (Config, Report, error) {
 	cfg, v, r, err := parse(raw)
 	if err != nil {
@@ -26,6 +29,7 @@ func Parse(raw []byte) (Config, Report, error) {
 }
 
 // ParseDeclared is Parse, also returning the version the config declares.
+// As with Parse, raw must not change afterwards.
 func ParseDeclared(raw []byte) (Config, Version, Report, error) {
 	cfg, v, r, err := parse(raw)
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 // again: the fetch stage checked them before writing the cache. The config
 // must declare the newest version, as rendered configs do; anything the
 // decoder does not take exactly (an unknown key, a wrong type) is an
-// error, since it means the cache was not written by this flint.
+// error, since it means the cache was not written by this flint. As with
+// Parse, the config shares raw's memory: raw must not change afterwards.
 func ParseRendered(raw []byte) (Config, error) {
 	doc, err := jsontree.Parse(raw)
 	if err != nil {

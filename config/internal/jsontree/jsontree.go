@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind is the JSON type of a value.
@@ -62,9 +63,9 @@ const MaxDepth = 100
 // every value (a tree of small values costs tens of bytes for every two
 // bytes of input: "[]" is a value).
 type Doc struct {
-	// text is the document, copied once: the strings a Reader returns are
-	// cut from it, one copy of the document instead of an allocation per
-	// string. They keep all of it alive as long as any of them is.
+	// text is the document's bytes, not a copy: the strings a Reader
+	// returns are cut from it, no allocation per string. They keep all of
+	// it alive as long as any of them is.
 	text  string
 	lines []int // byte offsets at which lines start, computed on first use
 }
@@ -82,8 +83,11 @@ func (e *SyntaxError) Error() string {
 
 // Parse checks that src is one JSON document (anything but whitespace after
 // it is an error) nested at most MaxDepth deep, and returns it for reading.
+// The document and every string read from it share src's memory: src must
+// not change afterwards. A copy would double what a config of tens of
+// megabytes costs while it is read.
 func Parse(src []byte) (*Doc, error) {
-	d := &Doc{text: string(src)}
+	d := &Doc{text: unsafe.String(unsafe.SliceData(src), len(src))}
 	p := checker{text: d.text, doc: d}
 	if strings.HasPrefix(d.text, "\xEF\xBB\xBF") {
 		return nil, p.errAt(0, "file starts with a UTF-8 byte order mark; save it without one")
@@ -275,9 +279,7 @@ func (p *checker) object(depth int) error {
 		}
 		p.skipSpace()
 		if p.pos >= len(p.text) || p.text[p.pos] != ':' {
-			// The key is decoded only for the message.
-			key := (&Reader{text: p.text, pos: keyStart}).Str()
-			return p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ':' after key %q", p.describe(p.pos), key))
+			return p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ':' after key %q", p.describe(p.pos), p.key(keyStart)))
 		}
 		p.pos++
 		p.skipSpace()
@@ -295,10 +297,14 @@ func (p *checker) object(depth int) error {
 			p.pos++
 			return nil
 		default:
-			key := (&Reader{text: p.text, pos: keyStart}).Str()
-			return p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or '}' after object member %q", p.describe(p.pos), key))
+			return p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or '}' after object member %q", p.describe(p.pos), p.key(keyStart)))
 		}
 	}
+}
+
+// key decodes the key at off, checked already, for a message.
+func (p *checker) key(off int) string {
+	return (&Reader{text: p.text, pos: off}).Str()
 }
 
 func (p *checker) array(depth int) error {
@@ -608,7 +614,10 @@ func (r *Reader) Bool() bool {
 	return b
 }
 
-// skipScalar skips a number, true, false or null.
+// skipScalar skips a number, true, false or null. Not inlined, as
+// skipSpace.
+//
+//go:noinline
 func (r *Reader) skipScalar() {
 	for r.pos < len(r.text) {
 		switch r.text[r.pos] {
@@ -666,20 +675,12 @@ func stringEnd(text string, pos int) int {
 // Count returns how many elements the next value, an array, has, without
 // reading it.
 func (r *Reader) Count() int {
-	c := Reader{text: r.text, pos: r.Offset() + 1}
-	if c.text[skipSpace(c.text, c.pos)] == ']' {
-		return 0
-	}
+	c := *r
 	n := 0
-	for {
-		c.Skip()
+	for c.Begin(); c.More(); c.Skip() {
 		n++
-		c.pos = skipSpace(c.text, c.pos)
-		if c.text[c.pos] == ']' {
-			return n
-		}
-		c.pos++ // ','
 	}
+	return n
 }
 
 // Begin reads the opening bracket of the array or object at the reader.
@@ -691,7 +692,10 @@ func (r *Reader) Begin() {
 }
 
 // More reports whether the array or object being read has another element
-// or member, reading the comma before it, or else the closing bracket.
+// or member, reading the comma before it, or else the closing bracket. Not
+// inlined, as skipSpace.
+//
+//go:noinline
 func (r *Reader) More() bool {
 	switch r.text[r.Offset()] {
 	case ',':
