@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -340,8 +341,8 @@ func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
 
 // nodes checks files, directories and links, which share one namespace.
 func (c *checker) nodes(s Storage, p jsonPath) {
-	paths := nodePaths{c: c, p: p, files: len(s.Files), dirs: len(s.Directories),
-		seen: make(map[string]int, len(s.Files)+len(s.Directories)+len(s.Links))}
+	paths := nodePaths{c: c, p: p, files: len(s.Files), dirs: len(s.Directories)}
+	paths.findRepeats(s)
 	for i, f := range s.Files {
 		fp := c.at(p, "files", i)
 		c.node(f.Node, fp)
@@ -407,25 +408,57 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 }
 
 // nodePaths finds files, directories and links with the same path, which
-// share one namespace. For each path it keeps which node had it first as
-// one number (counting files, then directories, then links) rather than
-// that node's JSON path: a config can have hundreds of thousands of files,
-// and their paths would cost more than the files.
+// share one namespace. Nodes are numbered: files, then directories, then
+// links. It sorts their numbers by path rather than keep a map of every
+// path: a config can have hundreds of thousands of files, and the map
+// would cost a third as much as the config's model.
 type nodePaths struct {
 	c           *checker
 	p           jsonPath // the storage section's
 	files, dirs int
-	seen        map[string]int
+	// firstOf maps a node whose path an earlier node has to the first
+	// such node.
+	firstOf map[int]int
 }
 
-// check reports the node number i at here when an earlier node had its
-// path.
-func (n *nodePaths) check(key string, i int, here jsonPath) {
-	if first, ok := n.seen[key]; ok {
-		n.c.errorf(here, "duplicate entry defined: path %q is already defined at %s", key, n.path(first))
-		return
+// findRepeats fills firstOf.
+func (n *nodePaths) findRepeats(s Storage) {
+	pathOf := func(i int) string {
+		switch {
+		case i < n.files:
+			return s.Files[i].Path
+		case i < n.files+n.dirs:
+			return s.Directories[i-n.files].Path
+		}
+		return s.Links[i-n.files-n.dirs].Path
 	}
-	n.seen[key] = i
+	order := make([]int, n.files+n.dirs+len(s.Links))
+	for i := range order {
+		order[i] = i
+	}
+	// Equal paths in node order, so each run starts with the first.
+	sort.Slice(order, func(a, b int) bool {
+		pa, pb := pathOf(order[a]), pathOf(order[b])
+		return pa < pb || pa == pb && order[a] < order[b]
+	})
+	n.firstOf = map[int]int{}
+	for i := 1; i < len(order); i++ {
+		if pathOf(order[i]) != pathOf(order[i-1]) {
+			continue
+		}
+		first := order[i-1]
+		if f, ok := n.firstOf[first]; ok {
+			first = f
+		}
+		n.firstOf[order[i]] = first
+	}
+}
+
+// check reports node number i at here when an earlier node has its path.
+func (n *nodePaths) check(key string, i int, here jsonPath) {
+	if first, ok := n.firstOf[i]; ok {
+		n.c.errorf(here, "duplicate entry defined: path %q is already defined at %s", key, n.path(first))
+	}
 }
 
 // path is the JSON path of node number i.
