@@ -23,28 +23,21 @@ func CheckSize(what string, size, limit int64) error {
 	return fmt.Errorf("%s: %w: %d bytes, over the limit of %d bytes", what, ErrTooLarge, size, limit)
 }
 
+// MaxSize is the largest size ParseSize accepts, 1 TiB: more than any
+// machine could parse, and small enough that four times it is an int64.
+const MaxSize = 1 << 40
+
 // ParseSize reads a size in bytes: a whole number with an optional suffix
-// K, M or G (KiB, MiB or GiB also do; all mean powers of 1024).
+// K, M or G (or KiB, MiB, GiB), all powers of 1024, at most MaxSize.
 func ParseSize(s string) (int64, error) {
-	num := strings.TrimSuffix(s, "iB")
-	shift := 0
-	if num != "" {
-		switch num[len(num)-1] {
-		case 'K', 'k':
-			shift = 10
-		case 'M', 'm':
-			shift = 20
-		case 'G', 'g':
-			shift = 30
+	num, shift := strings.TrimSuffix(s, "iB"), 0
+	if i := len(num) - 1; i > 0 {
+		if u := strings.IndexByte("KMGkmg", num[i]); u >= 0 {
+			num, shift = num[:i], 10*(u%3+1)
 		}
 	}
-	if shift > 0 {
-		num = num[:len(num)-1]
-	} else if num != s {
-		num = "" // "iB" without K, M or G
-	}
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)>>shift {
+	if err != nil || n <= 0 || n > MaxSize>>shift || shift == 0 && num != s {
 		return 0, fmt.Errorf("size %q: %w", s, ErrBadSize)
 	}
 	return n << shift, nil

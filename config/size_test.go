@@ -20,13 +20,15 @@ func TestParseSize(t *testing.T) {
 		{"128MiB", 128 << 20},
 		{"2G", 2 << 30},
 		{"2GiB", 2 << 30},
+		{"1024G", MaxSize},
+		{"1099511627776", MaxSize},
 	}
 	for _, tt := range tests {
 		if got, err := ParseSize(tt.in); err != nil || got != tt.want {
 			t.Errorf("ParseSize(%q) = %d, %v, want %d", tt.in, got, err, tt.want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "M", "iB", "12iB", "1.5M", "64 M", "64MB", "1T", "9999999999G", "0x10"} {
+	for _, in := range []string{"", "0", "-1", "M", "iB", "12iB", "1.5M", "64 M", "64MB", "1T", "1025G", "1099511627777", "9999999999G", "0x10"} {
 		if got, err := ParseSize(in); !errors.Is(err, ErrBadSize) {
 			t.Errorf("ParseSize(%q) = %d, %v, want ErrBadSize", in, got, err)
 		}

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"math"
 	"runtime/debug"
+
+	"github.com/flintboot/flint/config"
 )
 
 // memoryBudget is the most memory flint may take to read configs of size
@@ -26,10 +27,6 @@ func limitMemory(getenv func(string) string, size int64) (restore func()) {
 	if getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
-	limit := int64(math.MaxInt64)
-	if size <= (math.MaxInt64-16<<20)/4 {
-		limit = memoryBudget(size) - heapReserve
-	}
-	prev := debug.SetMemoryLimit(limit)
+	prev := debug.SetMemoryLimit(memoryBudget(min(size, config.MaxSize)) - heapReserve)
 	return func() { debug.SetMemoryLimit(prev) }
 }
