@@ -119,7 +119,15 @@ func declaredVersion(doc *jsontree.Doc, r *Report) (Version, error) {
 		add(nil, rootOff, fmt.Sprintf("a config is a JSON object, found %s", kind))
 		return Version{}, ErrInvalid
 	}
-	ignOff := lastMember(doc, rootOff, "ignition")
+	ignOff := -1 // as lastMember, from the keys Parse recorded
+	for _, keyOff := range doc.TopKeys() {
+		rd := doc.At(keyOff)
+		if key, _ := rd.Key(); strings.EqualFold(key, "ignition") {
+			if kind, at := rd.Peek(); kind != jsontree.Null {
+				ignOff = at
+			}
+		}
+	}
 	if ignOff < 0 {
 		add(nil, rootOff, "ignition.version is missing; supported versions are "+supportedList())
 		return Version{}, ErrInvalidVersion

@@ -11,6 +11,7 @@
 package jsontree
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -68,7 +69,19 @@ type Doc struct {
 	// it alive as long as any of them is.
 	text  string
 	lines []int // byte offsets at which lines start, computed on first use
+	// top holds the offsets of the top-level object's keys, and counts
+	// the number of elements of each array of at least countedArray, by
+	// the offset of its '[': what Parse saw, so that reading the document
+	// does not take another pass over it to find them (the top-level
+	// members, to find the version first; a list's length, to allocate it
+	// once).
+	top    []int
+	counts map[int]int
 }
+
+// countedArray is the fewest elements an array has for Parse to record
+// its count: enough that recording costs a fraction of the array's text.
+const countedArray = 64
 
 // SyntaxError is a JSON syntax error at a line and column (both from 1).
 type SyntaxError struct {
@@ -274,6 +287,9 @@ func (p *checker) object(depth int) error {
 			return p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected a quoted object key", p.describe(p.pos)))
 		}
 		keyStart := p.pos
+		if depth == 0 {
+			p.doc.top = append(p.doc.top, keyStart)
+		}
 		if _, err := p.str(); err != nil {
 			return err
 		}
@@ -308,7 +324,7 @@ func (p *checker) key(off int) string {
 }
 
 func (p *checker) array(depth int) error {
-	open := p.pos
+	open, n := p.pos, 0
 	p.pos++ // '['
 	p.skipSpace()
 	if p.pos < len(p.text) && p.text[p.pos] == ']' {
@@ -323,6 +339,7 @@ func (p *checker) array(depth int) error {
 		if err := p.value(depth + 1); err != nil {
 			return err
 		}
+		n++
 		p.skipSpace()
 		if p.pos >= len(p.text) {
 			return p.unclosed(open)
@@ -332,6 +349,12 @@ func (p *checker) array(depth int) error {
 			p.pos++
 		case ']':
 			p.pos++
+			if n >= countedArray {
+				if p.doc.counts == nil {
+					p.doc.counts = map[int]int{}
+				}
+				p.doc.counts[open] = n
+			}
 			return nil
 		default:
 			return p.errAt(p.pos, fmt.Sprintf("unexpected %s: expected ',' or ']' after array element", p.describe(p.pos)))
@@ -476,11 +499,12 @@ func plainRun(s string) int {
 	// when a byte is below 0x20. Neither misses one; a borrow can make
 	// them flag a later byte as well, which only ends the run sooner.
 	hasZero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	// Read as bytes, eight at a time: the compiler does not combine eight
+	// loads from a string into one. Only read: s stays unchanged.
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	n := 0
-	for n+8 <= len(s) {
-		w := s[n : n+8]
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	for n+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[n:])
 		if hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\'))|((x-ones*0x20)&^x&highs) != 0 {
 			break
 		}
@@ -517,19 +541,27 @@ func hex4(text string, pos int) (rune, bool) {
 // Bool, or Begin and More for an array or object) or skips it. It trusts
 // the document's syntax, which Parse checked.
 type Reader struct {
-	text string
-	pos  int
+	text   string
+	pos    int
+	counts map[int]int // the Doc's
 }
 
 // Reader returns a reader at the document's top-level value.
 func (d *Doc) Reader() *Reader {
-	return &Reader{text: d.text}
+	return &Reader{text: d.text, counts: d.counts}
 }
 
 // At returns a reader at offset, which must be where a value starts: what
 // an earlier Reader's Offset gave.
 func (d *Doc) At(offset int) *Reader {
-	return &Reader{text: d.text, pos: offset}
+	return &Reader{text: d.text, pos: offset, counts: d.counts}
+}
+
+// TopKeys returns the offsets of the top-level object's keys, in order (none
+// when the document is not an object): readers At them read each key, then
+// its value.
+func (d *Doc) TopKeys() []int {
+	return d.top
 }
 
 // Offset is the byte offset of the next value.
@@ -675,6 +707,9 @@ func stringEnd(text string, pos int) int {
 // Count returns how many elements the next value, an array, has, without
 // reading it.
 func (r *Reader) Count() int {
+	if n, ok := r.counts[r.Offset()]; ok {
+		return n
+	}
 	c := *r
 	n := 0
 	for c.Begin(); c.More(); c.Skip() {

@@ -327,3 +327,33 @@ func TestPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorded checks what Parse records for readers: the top-level keys'
+// offsets, and the counts of long arrays, which Count returns without
+// reading the array, the same as reading it.
+func TestRecorded(t *testing.T) {
+	long := "[" + strings.Repeat("[1,2],", countedArray) + "{}]" // countedArray+1 elements
+	src := `{"a": 1, "b": ` + long + `, "a": {"c": [` + strings.TrimSuffix(strings.Repeat("0,", countedArray), ",") + `]}}`
+	d, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, off := range d.TopKeys() {
+		k, _ := d.At(off).Key()
+		keys = append(keys, k)
+	}
+	if got := strings.Join(keys, " "); got != "a b a" {
+		t.Errorf("TopKeys() read as %q, want \"a b a\"", got)
+	}
+	if len(d.counts) != 2 {
+		t.Errorf("Parse recorded %d counts, want 2 (the arrays of %d elements or more)", len(d.counts), countedArray)
+	}
+	// read checks Count against More for every array.
+	if got := len(root(t, d).Members[1].Value.Elems); got != countedArray+1 {
+		t.Errorf("b has %d elements, want %d", got, countedArray+1)
+	}
+	if d, _ := Parse([]byte(`[{"a":1}]`)); len(d.TopKeys()) != 0 {
+		t.Errorf("TopKeys() of an array = %v, want none", d.TopKeys())
+	}
+}
