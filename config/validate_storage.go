@@ -1,11 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"net/url"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -409,9 +411,9 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 
 // nodePaths finds files, directories and links with the same path, which
 // share one namespace. Nodes are numbered: files, then directories, then
-// links. It sorts their numbers by path rather than keep a map of every
-// path: a config can have hundreds of thousands of files, and the map
-// would cost a third as much as the config's model.
+// links. It sorts the nodes by a hash of their paths rather than keep a
+// map of every path: a config can have hundreds of thousands of files,
+// and the map would cost a third as much as the config's model.
 type nodePaths struct {
 	c           *checker
 	p           jsonPath // the storage section's
@@ -419,6 +421,12 @@ type nodePaths struct {
 	// firstOf maps a node whose path an earlier node has to the first
 	// such node.
 	firstOf map[int]int
+}
+
+// nodeHash is a node's number and its path's hash.
+type nodeHash struct {
+	hash uint64
+	node int
 }
 
 // findRepeats fills firstOf.
@@ -432,25 +440,27 @@ func (n *nodePaths) findRepeats(s Storage) {
 		}
 		return s.Links[i-n.files-n.dirs].Path
 	}
-	order := make([]int, n.files+n.dirs+len(s.Links))
-	for i := range order {
-		order[i] = i
+	seed := maphash.MakeSeed()
+	hashes := make([]nodeHash, n.files+n.dirs+len(s.Links))
+	for i := range hashes {
+		hashes[i] = nodeHash{maphash.String(seed, pathOf(i)), i}
 	}
-	// Equal paths in node order, so each run starts with the first.
-	sort.Slice(order, func(a, b int) bool {
-		pa, pb := pathOf(order[a]), pathOf(order[b])
-		return pa < pb || pa == pb && order[a] < order[b]
-	})
+	// Equal hashes in node order: a node's repeats come after it.
+	slices.SortFunc(hashes, func(a, b nodeHash) int { return cmp.Or(cmp.Compare(a.hash, b.hash), a.node-b.node) })
 	n.firstOf = map[int]int{}
-	for i := 1; i < len(order); i++ {
-		if pathOf(order[i]) != pathOf(order[i-1]) {
-			continue
+	for i := 1; i < len(hashes); i++ {
+		// The nearest earlier node with the same hash and path, then the
+		// first of its repeats.
+		for j := i - 1; j >= 0 && hashes[j].hash == hashes[i].hash; j-- {
+			if pathOf(hashes[j].node) == pathOf(hashes[i].node) {
+				first := hashes[j].node
+				if f, ok := n.firstOf[first]; ok {
+					first = f
+				}
+				n.firstOf[hashes[i].node] = first
+				break
+			}
 		}
-		first := order[i-1]
-		if f, ok := n.firstOf[first]; ok {
-			first = f
-		}
-		n.firstOf[order[i]] = first
 	}
 }
 
