@@ -24,7 +24,8 @@ var errFailed = errors.New("failed")
 const usage = `usage: flint COMMAND [ARGS]
 
 commands:
-  validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  validate [-strict] [-json] [-max-size SIZE] FILE...
+                                       check configs (FILE "-" is stdin)
   plan [-root DIR] [-disk DEV[=IMAGE]]... [-fetch] [-json] FILE
                                        show what a config would do, writing nothing
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)

@@ -65,7 +65,10 @@ func (r *stageRun) fetchConfig(ctx context.Context) (config.Config, error) {
 	}
 	user := emptyConfig()
 	var declared config.Version
-	if raw != nil {
+	found := raw != nil
+	if found {
+		// raw is not used after this: its memory can go while the config
+		// is parsed, which holds a copy.
 		if user, declared, err = r.parseDeclared(raw, "user config from "+source); err != nil {
 			return config.Config{}, err
 		}
@@ -76,7 +79,7 @@ func (r *stageRun) fetchConfig(ctx context.Context) (config.Config, error) {
 	// Ignition does, since older rules differ (before 3.3 a link needs
 	// no target). Only a config that declares the newest version and
 	// names no other config was already checked with those very rules.
-	checked := raw != nil && declared == config.V3_7Exp &&
+	checked := found && declared == config.V3_7Exp &&
 		user.Ignition.Config.Replace.Source == nil && len(user.Ignition.Config.Merge) == 0
 
 	rendered, err := r.render(ctx, user)
@@ -293,7 +296,15 @@ func (r *stageRun) parse(raw []byte, what string) (config.Config, error) {
 }
 
 // parseDeclared is parse, also returning the version the config declares.
+// A config larger than the stage's limit is refused unparsed.
 func (r *stageRun) parseDeclared(raw []byte, what string) (config.Config, config.Version, error) {
+	if err := config.CheckSize(what, int64(len(raw)), r.maxSize); err != nil {
+		return config.Config{}, config.Version{}, fmt.Errorf("%w; the kernel argument %s raises the limit", err, ArgMaxConfigSize)
+	}
+	r.configBytes += int64(len(raw))
+	if r.o.ConfigSize != nil && r.stage.acquire != fromCache {
+		r.o.ConfigSize(r.configBytes)
+	}
 	cfg, v, report, err := config.ParseDeclared(raw)
 	r.logReport(what, report)
 	if err != nil {
