@@ -25,6 +25,7 @@ commands:
   validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   kickstart [-o FILE] [-spec V] FILE   translate a kickstart file into a config
+  translate [-s] [-p] [-d DIR] [-o FILE] [FILE]  translate a Butane config (flint translate -h)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `
@@ -42,6 +43,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runStage(ctx, rest, stdout)
 	case "kickstart":
 		return runKickstart(rest, stdin, stdout, stderr)
+	case "translate":
+		return runTranslate(rest, stdin, stdout, stderr)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
 	case "version", "-version", "--version":
