@@ -22,7 +22,7 @@ var errFailed = errors.New("failed")
 const usage = `usage: flint COMMAND [ARGS]
 
 commands:
-  validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  validate [-strict] [-json] FILE...   check configs or Butane configs (FILE "-" is stdin)
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   kickstart [-o FILE] [-spec V] FILE   translate a kickstart file into a config
   translate [-s] [-p] [-d DIR] [-o FILE] [FILE]  translate a Butane config (flint translate -h)

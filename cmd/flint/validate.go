@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/butane"
 )
 
 // validateResult is one file's outcome in -json output.
@@ -26,12 +27,13 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	fs.SetOutput(io.Discard)
 	strict := fs.Bool("strict", false, "treat warnings as errors")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	filesDir := fs.String("files-dir", "", "where a Butane config's local files are (as flint translate -d)")
 	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Sprintf("validate: %v\n\nusage: flint validate [-strict] [-json] FILE...", err)}
+		return usageError{fmt.Sprintf("validate: %v\n\nusage: flint validate [-strict] [-json] [-files-dir DIR] FILE...", err)}
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		return usageError{"validate: no file given (use - for stdin)\n\nusage: flint validate [-strict] [-json] FILE..."}
+		return usageError{"validate: no file given (use - for stdin)\n\nusage: flint validate [-strict] [-json] [-files-dir DIR] FILE..."}
 	}
 
 	var results []validateResult
@@ -43,7 +45,7 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 			failed = true
 			continue
 		}
-		_, v, report, err := config.ParseDeclared(raw)
+		v, report, err := validateConfig(raw, *filesDir)
 		res := validateResult{File: name, Valid: err == nil && !(*strict && report.HasWarnings()), Entries: report.Entries}
 		if v != (config.Version{}) {
 			res.Version = v.String()
@@ -84,6 +86,17 @@ func printReport(w io.Writer, res validateResult, prefix bool) {
 		b.WriteByte('\n')
 	}
 	w.Write(b.Bytes())
+}
+
+// validateConfig checks a config, or a Butane config by translating it: a
+// Butane config's report has its YAML paths and lines.
+func validateConfig(raw []byte, filesDir string) (config.Version, config.Report, error) {
+	if butane.IsButane(raw) {
+		res, err := butane.Translate(raw, butane.Options{FilesDir: filesDir})
+		return res.Version, res.Report, err
+	}
+	_, v, report, err := config.ParseDeclared(raw)
+	return v, report, err
 }
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {

@@ -244,6 +244,13 @@ func unmarshalMessage(err error) string {
 			msg = rest
 		}
 	}
+	// The library quotes the value (cannot unmarshal !!str `x` into
+	// int); a misplaced password hash must not reach a boot log.
+	if i := strings.IndexByte(msg, '`'); i >= 0 {
+		if j := strings.LastIndexByte(msg, '`'); j > i {
+			msg = msg[:i] + "value" + msg[j+1:]
+		}
+	}
 	return msg
 }
 

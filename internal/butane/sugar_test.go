@@ -380,7 +380,7 @@ func TestSourceErrors(t *testing.T) {
 		{name: "ignition.version is not a key", in: "variant: fcos\nversion: 1.4.0\nignition:\n  version: 3.3.0\n",
 			report: []string{"unused key version"}},
 		{name: "wrong type", in: "variant: fcos\nversion: 1.4.0\nstorage:\n  files:\n    - path: /a\n      mode: abc\n", wantErr: ErrInvalid,
-			report: []string{"error at $.storage.files.0.mode, line 6 col 13: cannot unmarshal !!str `abc` into int"}},
+			report: []string{"error at $.storage.files.0.mode, line 6 col 13: cannot unmarshal !!str value into int"}},
 		{name: "a list where a mapping belongs", in: "variant: fcos\nversion: 1.4.0\nstorage: [a]\n", wantErr: ErrInvalid,
 			report: []string{"error at $.storage, line 3 col 10"}},
 		{name: "duplicate key", in: "variant: fcos\nversion: 1.4.0\nstorage:\n  files:\n    - path: /a\n      path: /b\n", wantErr: ErrInvalid,
