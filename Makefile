@@ -70,6 +70,7 @@ demo: build
 
 bench:
 	tests/bench/run.sh
+	tests/bench/butane.sh
 
 # fuzz runs the config parser's fuzz test for a short while; FUZZTIME=10m for
 # a longer run.

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vincent-petithory/dataurl"
 )
 
 // translateCase is one Butane config and what translating it must give:
@@ -128,6 +130,7 @@ func TestMakeDataURL(t *testing.T) {
 		return "data:;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
 	}
 	user := "gzip"
+	var urls dataURLs // one for every case: a reused writer must not change the output
 	for _, tc := range []struct {
 		name     string
 		in       []byte
@@ -142,12 +145,12 @@ func TestMakeDataURL(t *testing.T) {
 		{"empty contents", nil, nil, "data:,", new(string)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, comp := makeDataURL(tc.in, tc.current)
+			got, comp := urls.make(tc.in, tc.current)
 			if got != tc.want {
-				t.Errorf("makeDataURL() = %.80q, want %.80q", got, tc.want)
+				t.Errorf("urls.make() = %.80q, want %.80q", got, tc.want)
 			}
 			if (comp == nil) != (tc.wantComp == nil) || comp != nil && *comp != *tc.wantComp {
-				t.Errorf("makeDataURL() compression = %v, want %v", comp, tc.wantComp)
+				t.Errorf("urls.make() compression = %v, want %v", comp, tc.wantComp)
 			}
 			if strings.HasPrefix(got, "data:;base64,") && comp != nil && *comp == "gzip" {
 				raw, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(got, "data:;base64,"))
@@ -161,6 +164,21 @@ func TestMakeDataURL(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEscapeDataURL checks the percent-encoding against the dataurl
+// package's, which Butane uses, for every byte.
+func TestEscapeDataURL(t *testing.T) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	if got, want := escapeDataURL(all), dataurl.Escape(all); got != want {
+		t.Errorf("escapeDataURL(every byte) = %q, want %q", got, want)
+	}
+	if got := escapedLen(all); got != len(dataurl.Escape(all)) {
+		t.Errorf("escapedLen(every byte) = %d, want %d", got, len(dataurl.Escape(all)))
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -100,6 +102,7 @@ func Translate(src []byte, opts Options) (Result, error) {
 		budget: 10*len(src) + 10000}
 	var top document
 	t.dec.decodeStruct(root, reflect.ValueOf(&top).Elem(), "$", "$", "")
+	t.enc.wait()
 	t.cfg = top.Config
 	t.cfg.Ignition.Version = prof.target.String()
 	t.dec.jsonSrc["$.ignition.version"] = vpos
@@ -184,6 +187,10 @@ type translator struct {
 	bootPos    pos
 	grub       *grub
 	grubPos    pos
+	urls       dataURLs
+	// enc encodes inline and local contents while decoding goes on
+	// (see setDataURL).
+	enc encoders
 }
 
 type mountReq struct {
@@ -317,13 +324,58 @@ func (t *translator) resourceSugar(r *config.Resource, jp, yp, gp string, keys [
 	}
 }
 
+// setDataURL hands the encoding of contents into r's source to the
+// encoders, which run beside the decoder on every CPU: gzip at best
+// compression is most of a large config's translation. The decoder never
+// touches a resource again once its sugar is handled.
 func (t *translator) setDataURL(r *config.Resource, jp string, contents []byte, p pos) {
-	src, compression := makeDataURL(contents, r.Compression)
-	r.Source = &src
 	t.dec.jsonSrc[jp+".source"] = p
-	if compression != nil {
-		r.Compression = compression
+	if r.Compression == nil || *r.Compression == "" {
 		t.dec.jsonSrc[jp+".compression"] = p
+	}
+	t.enc.add(encodeJob{r: r, contents: contents})
+}
+
+// encodeJob is one resource's contents to encode.
+type encodeJob struct {
+	r        *config.Resource
+	contents []byte
+}
+
+// encoders encode resources' contents in the background, started with
+// the first job.
+type encoders struct {
+	jobs chan encodeJob
+	wg   sync.WaitGroup
+}
+
+func (e *encoders) add(j encodeJob) {
+	if e.jobs == nil {
+		e.jobs = make(chan encodeJob, 256)
+		for range min(runtime.GOMAXPROCS(0), 8) {
+			e.wg.Add(1)
+			go func() {
+				defer e.wg.Done()
+				var urls dataURLs
+				for j := range e.jobs {
+					src, compression := urls.make(j.contents, j.r.Compression)
+					j.r.Source = &src
+					if compression != nil {
+						j.r.Compression = compression
+					}
+				}
+			}()
+		}
+	}
+	e.jobs <- j
+}
+
+// wait returns once every job is encoded.
+func (e *encoders) wait() {
+	if e.jobs != nil {
+		close(e.jobs)
+		e.wg.Wait()
+		e.jobs = nil
 	}
 }
 
