@@ -13,6 +13,7 @@
 // result is checked by flint's own validator, its findings mapped back to the
 // YAML path, line and column they came from.
 //
-// Only the fcos variant is implemented so far; spec 2.x configs are not
-// translated here.
+// The fcos, flatcar, r4e and fiot variants are translated; openshift
+// (MachineConfig output) and fcos 1.8.0-experimental's quadlets are not
+// yet, nor are spec 2.x configs.
 package butane

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -349,6 +350,58 @@ func (t *translator) validateFcos() {
 			}
 		}
 	}
+}
+
+// checkFilters reports the sections the variant does not support that the
+// translated config uses (Butane's FieldFilters.Verify: an empty list
+// or section is fine).
+func (t *translator) checkFilters() {
+	if len(t.prof.filters) == 0 {
+		return
+	}
+	var walk func(v reflect.Value, jp, gp string)
+	walk = func(v reflect.Value, jp, gp string) {
+		if msg, ok := t.prof.filters[gp]; ok {
+			if !emptyValue(v) {
+				t.add(config.SeverityError, t.sourceOf(jp), msg)
+			}
+			return
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			for _, f := range t.dec.fieldsFor(v.Type()) {
+				walk(v.FieldByIndex(f.index), jp+"."+f.json, join(gp, f.json))
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i), idx(jp, i), gp)
+			}
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), jp, gp)
+			}
+		}
+	}
+	walk(reflect.ValueOf(t.cfg), "$", "")
+}
+
+// emptyValue is Butane's notion of an empty filtered value: zero
+// scalars, empty lists, nil pointers, structs of empty fields.
+func emptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !emptyValue(v.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		return v.Len() == 0
+	case reflect.Pointer:
+		return v.IsNil()
+	}
+	return v.IsZero()
 }
 
 // expand applies the sugar, in Butane's order: mount units and trees

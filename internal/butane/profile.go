@@ -19,21 +19,63 @@ type profile struct {
 	// fcos is the minor version of the fcos spec (8 for 1.8.0-experimental):
 	// boot_device from 3, grub from 5, s390x layouts and cex from 6.
 	fcos int
+	// filters are the sections of the spec the variant's OS does not
+	// support: generic JSON paths of the output that must be empty,
+	// with the message when they are not (Butane's FieldFilters).
+	filters map[string]string
 }
+
+// Butane's messages for filtered sections (config/common/errors.go).
+const (
+	errClevisSupport = "clevis is not supported in this spec version"
+	errCexSupport    = "cex is not currently supported on the target platform"
+	errKargsSupport  = "kernel argument customization is not supported in this spec version"
+	errDiskSupport   = "disk customization is not supported in this spec version"
+	errFsSupport     = "filesystem customization is not supported in this spec version"
+	errLuksSupport   = "luks is not supported in this spec version"
+	errRaidSupport   = "raid is not supported in this spec version"
+)
+
+// flatcarFilters: Flatcar's Ignition had no Clevis before spec 3.7.0
+// (config/flatcar/v1_0, v1_1), and has no CEX (v1_2_exp).
+var (
+	flatcarFilters    = map[string]string{"storage.luks.clevis": errClevisSupport}
+	flatcarExpFilters = map[string]string{"storage.luks.cex": errCexSupport}
+	// ostreeFilters: RHEL for Edge and Fedora IoT are provisioned on
+	// an installed disk: no kernel arguments or storage layout
+	// (config/r4e/v1_*, config/fiot/v1_*).
+	ostreeFilters = map[string]string{
+		"kernelArguments":     errKargsSupport,
+		"storage.disks":       errDiskSupport,
+		"storage.filesystems": errFsSupport,
+		"storage.luks":        errLuksSupport,
+		"storage.raid":        errRaidSupport,
+	}
+)
 
 // profiles lists every variant and version translated, as Butane 0.29's
 // config/config.go registers them (variant+version to translator) and each
-// config/fcos/v1_N package imports its base/v0_M and Ignition v3_K types.
+// config/VARIANT/vX_Y package imports its base/v0_M and Ignition v3_K
+// types. flatcar, r4e and fiot are the base schema with filters; only
+// fcos has sugar of its own.
 var profiles = []profile{
-	{"fcos", "1.0.0", config.V3_0, 1, 0},
-	{"fcos", "1.1.0", config.V3_1, 2, 1},
-	{"fcos", "1.2.0", config.V3_2, 3, 2},
-	{"fcos", "1.3.0", config.V3_2, 3, 3},
-	{"fcos", "1.4.0", config.V3_3, 4, 4},
-	{"fcos", "1.5.0", config.V3_4, 5, 5},
-	{"fcos", "1.6.0", config.V3_5, 6, 6},
-	{"fcos", "1.7.0", config.V3_6, 7, 7},
-	{"fcos", "1.8.0-experimental", config.V3_7Exp, 8, 8},
+	{"fcos", "1.0.0", config.V3_0, 1, 0, nil},
+	{"fcos", "1.1.0", config.V3_1, 2, 1, nil},
+	{"fcos", "1.2.0", config.V3_2, 3, 2, nil},
+	{"fcos", "1.3.0", config.V3_2, 3, 3, nil},
+	{"fcos", "1.4.0", config.V3_3, 4, 4, nil},
+	{"fcos", "1.5.0", config.V3_4, 5, 5, nil},
+	{"fcos", "1.6.0", config.V3_5, 6, 6, nil},
+	{"fcos", "1.7.0", config.V3_6, 7, 7, nil},
+	{"fcos", "1.8.0-experimental", config.V3_7Exp, 8, 8, nil},
+	{"flatcar", "1.0.0", config.V3_3, 4, 0, flatcarFilters},
+	{"flatcar", "1.1.0", config.V3_4, 5, 0, flatcarFilters},
+	{"flatcar", "1.2.0-experimental", config.V3_7Exp, 8, 0, flatcarExpFilters},
+	{"r4e", "1.0.0", config.V3_3, 4, 0, ostreeFilters},
+	{"r4e", "1.1.0", config.V3_4, 5, 0, ostreeFilters},
+	{"r4e", "1.2.0-experimental", config.V3_7Exp, 8, 0, ostreeFilters},
+	{"fiot", "1.0.0", config.V3_4, 5, 0, ostreeFilters},
+	{"fiot", "1.1.0-experimental", config.V3_7Exp, 8, 0, ostreeFilters},
 }
 
 // Versions lists the variants and versions Translate reads, as

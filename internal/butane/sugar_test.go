@@ -444,3 +444,32 @@ func TestAliasBomb(t *testing.T) {
 		t.Fatalf("Translate(alias bomb) = %v\n%.500s", err, res.Report)
 	}
 }
+
+func TestVariants(t *testing.T) {
+	runCases(t, []translateCase{
+		{name: "flatcar 1.0.0 is spec 3.3.0", in: "variant: flatcar\nversion: 1.0.0\nstorage:\n  files:\n    - path: /a\n      contents: {inline: x}\n",
+			want: map[string]any{"ignition.version": "3.3.0", "storage.files.0.contents.source": "data:,x"}},
+		{name: "flatcar 1.1.0 is spec 3.4.0", in: "variant: flatcar\nversion: 1.1.0\n", want: map[string]any{"ignition.version": "3.4.0"}},
+		{name: "flatcar 1.2.0-experimental", in: "variant: flatcar\nversion: 1.2.0-experimental\n", want: map[string]any{"ignition.version": "3.7.0-experimental"}},
+		{name: "flatcar has no clevis before 1.2.0", in: "variant: flatcar\nversion: 1.1.0\nstorage:\n  luks:\n    - name: data\n      device: /dev/sdb\n      clevis:\n        tpm2: true\n",
+			wantErr: ErrInvalid, report: []string{"error at $.storage.luks.0.clevis, line 8 col 9: clevis is not supported in this spec version"}},
+		{name: "flatcar 1.2.0-experimental has clevis", in: "variant: flatcar\nversion: 1.2.0-experimental\nstorage:\n  luks:\n    - name: data\n      device: /dev/sdb\n      clevis:\n        tpm2: true\n",
+			want: map[string]any{"storage.luks.0.clevis.tpm2": true}},
+		{name: "flatcar has no cex", in: "variant: flatcar\nversion: 1.2.0-experimental\nstorage:\n  luks:\n    - name: data\n      device: /dev/dasdb\n      cex:\n        enabled: true\n",
+			wantErr: ErrInvalid, report: []string{"cex is not currently supported on the target platform"}},
+		{name: "flatcar has no boot_device", in: "variant: flatcar\nversion: 1.1.0\nboot_device:\n  luks: {tpm2: true}\n",
+			report: []string{"warning at $.boot_device, line 3 col 1: unused key boot_device"}},
+		{name: "flatcar mount units", in: "variant: flatcar\nversion: 1.0.0\nstorage:\n  filesystems:\n    - device: /dev/sdb\n      path: /srv\n      format: ext4\n      with_mount_unit: true\n",
+			want: map[string]any{"systemd.units.0.name": "srv.mount"}},
+		{name: "r4e has no disks", in: "variant: r4e\nversion: 1.0.0\nstorage:\n  disks:\n    - device: /dev/sdb\n      wipe_table: true\n",
+			wantErr: ErrInvalid, report: []string{"error at $.storage.disks, line 5 col 5: disk customization is not supported in this spec version"}},
+		{name: "r4e empty sections are fine", in: "variant: r4e\nversion: 1.1.0\nstorage:\n  disks: []\n  files:\n    - path: /etc/motd\n",
+			want: map[string]any{"ignition.version": "3.4.0", "storage.files.0.path": "/etc/motd"}},
+		{name: "fiot has no kernel arguments", in: "variant: fiot\nversion: 1.0.0\nkernel_arguments:\n  should_exist: [quiet]\n",
+			wantErr: ErrInvalid, report: []string{"error at $.kernel_arguments, line 4 col 3: kernel argument customization is not supported"}},
+		{name: "fiot 1.1.0-experimental", in: "variant: fiot\nversion: 1.1.0-experimental\npasswd:\n  users:\n    - name: core\n",
+			want: map[string]any{"ignition.version": "3.7.0-experimental"}},
+		{name: "r4e 1.2.0-experimental, ssh keys", in: "variant: r4e\nversion: 1.2.0-experimental\npasswd:\n  users:\n    - name: core\n      ssh_authorized_keys: [ssh-ed25519 A]\n",
+			want: map[string]any{"passwd.users.0.sshAuthorizedKeys": []any{"ssh-ed25519 A"}}},
+	})
+}

@@ -113,6 +113,9 @@ func Translate(src []byte, opts Options) (Result, error) {
 	if !t.report.IsFatal() {
 		t.expand()
 	}
+	if !t.report.IsFatal() {
+		t.checkFilters()
+	}
 	if t.report.IsFatal() {
 		res.Report = t.report
 		return res, ErrInvalid
