@@ -30,7 +30,7 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		fs.BoolVar(&pretty, name, false, "indent the JSON output")
 	}
 	for _, name := range []string{"raw", "r"} {
-		fs.BoolVar(&raw, name, false, "never wrap in a MachineConfig")
+		fs.BoolVar(&raw, name, false, "never wrap in a MachineConfig; write the config itself")
 	}
 	for _, name := range []string{"check", "c"} {
 		fs.BoolVar(&check, name, false, "check the config without writing output")
@@ -67,8 +67,7 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("translate: %w", err)
 	}
-	_ = raw // only the openshift variant has a MachineConfig form
-	res, err := butane.Translate(src, butane.Options{FilesDir: filesDir, Pretty: pretty})
+	res, err := butane.Translate(src, butane.Options{FilesDir: filesDir, Pretty: pretty, Raw: raw})
 	fmt.Fprint(stderr, res.Report.String())
 	if err != nil {
 		fmt.Fprintf(stderr, "flint translate: %s: the config was not translated\n", displayName(name))

@@ -92,6 +92,8 @@ func printReport(w io.Writer, res validateResult, prefix bool) {
 // Butane config's report has its YAML paths and lines.
 func validateConfig(raw []byte, filesDir string) (config.Version, config.Report, error) {
 	if butane.IsButane(raw) {
+		// An openshift config is checked as a MachineConfig, with the
+		// Machine Config Operator's limits.
 		res, err := butane.Translate(raw, butane.Options{FilesDir: filesDir})
 		return res.Version, res.Report, err
 	}

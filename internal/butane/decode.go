@@ -99,8 +99,10 @@ var sugarKeys = map[reflect.Type]map[string]func(p profile, gp string) bool{
 	reflect.TypeFor[document](): {
 		"variant":     func(profile, string) bool { return true },
 		"version":     func(profile, string) bool { return true },
-		"boot_device": func(p profile, _ string) bool { return p.variant == "fcos" && p.fcos >= 3 },
-		"grub":        func(p profile, _ string) bool { return p.variant == "fcos" && p.fcos >= 5 },
+		"boot_device": func(p profile, _ string) bool { return p.isFcos() && p.fcos >= 3 },
+		"grub":        func(p profile, _ string) bool { return p.isFcos() && p.fcos >= 5 },
+		"metadata":    func(p profile, _ string) bool { return p.ocp != nil },
+		"openshift":   func(p profile, _ string) bool { return p.ocp != nil },
 	},
 }
 
@@ -219,6 +221,21 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
 			d.decode(c, s.Index(i), jp+"."+is, yp+"."+is, gp)
 		}
 		v.Set(s)
+	case reflect.Map: // string to string: openshift's metadata.labels
+		if n.Kind != yaml.MappingNode {
+			d.add(config.SeverityError, p, fmt.Sprintf("cannot unmarshal %s into a mapping", n.ShortTag()))
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for _, kv := range mappingPairs(n) {
+			k := reflect.New(v.Type().Key()).Elem()
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.decode(kv[0], k, jp, yp, gp)
+			key := resolve(kv[0]).Value
+			d.decode(kv[1], e, jp+"."+key, yp+"."+key, gp)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
 	default:
 		if n.Kind != yaml.ScalarNode {
 			d.add(config.SeverityError, p, fmt.Sprintf("cannot unmarshal %s into %s", n.ShortTag(), v.Kind()))

@@ -13,7 +13,8 @@
 // result is checked by flint's own validator, its findings mapped back to the
 // YAML path, line and column they came from.
 //
-// The fcos, flatcar, r4e and fiot variants are translated; openshift
-// (MachineConfig output) and fcos 1.8.0-experimental's quadlets are not
-// yet, nor are spec 2.x configs.
+// Every variant and version of Butane 0.29 is translated: fcos, flatcar,
+// r4e, fiot, and openshift (a MachineConfig in YAML, or with Raw the config
+// alone). fcos 1.8.0-experimental's quadlets are not yet, nor are spec 2.x
+// configs.
 package butane

@@ -25,6 +25,9 @@ import (
 type dataURLs struct {
 	zw  *gzip.Writer
 	buf bytes.Buffer
+	// noGzip never gzips (Butane's NoResourceAutoCompression, for the
+	// MCO of OpenShift 4.8 and 4.9).
+	noGzip bool
 }
 
 // make encodes contents as the smallest of three data URLs, as Butane's
@@ -47,7 +50,7 @@ func (e *dataURLs) make(contents []byte, current *string) (string, *string) {
 	if b64Len < best {
 		best = b64Len
 	}
-	if !userSet {
+	if !userSet && !e.noGzip {
 		e.buf.Reset()
 		if e.zw == nil {
 			e.zw, _ = gzip.NewWriterLevel(&e.buf, gzip.BestCompression) // the level is valid
@@ -197,7 +200,7 @@ func (t *translator) validateSource() {
 		} else if *fsys.Format != "swap" && nilOrEmpty(fsys.Path) {
 			t.add(sv, t.at(yp+".path"), "path is required if with_mount_unit is true and format is not swap")
 		}
-		if t.prof.variant == "fcos" && t.prof.fcos >= 6 && fsys.Path != nil && !allowedMountpoints.MatchString(*fsys.Path) {
+		if t.prof.isFcos() && t.prof.fcos >= 6 && fsys.Path != nil && !allowedMountpoints.MatchString(*fsys.Path) {
 			t.add(sv, t.at(yp+".path"), "path must be under /etc or /var if with_mount_unit is true")
 		}
 	}
@@ -206,8 +209,11 @@ func (t *translator) validateSource() {
 			t.add(sv, t.at(tr.yp), "local is required")
 		}
 	}
-	if t.prof.variant == "fcos" {
+	if t.prof.isFcos() {
 		t.validateFcos()
+	}
+	if t.prof.ocp != nil {
+		t.validateOpenShift()
 	}
 }
 
@@ -355,13 +361,20 @@ func (t *translator) validateFcos() {
 // checkFilters reports the sections the variant does not support that the
 // translated config uses (Butane's FieldFilters.Verify: an empty list
 // or section is fine).
-func (t *translator) checkFilters() {
+func (t *translator) checkFilters() { t.checkFiltersIgnoring(nil) }
+
+// checkFiltersIgnoring is checkFilters where a pointer to an empty value
+// counts as empty for the generic paths in ignore (Butane's ignoreZero).
+func (t *translator) checkFiltersIgnoring(ignore map[string]bool) {
 	if len(t.prof.filters) == 0 {
 		return
 	}
 	var walk func(v reflect.Value, jp, gp string)
 	walk = func(v reflect.Value, jp, gp string) {
 		if msg, ok := t.prof.filters[gp]; ok {
+			if ignore[gp] && v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().IsZero() {
+				return
+			}
 			if !emptyValue(v) {
 				t.add(config.SeverityError, t.sourceOf(jp), msg)
 			}
@@ -411,7 +424,7 @@ func (t *translator) expand() {
 		t.addMountUnits()
 		t.processTrees()
 	}
-	if t.report.IsFatal() || t.prof.variant != "fcos" {
+	if t.report.IsFatal() || !t.prof.isFcos() {
 		return
 	}
 	if t.prof.fcos >= 3 {

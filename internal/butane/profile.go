@@ -23,7 +23,14 @@ type profile struct {
 	// support: generic JSON paths of the output that must be empty,
 	// with the message when they are not (Butane's FieldFilters).
 	filters map[string]string
+	// ocp is set for the openshift variant: an fcos config (fcos is its
+	// level) with MachineConfig fields and output.
+	ocp *openshiftRules
 }
+
+// isFcos reports whether the variant has fcos's sugar (boot_device,
+// grub) and checks: fcos, and openshift, which builds on it.
+func (p profile) isFcos() bool { return p.variant == "fcos" || p.variant == "openshift" }
 
 // Butane's messages for filtered sections (config/common/errors.go).
 const (
@@ -59,23 +66,41 @@ var (
 // types. flatcar, r4e and fiot are the base schema with filters; only
 // fcos has sugar of its own.
 var profiles = []profile{
-	{"fcos", "1.0.0", config.V3_0, 1, 0, nil},
-	{"fcos", "1.1.0", config.V3_1, 2, 1, nil},
-	{"fcos", "1.2.0", config.V3_2, 3, 2, nil},
-	{"fcos", "1.3.0", config.V3_2, 3, 3, nil},
-	{"fcos", "1.4.0", config.V3_3, 4, 4, nil},
-	{"fcos", "1.5.0", config.V3_4, 5, 5, nil},
-	{"fcos", "1.6.0", config.V3_5, 6, 6, nil},
-	{"fcos", "1.7.0", config.V3_6, 7, 7, nil},
-	{"fcos", "1.8.0-experimental", config.V3_7Exp, 8, 8, nil},
-	{"flatcar", "1.0.0", config.V3_3, 4, 0, flatcarFilters},
-	{"flatcar", "1.1.0", config.V3_4, 5, 0, flatcarFilters},
-	{"flatcar", "1.2.0-experimental", config.V3_7Exp, 8, 0, flatcarExpFilters},
-	{"r4e", "1.0.0", config.V3_3, 4, 0, ostreeFilters},
-	{"r4e", "1.1.0", config.V3_4, 5, 0, ostreeFilters},
-	{"r4e", "1.2.0-experimental", config.V3_7Exp, 8, 0, ostreeFilters},
-	{"fiot", "1.0.0", config.V3_4, 5, 0, ostreeFilters},
-	{"fiot", "1.1.0-experimental", config.V3_7Exp, 8, 0, ostreeFilters},
+	{"fcos", "1.0.0", config.V3_0, 1, 0, nil, nil},
+	{"fcos", "1.1.0", config.V3_1, 2, 1, nil, nil},
+	{"fcos", "1.2.0", config.V3_2, 3, 2, nil, nil},
+	{"fcos", "1.3.0", config.V3_2, 3, 3, nil, nil},
+	{"fcos", "1.4.0", config.V3_3, 4, 4, nil, nil},
+	{"fcos", "1.5.0", config.V3_4, 5, 5, nil, nil},
+	{"fcos", "1.6.0", config.V3_5, 6, 6, nil, nil},
+	{"fcos", "1.7.0", config.V3_6, 7, 7, nil, nil},
+	{"fcos", "1.8.0-experimental", config.V3_7Exp, 8, 8, nil, nil},
+	{"flatcar", "1.0.0", config.V3_3, 4, 0, flatcarFilters, nil},
+	{"flatcar", "1.1.0", config.V3_4, 5, 0, flatcarFilters, nil},
+	{"flatcar", "1.2.0-experimental", config.V3_7Exp, 8, 0, flatcarExpFilters, nil},
+	{"r4e", "1.0.0", config.V3_3, 4, 0, ostreeFilters, nil},
+	{"r4e", "1.1.0", config.V3_4, 5, 0, ostreeFilters, nil},
+	{"r4e", "1.2.0-experimental", config.V3_7Exp, 8, 0, ostreeFilters, nil},
+	{"fiot", "1.0.0", config.V3_4, 5, 0, ostreeFilters, nil},
+	{"fiot", "1.1.0-experimental", config.V3_7Exp, 8, 0, ostreeFilters, nil},
+	// openshift 4.N builds on an fcos version (config/openshift/v4_N
+	// imports config/fcos/v1_M).
+	{"openshift", "4.8.0", config.V3_2, 3, 3, nil, &ocp48},
+	{"openshift", "4.9.0", config.V3_2, 3, 3, nil, &ocp48},
+	{"openshift", "4.10.0", config.V3_2, 3, 3, nil, &ocp410},
+	{"openshift", "4.11.0", config.V3_2, 3, 3, nil, &ocp410},
+	{"openshift", "4.12.0", config.V3_2, 3, 3, nil, &ocp410},
+	{"openshift", "4.13.0", config.V3_2, 3, 3, nil, &ocp413},
+	{"openshift", "4.14.0", config.V3_4, 5, 5, nil, &ocp414},
+	{"openshift", "4.15.0", config.V3_4, 5, 5, nil, &ocp414},
+	{"openshift", "4.16.0", config.V3_4, 5, 5, nil, &ocp414},
+	{"openshift", "4.17.0", config.V3_4, 5, 5, nil, &ocp414},
+	{"openshift", "4.18.0", config.V3_4, 5, 5, nil, &ocp414},
+	{"openshift", "4.19.0", config.V3_5, 6, 6, nil, &ocp419},
+	{"openshift", "4.20.0", config.V3_5, 6, 6, nil, &ocp419},
+	{"openshift", "4.21.0", config.V3_5, 6, 6, nil, &ocp419},
+	{"openshift", "4.22.0", config.V3_5, 6, 6, nil, &ocp419},
+	{"openshift", "4.23.0-experimental", config.V3_7Exp, 8, 8, nil, &ocp419},
 }
 
 // Versions lists the variants and versions Translate reads, as

@@ -78,6 +78,11 @@ func runCases(t *testing.T, cases []translateCase) {
 	}
 }
 
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 func lookupJSON(doc any, p string) (any, bool) {
 	cur := doc
 	for _, k := range strings.Split(p, ".") {

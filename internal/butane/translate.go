@@ -31,13 +31,19 @@ type Options struct {
 	AtBoot bool
 	// Pretty indents the JSON output by two spaces, as Butane's -p.
 	Pretty bool
+	// Raw writes the config itself for the openshift variant, not a
+	// MachineConfig wrapping it (Butane's -r). Other variants ignore it.
+	Raw bool
 }
 
 // Result is a translated config and everything found on the way.
 type Result struct {
 	// Config is the JSON config, without a trailing newline (Butane's
-	// command adds one). Nil when the report has errors.
+	// command adds one), or for the openshift variant without Raw a
+	// MachineConfig in YAML. Nil when the report has errors.
 	Config []byte
+	// MachineConfig says Config is an OpenShift MachineConfig (YAML).
+	MachineConfig bool
 	// Version is the spec version of Config.
 	Version config.Version
 	// Report lists the problems found, with YAML paths ($.storage.files.0.path,
@@ -97,6 +103,8 @@ func Translate(src []byte, opts Options) (Result, error) {
 		return res, err
 	}
 	t := &translator{prof: prof, opts: opts, withMount: map[int]mountReq{}}
+	noGzip := prof.ocp != nil && prof.ocp.noAutoCompress
+	t.urls.noGzip, t.enc.noGzip = noGzip, noGzip
 	t.dec = &decoder{prof: prof, report: &t.report, fields: map[reflect.Type][]fieldDesc{},
 		jsonSrc: map[string]pos{}, yamlPos: map[string]pos{}, sugar: t.sugar,
 		budget: 10*len(src) + 10000}
@@ -115,6 +123,9 @@ func Translate(src []byte, opts Options) (Result, error) {
 	}
 	if !t.report.IsFatal() {
 		t.checkFilters()
+		if t.prof.ocp != nil {
+			t.checkMachineConfig()
+		}
 	}
 	if t.report.IsFatal() {
 		res.Report = t.report
@@ -130,6 +141,14 @@ func Translate(src []byte, opts Options) (Result, error) {
 		return res, ErrInvalid
 	}
 	out := buf.Bytes()
+	if prof.ocp != nil && !opts.Raw {
+		mc, err := t.machineConfig(out)
+		if err != nil {
+			return res, err
+		}
+		res.Config, res.MachineConfig = mc, true
+		return res, nil
+	}
 	if opts.Pretty {
 		var ind bytes.Buffer
 		if err := json.Indent(&ind, out, "", "  "); err != nil {
@@ -191,6 +210,8 @@ type translator struct {
 	grub       *grub
 	grubPos    pos
 	urls       dataURLs
+	meta       metadata         // openshift
+	ocp        openshiftSection // openshift
 	// enc encodes inline and local contents while decoding goes on
 	// (see setDataURL).
 	enc encoders
@@ -243,6 +264,10 @@ func (t *translator) sugar(v reflect.Value, jp, yp, gp string, keys []pending) {
 				t.grub = &grub{}
 				t.grubPos = k.valuePos
 				t.dec.decode(k.valNode, reflect.ValueOf(t.grub).Elem(), "$.grub", "$.grub", "grub")
+			case "metadata":
+				t.dec.decode(k.valNode, reflect.ValueOf(&t.meta).Elem(), "$.metadata", "$.metadata", "metadata")
+			case "openshift":
+				t.dec.decode(k.valNode, reflect.ValueOf(&t.ocp).Elem(), "$.openshift", "$.openshift", "openshift")
 			}
 		}
 	case *config.Storage:
@@ -348,8 +373,9 @@ type encodeJob struct {
 // encoders encode resources' contents in the background, started with
 // the first job.
 type encoders struct {
-	jobs chan encodeJob
-	wg   sync.WaitGroup
+	jobs   chan encodeJob
+	wg     sync.WaitGroup
+	noGzip bool
 }
 
 func (e *encoders) add(j encodeJob) {
@@ -359,7 +385,7 @@ func (e *encoders) add(j encodeJob) {
 			e.wg.Add(1)
 			go func() {
 				defer e.wg.Done()
-				var urls dataURLs
+				urls := dataURLs{noGzip: e.noGzip}
 				for j := range e.jobs {
 					src, compression := urls.make(j.contents, j.r.Compression)
 					j.r.Source = &src

@@ -297,10 +297,11 @@ func (r *stageRun) parse(raw []byte, what string) (config.Config, error) {
 // Every config read at boot comes through here (user, base and referenced
 // configs): a Butane config, YAML with a top-level variant, is translated
 // first, as Ignition 2.27 does; its local file references are refused,
-// there being no files directory on the node.
+// there being no files directory on the node. An openshift config gives
+// its config, not the MachineConfig around it.
 func (r *stageRun) parseDeclared(raw []byte, what string) (config.Config, config.Version, error) {
 	if butane.IsButane(raw) {
-		res, err := butane.Translate(raw, butane.Options{AtBoot: true})
+		res, err := butane.Translate(raw, butane.Options{AtBoot: true, Raw: true})
 		r.logReport(what+" (Butane)", res.Report)
 		if err != nil {
 			return config.Config{}, config.Version{}, fmt.Errorf("%s: Butane config: %w: %s", what, err, summary(res.Report))
