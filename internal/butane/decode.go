@@ -96,6 +96,9 @@ var sugarKeys = map[reflect.Type]map[string]func(p profile, gp string) bool{
 	reflect.TypeFor[config.Storage](): {
 		"trees": func(p profile, _ string) bool { return p.base >= 2 },
 	},
+	reflect.TypeFor[config.Systemd](): {
+		"quadlets": func(p profile, _ string) bool { return p.base >= 8 },
+	},
 	reflect.TypeFor[document](): {
 		"variant":     func(profile, string) bool { return true },
 		"version":     func(profile, string) bool { return true },

@@ -8,13 +8,14 @@
 // key, and the scalars are read by the YAML library exactly as Butane reads
 // them (mode: 0644 is octal). The sugar Butane adds on top of the spec
 // (inline and local contents, storage.trees, with_mount_unit,
-// ssh_authorized_keys_local, contents_local, boot_device, grub) is expanded
+// ssh_authorized_keys_local, contents_local, systemd.quadlets, boot_device,
+// grub) is expanded
 // by the rules of Butane's base/v0_* and config/fcos/v1_* packages, and the
 // result is checked by flint's own validator, its findings mapped back to the
 // YAML path, line and column they came from.
 //
 // Every variant and version of Butane 0.29 is translated: fcos, flatcar,
 // r4e, fiot, and openshift (a MachineConfig in YAML, or with Raw the config
-// alone). fcos 1.8.0-experimental's quadlets are not yet, nor are spec 2.x
-// configs.
+// alone), with the quadlets of the experimental versions. Spec 2.x configs
+// are not translated yet.
 package butane

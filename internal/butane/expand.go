@@ -209,6 +209,7 @@ func (t *translator) validateSource() {
 			t.add(sv, t.at(tr.yp), "local is required")
 		}
 	}
+	t.validateQuadlets()
 	if t.prof.isFcos() {
 		t.validateFcos()
 	}
@@ -423,6 +424,9 @@ func (t *translator) expand() {
 	if t.prof.base >= 2 {
 		t.addMountUnits()
 		t.processTrees()
+	}
+	if t.prof.base >= 8 {
+		t.processQuadlets()
 	}
 	if t.report.IsFatal() || !t.prof.isFcos() {
 		return

@@ -478,3 +478,34 @@ func TestVariants(t *testing.T) {
 			want: map[string]any{"passwd.users.0.sshAuthorizedKeys": []any{"ssh-ed25519 A"}}},
 	})
 }
+
+func TestQuadlets(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "web.container"), []byte("[Container]\nImage=web\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := func(v, body string) string {
+		return "variant: fcos\nversion: " + v + "\nsystemd:\n  quadlets:\n" + body
+	}
+	runCases(t, []translateCase{
+		{name: "rootless, from a local file, with a drop-in", opts: Options{FilesDir: dir},
+			in: q("1.8.0-experimental", "    - name: web.container\n      contents_local: web.container\n      dropins:\n        - name: env.conf\n          contents: \"[Container]\\nEnvironment=A=1\\n\"\n"),
+			want: map[string]any{
+				"storage.files.0.path": "/etc/containers/systemd/users/web.container", "storage.files.0.mode": 420,
+				"storage.files.0.contents.source": "data:,%5BContainer%5D%0AImage%3Dweb%0A",
+				"storage.files.1.path":            "/etc/containers/systemd/users/web.container.d/env.conf",
+			}},
+		{name: "a template instance is a link", in: q("1.8.0-experimental", "    - name: web@8080.container\n      rootful: true\n"),
+			want: map[string]any{"storage.links.0.path": "/etc/containers/systemd/web@8080.container", "storage.links.0.target": "web@.container"}},
+		{name: "a template instance with contents", in: q("1.8.0-experimental", "    - name: web@8080.container\n      contents: x\n"), wantErr: ErrInvalid,
+			report: []string{"error at $.systemd.quadlets.0.contents, line 6 col 17: template instances cannot have contents or contents_local"}},
+		{name: "an unknown extension", in: q("1.8.0-experimental", "    - name: web.service\n"), wantErr: ErrInvalid,
+			report: []string{"error at $.systemd.quadlets.0.name, line 5 col 13: unsupported file extension for quadlet"}},
+		{name: "a path the config has", in: q("1.8.0-experimental", "    - name: a.volume\n      rootful: true\nstorage:\n  files:\n    - path: /etc/containers/systemd/a.volume\n"), wantErr: ErrInvalid,
+			report: []string{"error at $.systemd.quadlets.0, line 5 col 7: matching filesystem node has existing contents or different type"}},
+		{name: "quadlets before 1.8.0-experimental", in: q("1.7.0", "    - name: a.volume\n"),
+			report: []string{"warning at $.systemd.quadlets, line 4 col 3: unused key quadlets"}},
+		{name: "flatcar 1.2.0-experimental has quadlets", in: "variant: flatcar\nversion: 1.2.0-experimental\nsystemd:\n  quadlets:\n    - name: a.volume\n",
+			want: map[string]any{"storage.files.0.path": "/etc/containers/systemd/users/a.volume", "storage.files.0.contents.source": "data:,"}},
+	})
+}

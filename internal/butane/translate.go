@@ -205,6 +205,7 @@ type translator struct {
 	// the sugar found while decoding
 	withMount  map[int]mountReq // filesystem index → with_mount_unit
 	trees      []treeReq
+	quadlets   []quadletReq
 	bootDevice *bootDevice
 	bootPos    pos
 	grub       *grub
@@ -277,6 +278,13 @@ func (t *translator) sugar(v reflect.Value, jp, yp, gp string, keys []pending) {
 			for i, tr := range trees {
 				t.trees = append(t.trees, treeReq{tree: tr, yp: yp + ".trees." + strconv.Itoa(i)})
 			}
+		}
+	case *config.Systemd:
+		var qs []quadlet
+		k := keys[0]
+		t.dec.decode(k.valNode, reflect.ValueOf(&qs).Elem(), "$.systemd.quadlets", k.valuePos.path, "systemd.quadlets")
+		for i, q := range qs {
+			t.quadlets = append(t.quadlets, quadletReq{q: q, yp: idx(k.valuePos.path, i)})
 		}
 	case *config.Filesystem:
 		var on *bool
