@@ -89,7 +89,7 @@ var allowedModules = map[string]bool{
 	// reports. go.yaml.in/yaml/v3 is the YAML organisation's maintained
 	// continuation of gopkg.in/yaml.v3, the library Butane itself reads
 	// configs with, so scalars resolve the same way. It brings regexp
-	// along; with the translator, 704 KiB of binary.
+	// along; with the translator (every variant), 884 KiB of binary.
 	"go.yaml.in/yaml/v3": true,
 }
 
@@ -121,8 +121,8 @@ func TestBinaryDependencies(t *testing.T) {
 // agent and the disks stage (built without HTTP/2), against a promise to
 // distros of under 8 MiB. Reading Butane configs at boot (as Ignition 2.27
 // does) needs a YAML parser in the initramfs: the parser, the regexp
-// package it links and the translator add 704 KiB, 8.67 MiB in all, so the
-// promise is now under 9 MiB. Never raise it to make a test pass: a raise
+// package it links and the translator (every Butane variant) add 884 KiB,
+// 8.84 MiB in all, so the promise is now under 9 MiB. Never raise it to make a test pass: a raise
 // is a decision about a feature, recorded here with its figures.
 const sizeBudget = 9 << 20
 

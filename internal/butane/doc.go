@@ -9,10 +9,9 @@
 // them (mode: 0644 is octal). The sugar Butane adds on top of the spec
 // (inline and local contents, storage.trees, with_mount_unit,
 // ssh_authorized_keys_local, contents_local, systemd.quadlets, boot_device,
-// grub) is expanded
-// by the rules of Butane's base/v0_* and config/fcos/v1_* packages, and the
-// result is checked by flint's own validator, its findings mapped back to the
-// YAML path, line and column they came from.
+// grub) is expanded by the rules of Butane's base/v0_* and config/*/v*
+// packages, and the result is checked by flint's own validator, its
+// findings mapped back to the YAML path, line and column they came from.
 //
 // Every variant and version of Butane 0.29 is translated: fcos, flatcar,
 // r4e, fiot, and openshift (a MachineConfig in YAML, or with Raw the config

@@ -56,7 +56,10 @@ type Result struct {
 // to translate Butane configs at boot. A JSON config never has a variant.
 func IsButane(raw []byte) bool {
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	if len(trimmed) == 0 {
+	// Every config read at boot comes through here: a JSON config of
+	// thousands of files must not be parsed twice, so only a document
+	// that names a variant at all is looked at closely.
+	if len(trimmed) == 0 || !bytes.Contains(raw, []byte("variant")) {
 		return false
 	}
 	if trimmed[0] == '{' {
