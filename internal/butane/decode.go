@@ -16,6 +16,16 @@ import (
 type pos struct {
 	path      string
 	line, col int
+	// whole: everything under the JSON path came from here (sugar that
+	// generated a whole entry), so a finding anywhere in it is reported
+	// at this YAML path, as Butane's AddFromCommonSource does.
+	whole bool
+}
+
+// all marks a position as the source of everything under a JSON path.
+func (p pos) all() pos {
+	p.whole = true
+	return p
 }
 
 // fieldDesc is one field of a struct the decoder fills: its YAML key, its
@@ -189,7 +199,7 @@ func isNull(n *yaml.Node) bool {
 // paths of v, gp its generic path (for the version tables).
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
 	n = resolve(n)
-	p := pos{yp, n.Line, n.Column}
+	p := pos{path: yp, line: n.Line, col: n.Column}
 	if d.budget--; d.budget < 0 {
 		if !d.overflow {
 			d.overflow = true
@@ -319,10 +329,17 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, jp, yp, gp string)
 	sugar := sugarKeys[t]
 	var later []pending
 	seen := map[string]int{}
+	// A merge key applies its mapping's keys, and Butane, which checks
+	// the keys it was given, also reports it as unused.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge" {
+			d.add(config.SeverityWarning, pos{path: yp + ".<<", line: k.Line, col: k.Column}, "unused key <<")
+		}
+	}
 	for _, kv := range mappingPairs(n) {
 		kn := resolve(kv[0])
 		key := kn.Value
-		kpos := pos{yp + "." + key, kn.Line, kn.Column}
+		kpos := pos{path: yp + "." + key, line: kn.Line, col: kn.Column}
 		if first, dup := seen[key]; dup {
 			d.add(config.SeverityError, kpos, fmt.Sprintf("mapping key %q already defined at line %d", key, first))
 			continue
@@ -330,8 +347,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, jp, yp, gp string)
 		seen[key] = kn.Line
 		if gate, ok := sugar[key]; ok && gate(d.prof, gp) {
 			vn := resolve(kv[1])
-			later = append(later, pending{key: key, keyNode: kn, valNode: vn, keyPos: kpos, valuePos: pos{yp + "." + key, vn.Line, vn.Column}})
-			d.yamlPos[yp+"."+key] = pos{yp + "." + key, vn.Line, vn.Column}
+			later = append(later, pending{key: key, keyNode: kn, valNode: vn, keyPos: kpos, valuePos: pos{path: yp + "." + key, line: vn.Line, col: vn.Column}})
+			d.yamlPos[yp+"."+key] = pos{path: yp + "." + key, line: vn.Line, col: vn.Column}
 			continue
 		}
 		f, ok := d.lookup(fields, key, gp)

@@ -295,7 +295,13 @@ func (t *translator) validateFcos() {
 	}
 	if b := t.bootDevice; b != nil {
 		if len(b.Mirror.Devices) > 0 && b.Layout == nil {
-			t.add(sv, t.at("$.boot_device.mirror"), "boot_device.layout should be specified when boot_device.mirror is specified")
+			// A warning until 1.6.0 (x86_64 is then assumed), an
+			// error from 1.7.0.
+			sev := config.SeverityWarning
+			if p.fcos >= 7 {
+				sev = sv
+			}
+			t.add(sev, t.at("$.boot_device.mirror"), "boot_device.layout should be specified when boot_device.mirror is specified")
 		}
 		if b.Layout != nil {
 			lp := t.at("$.boot_device.layout")
@@ -495,9 +501,7 @@ func (t *translator) addMountUnits() {
 		}
 		u := t.mountUnit(fsys, remote)
 		up := idx("$.systemd.units", len(rendered.Systemd.Units))
-		for _, f := range []string{"", ".name", ".enabled", ".contents"} {
-			src[up+f] = req.pos
-		}
+		src[up] = req.pos.all()
 		rendered.Systemd.Units = append(rendered.Systemd.Units, u)
 	}
 	if len(rendered.Systemd.Units) > 0 {
@@ -600,7 +604,10 @@ func (t *translator) processTrees() {
 				i := len(st.Directories)
 				st.Directories = append(st.Directories, config.Directory{Node: node(dest), Mode: mode})
 				n.dirs[dest] = i
-				t.dec.jsonSrc[idx("$.storage.directories", i)] = tp
+				t.dec.jsonSrc[idx("$.storage.directories", i)] = tp.all()
+				if i == 0 { // the tree made the list
+					t.dec.jsonSrc["$.storage.directories"] = tp
+				}
 			case info.Mode().IsRegular():
 				i, ok := n.files[dest]
 				if ok {
@@ -616,7 +623,10 @@ func (t *translator) processTrees() {
 					i = len(st.Files)
 					st.Files = append(st.Files, config.File{Node: node(dest)})
 					n.files[dest] = i
-					t.dec.jsonSrc[idx("$.storage.files", i)] = tp
+					t.dec.jsonSrc[idx("$.storage.files", i)] = tp.all()
+					if i == 0 {
+						t.dec.jsonSrc["$.storage.files"] = tp
+					}
 				}
 				contents, err := os.ReadFile(srcPath)
 				if err != nil {
@@ -659,7 +669,10 @@ func (t *translator) processTrees() {
 					i = len(st.Links)
 					st.Links = append(st.Links, config.Link{Node: node(dest)})
 					n.links[dest] = i
-					t.dec.jsonSrc[idx("$.storage.links", i)] = tp
+					t.dec.jsonSrc[idx("$.storage.links", i)] = tp.all()
+					if i == 0 {
+						t.dec.jsonSrc["$.storage.links"] = tp
+					}
 				}
 				target, err := os.Readlink(srcPath)
 				if err != nil {
@@ -721,7 +734,7 @@ func (t *translator) processBootDevice() {
 	src := map[string]pos{}
 	bp := t.at("$.boot_device")
 	record := func(prefix string, p pos) {
-		src[prefix] = p
+		src[prefix] = p.all()
 	}
 	if wantMirror {
 		mp := t.at("$.boot_device.mirror")
@@ -802,13 +815,13 @@ func (t *translator) processBootDevice() {
 		} else {
 			l.Clevis = config.Clevis{Tang: b.Luks.Tang, Threshold: b.Luks.Threshold, Tpm2: b.Luks.Tpm2}
 			for i := range b.Luks.Tang {
-				record(idx("$.storage.luks.0.clevis.tang", i), t.at(idx("$.boot_device.luks.tang", i)))
+				src[idx("$.storage.luks.0.clevis.tang", i)] = t.at(idx("$.boot_device.luks.tang", i))
 			}
 		}
 		lp := t.at("$.boot_device.luks")
 		record("$.storage.luks", lp)
 		record("$.storage.luks.0", lp)
-		record("$.storage.luks.0.discard", t.at("$.boot_device.luks.discard"))
+		src["$.storage.luks.0.discard"] = t.at("$.boot_device.luks.discard")
 		r.Storage.Luks = []config.Luks{l}
 	}
 	root := "/dev/md/md-root"
@@ -873,5 +886,5 @@ func (t *translator) processGrub() {
 	r.Storage.Filesystems = []config.Filesystem{{Device: "/dev/disk/by-label/boot", Format: strPtr("ext4"), Path: strPtr("/boot")}}
 	r.Storage.Files = []config.File{{Node: config.Node{Path: "/boot/grub2/user.cfg"},
 		Append: []config.Resource{{Source: &src, Compression: compression}}}}
-	t.mergeRendered(r, map[string]pos{"$.storage": gp, "$.storage.filesystems.0": gp, "$.storage.files.0": gp})
+	t.mergeRendered(r, map[string]pos{"$.storage": gp.all()})
 }

@@ -28,6 +28,9 @@ type openshiftRules struct {
 	specialMode bool // 4.10+: no setuid/setgid/sticky file modes
 	formatNone  bool // 4.14+: no filesystem format "none"
 	cexKarg     bool // 4.19+: CEX root needs rd.luks.key=/etc/luks/cex.key
+	// grubContents (4.23.0-experimental): the MCO cannot append, so the
+	// GRUB user.cfg grub.users writes gets contents instead.
+	grubContents bool
 }
 
 // Butane's messages for the MachineConfig checks (config/common/errors.go).
@@ -95,7 +98,29 @@ var (
 		filters:     mcoFilters(map[string]string{"kernelArguments": errKernelArgumentOCP}),
 		specialMode: true, formatNone: true, cexKarg: true,
 	}
+	ocp423 = openshiftRules{
+		filters:     mcoFilters(map[string]string{"kernelArguments": errKernelArgumentOCP}),
+		specialMode: true, formatNone: true, cexKarg: true, grubContents: true,
+	}
 )
+
+// grubContents turns the append of /boot/grub2/user.cfg into its contents,
+// if it has exactly one (Butane's translateUserGrubCfg: any other number
+// means the user wrote the file, and it is left alone).
+func (t *translator) grubContents() {
+	for i := range t.cfg.Storage.Files {
+		f := &t.cfg.Storage.Files[i]
+		if f.Path != "/boot/grub2/user.cfg" {
+			continue
+		}
+		if len(f.Append) == 1 {
+			fp := idx("$.storage.files", i)
+			f.Contents, f.Append = f.Append[0], nil
+			t.dec.jsonSrc[fp+".contents"] = t.sourceOf(fp + ".append.0")
+		}
+		return
+	}
+}
 
 // openshiftSection is the Butane config's metadata and openshift keys.
 type metadata struct {
@@ -141,9 +166,8 @@ func (t *translator) validateOpenShift() {
 
 // checkMachineConfig applies the checks Butane makes on the desugared
 // config for RHCOS and the Machine Config Operator (validateRHCOSSupport,
-// validateMCOSupport: in both output modes), and in MachineConfig mode the
-// field filters; in raw mode it warns about the MachineConfig fields it
-// leaves out.
+// validateMCOSupport: in both output modes); in raw mode it warns about the
+// MachineConfig fields it leaves out.
 func (t *translator) checkMachineConfig() {
 	sv := config.SeverityError
 	rules := t.prof.ocp
@@ -186,11 +210,16 @@ func (t *translator) checkMachineConfig() {
 				t.add(config.SeverityWarning, t.at(f.path), errFieldElided)
 			}
 		}
-		return
 	}
+}
+
+// checkMCOFilters applies the Machine Config Operator's field filters, in
+// MachineConfig output only (as in Butane, where raw output is checked
+// against paths under spec.config that it does not have).
+func (t *translator) checkMCOFilters() {
 	saved := t.prof.filters
-	t.prof.filters = rules.filters
-	t.checkFiltersIgnoring(rules.ignoreEmpty)
+	t.prof.filters = t.prof.ocp.filters
+	t.checkFiltersIgnoring(t.prof.ocp.ignoreEmpty)
 	t.prof.filters = saved
 }
 

@@ -100,7 +100,7 @@ var profiles = []profile{
 	{"openshift", "4.20.0", config.V3_5, 6, 6, nil, &ocp419},
 	{"openshift", "4.21.0", config.V3_5, 6, 6, nil, &ocp419},
 	{"openshift", "4.22.0", config.V3_5, 6, 6, nil, &ocp419},
-	{"openshift", "4.23.0-experimental", config.V3_7Exp, 8, 8, nil, &ocp419},
+	{"openshift", "4.23.0-experimental", config.V3_7Exp, 8, 8, nil, &ocp423},
 }
 
 // Versions lists the variants and versions Translate reads, as

@@ -109,6 +109,9 @@ func (t *translator) processQuadlets() {
 			Contents: config.Resource{Source: &src, Compression: compression}, Mode: intPtr(0o644)})
 		n.files[dest] = i
 		fp := idx("$.storage.files", i)
+		if i == 0 { // the quadlets made the list
+			t.dec.jsonSrc["$.storage.files"] = t.at(yp)
+		}
 		t.dec.jsonSrc[fp] = t.at(yp)
 		t.dec.jsonSrc[fp+".path"] = t.at(yp + ".name")
 		t.dec.jsonSrc[fp+".contents"] = cp
@@ -124,6 +127,9 @@ func (t *translator) processQuadlets() {
 				i := len(st.Links)
 				st.Links = append(st.Links, config.Link{Node: config.Node{Path: dest}, Target: strPtr(template)})
 				n.links[dest] = i
+				if i == 0 {
+					t.dec.jsonSrc["$.storage.links"] = t.at(req.yp)
+				}
 				t.dec.jsonSrc[idx("$.storage.links", i)] = t.at(req.yp)
 				t.dec.jsonSrc[idx("$.storage.links", i)+".path"] = t.at(req.yp + ".name")
 			}

@@ -357,8 +357,11 @@ func TestBootDevice(t *testing.T) {
 			report: []string{"cannot use cex with clevis"}},
 		{name: "one mirror device", in: bd("1.3.0", "  layout: x86_64\n  mirror:\n    devices: [/dev/sda]\n"), wantErr: ErrInvalid,
 			report: []string{"error at $.boot_device.mirror.devices, line 6 col 14: mirroring requires at least two devices"}},
-		{name: "mirror without a layout", in: bd("1.3.0", "  mirror:\n    devices: [/dev/sda, /dev/sdb]\n"), wantErr: ErrInvalid,
-			report: []string{"boot_device.layout should be specified"}},
+		{name: "mirror without a layout before 1.7.0", in: bd("1.6.0", "  mirror:\n    devices: [/dev/sda, /dev/sdb]\n"),
+			report: []string{"warning at $.boot_device.mirror, line 5 col 5: boot_device.layout should be specified"},
+			want:   map[string]any{"storage.disks.0.partitions.0.label": "bios-1"}},
+		{name: "mirror without a layout from 1.7.0", in: bd("1.7.0", "  mirror:\n    devices: [/dev/sda, /dev/sdb]\n"), wantErr: ErrInvalid,
+			report: []string{"error at $.boot_device.mirror, line 5 col 5: boot_device.layout should be specified"}},
 		{name: "ppc64le mirror", in: bd("1.3.0", "  layout: ppc64le\n  mirror:\n    devices: [/dev/sda, /dev/sdb]\n"),
 			want: map[string]any{
 				"storage.disks.1.partitions.0.label": "prep-2", "storage.disks.1.partitions.0.sizeMiB": 4,
@@ -413,7 +416,8 @@ func TestSourceErrors(t *testing.T) {
 		{name: "anchors and merge keys", in: "variant: fcos\nversion: 1.4.0\nx-common: &common\n  mode: 0600\nstorage:\n  files:\n    - path: /a\n      <<: *common\n    - path: /b\n      mode: *m\n",
 			wantErr: ErrSyntax, report: []string{"unknown anchor"}},
 		{name: "merge keys", in: "variant: fcos\nversion: 1.4.0\nstorage:\n  files:\n    - &a\n      path: /a\n      mode: 0600\n    - <<: *a\n      path: /b\n",
-			want: map[string]any{"storage.files.1.path": "/b", "storage.files.1.mode": 384}},
+			want:   map[string]any{"storage.files.1.path": "/b", "storage.files.1.mode": 384},
+			report: []string{"warning at $.storage.files.1.<<, line 8 col 7: unused key <<"}},
 		{name: "the version of the output", in: "variant: fcos\nversion: 1.8.0-experimental\n",
 			want: map[string]any{"ignition.version": "3.7.0-experimental"}},
 	})

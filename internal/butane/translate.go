@@ -111,6 +111,7 @@ func Translate(src []byte, opts Options) (Result, error) {
 	t.dec = &decoder{prof: prof, report: &t.report, fields: map[reflect.Type][]fieldDesc{},
 		jsonSrc: map[string]pos{}, yamlPos: map[string]pos{}, sugar: t.sugar,
 		budget: 10*len(src) + 10000}
+	t.dec.yamlPos["$"] = pos{path: "$", line: root.Line, col: root.Column}
 	var top document
 	t.dec.decodeStruct(root, reflect.ValueOf(&top).Elem(), "$", "$", "")
 	t.enc.wait()
@@ -124,10 +125,18 @@ func Translate(src []byte, opts Options) (Result, error) {
 	if !t.report.IsFatal() {
 		t.expand()
 	}
+	// Butane's order: the RHCOS/MCO checks belong to the translation and
+	// the field filters come after it, each stopping at errors.
+	if !t.report.IsFatal() && t.prof.ocp != nil {
+		if t.prof.ocp.grubContents {
+			t.grubContents()
+		}
+		t.checkMachineConfig()
+	}
 	if !t.report.IsFatal() {
 		t.checkFilters()
-		if t.prof.ocp != nil {
-			t.checkMachineConfig()
+		if t.prof.ocp != nil && !opts.Raw {
+			t.checkMCOFilters()
 		}
 	}
 	if t.report.IsFatal() {
@@ -188,11 +197,11 @@ func variantVersion(root *yaml.Node) (variant, version string, vpos pos) {
 		case "variant":
 			_ = v.Decode(&variant)
 			if version == "" {
-				vpos = pos{"$.variant", v.Line, v.Column}
+				vpos = pos{path: "$.variant", line: v.Line, col: v.Column}
 			}
 		case "version":
 			_ = v.Decode(&version)
-			vpos = pos{"$.version", v.Line, v.Column}
+			vpos = pos{path: "$.version", line: v.Line, col: v.Column}
 		}
 	}
 	return variant, version, vpos
@@ -343,9 +352,8 @@ func (t *translator) resourceSugar(r *config.Resource, jp, yp, gp string, keys [
 			t.add(config.SeverityError, localPos, err.Error())
 			return
 		}
-		if embedded && !t.checkEmbedded(localPos, contents) {
-			return
-		}
+		// Butane checks only inline embedded configs: its check of
+		// local ones tests a path that never matches.
 		t.setDataURL(r, jp, contents, localPos)
 	case inline != nil:
 		if embedded && !t.checkEmbedded(inlinePos, []byte(*inline)) {
@@ -423,9 +431,12 @@ func (e *encoders) wait() {
 // replace (Butane's ValidateIgnitionConfig): its problems are reported at
 // the inline or local field. It reports whether translation goes on.
 func (t *translator) checkEmbedded(p pos, raw []byte) bool {
-	_, rep, err := config.Parse(raw)
-	if errors.Is(err, config.ErrUnknownVersion) || errors.Is(err, config.ErrInvalidVersion) {
-		t.add(config.SeverityWarning, pos{p.path + ".version", p.line, p.col}, "skipping validation for the merge/replace ignition config due to an unknown version")
+	_, v, rep, err := config.ParseDeclared(raw)
+	if !errors.Is(err, config.ErrSyntax) && !errors.Is(err, config.ErrEmpty) && v != t.prof.target {
+		// Butane checks it with the types of its own spec version,
+		// which know no other version.
+		t.add(config.SeverityWarning, pos{path: p.path[:strings.LastIndexByte(p.path, '.')] + ".version", line: p.line, col: p.col},
+			"skipping validation for the merge/replace ignition config due to an unknown version")
 		return true
 	}
 	for _, e := range rep.Entries {
@@ -551,7 +562,10 @@ func (t *translator) sourceOf(jp string) pos {
 	rest := ""
 	for p := jp; ; {
 		if q, ok := t.dec.jsonSrc[p]; ok {
-			q.path += rest
+			if !q.whole {
+				q.path += rest
+			}
+			q.whole = false
 			return q
 		}
 		i := strings.LastIndexByte(p, '.')
