@@ -14,7 +14,9 @@ import (
 func (t *translator) mergeRendered(rendered config.Config, renderedSrc map[string]pos) {
 	remaps := map[string]func(int) int{}
 	add := func(prefix string, parent, child []string) {
-		remaps[prefix] = listRemap(parent, child)
+		if f, moves := listRemap(parent, child); moves {
+			remaps[prefix] = f
+		}
 	}
 	rs, cs := &rendered.Storage, &t.cfg.Storage
 	add("$.storage.disks", keys(rs.Disks, func(d config.Disk) string { return d.Device }), keys(cs.Disks, func(d config.Disk) string { return d.Device }))
@@ -24,14 +26,28 @@ func (t *translator) mergeRendered(rendered config.Config, renderedSrc map[strin
 	add("$.storage.files", keys(rs.Files, func(f config.File) string { return f.Path }), keys(cs.Files, func(f config.File) string { return f.Path }))
 	add("$.systemd.units", keys(rendered.Systemd.Units, func(u config.Unit) string { return u.Name }), keys(t.cfg.Systemd.Units, func(u config.Unit) string { return u.Name }))
 
-	moved := make(map[string]pos, len(t.dec.jsonSrc)+len(renderedSrc))
+	// Move the user's entries whose list index changed (a large config
+	// has tens of thousands of entries, few of them in the lists the
+	// sugar renders into), then add the rendered ones the user's do not
+	// override.
+	src := t.dec.jsonSrc
+	if len(remaps) > 0 {
+		moved := map[string]pos{}
+		for k, v := range src {
+			if nk := remapPath(k, remaps); nk != k {
+				moved[nk] = v
+				delete(src, k) // deleting while ranging is allowed
+			}
+		}
+		for k, v := range moved {
+			src[k] = v
+		}
+	}
 	for k, v := range renderedSrc {
-		moved[k] = v
+		if _, ok := src[k]; !ok {
+			src[k] = v
+		}
 	}
-	for k, v := range t.dec.jsonSrc {
-		moved[remapPath(k, remaps)] = v
-	}
-	t.dec.jsonSrc = moved
 	t.cfg = config.Merge(rendered, t.cfg)
 }
 
@@ -46,7 +62,8 @@ func keys[T any](list []T, key func(T) string) []string {
 // listRemap returns where each child entry lands in the merged list: on
 // the first parent entry with its key not yet taken, else after the
 // parent's entries, in order (the spec's merge of keyed lists).
-func listRemap(parent, child []string) func(int) int {
+// moves is false when every child entry keeps its index.
+func listRemap(parent, child []string) (f func(int) int, moves bool) {
 	taken := make([]bool, len(parent))
 	to := make([]int, len(child))
 	next := len(parent)
@@ -63,13 +80,14 @@ func listRemap(parent, child []string) func(int) int {
 			to[i] = next
 			next++
 		}
+		moves = moves || to[i] != i
 	}
 	return func(i int) int {
 		if i < 0 || i >= len(to) {
 			return i
 		}
 		return to[i]
-	}
+	}, moves
 }
 
 // remapPath rewrites the list index after a remapped list's prefix.
