@@ -77,6 +77,7 @@ demo: build
 
 bench:
 	tests/bench/run.sh
+	tests/bench/butane.sh
 
 # bench-memory measures peak memory against the budget of four times the
 # config's size plus 16 MiB (tests/bench/memory.sh); RUNS=N for more runs.

@@ -25,6 +25,7 @@ func TestValidateExitCodes(t *testing.T) {
 	valid := writeConfig(t, `{"ignition":{"version":"3.4.0"}}`)
 	warns := writeConfig(t, `{"ignition":{"version":"3.4.0"},"storge":{}}`)
 	invalid := writeConfig(t, "{\"ignition\":{\"version\":\"3.4.0\"},\n\"storage\":{\"files\":[{\"path\":\"etc/x\"}]}}")
+	butane := writeConfig(t, "variant: fcos\nversion: 1.5.0\nstorage:\n  files:\n    - path: /etc/motd\n      contents:\n        local: config.ign\n    - path: etc/x\n")
 	tests := []struct {
 		name     string
 		args     []string
@@ -37,6 +38,8 @@ func TestValidateExitCodes(t *testing.T) {
 		{"strict makes warnings fatal", []string{"validate", "-strict", warns}, "", 1, "unused key storge"},
 		{"invalid", []string{"validate", invalid}, "", 1, `error at $.storage.files.0.path, line 2 col 29: path not absolute: "etc/x"`},
 		{"stdin", []string{"validate", "-"}, `{"ignition":{"version":"2.3.0"}}`, 1, "spec 1.x and 2.x configs must be translated"},
+		{"a Butane config, at its YAML lines", []string{"validate", "-files-dir", filepath.Dir(butane), butane}, "", 1, "error at $.storage.files.1.path, line 8 col 13: path not absolute"},
+		{"a Butane config without its files dir", []string{"validate", butane}, "", 1, "error at $.storage.files.0.contents.local, line 7 col 16: local file paths are relative"},
 		{"several files are prefixed", []string{"validate", valid, invalid}, "", 1, invalid + ": error at"},
 		{"missing file", []string{"validate", "/nonexistent.ign"}, "", 1, ""},
 		{"no file", []string{"validate"}, "", 2, ""},

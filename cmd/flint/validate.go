@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/butane"
 )
 
 // validateResult is one file's outcome in -json output.
@@ -26,6 +27,7 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	fs.SetOutput(io.Discard)
 	strict := fs.Bool("strict", false, "treat warnings as errors")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	filesDir := fs.String("files-dir", "", "where a Butane config's local files are (as flint translate -d)")
 	maxSizeFlag := fs.String("max-size", "64M", "refuse configs larger than this")
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("validate: %v\n\n%s", err, validateUsage)}
@@ -52,7 +54,7 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 			continue
 		}
 		restore := limitMemory(os.Getenv, int64(len(raw)))
-		_, v, report, err := config.ParseDeclared(raw)
+		v, report, err := validateConfig(raw, *filesDir)
 		restore()
 		res := validateResult{File: name, Valid: err == nil && !(*strict && report.HasWarnings()), Entries: report.Entries}
 		if v != (config.Version{}) {
@@ -96,7 +98,20 @@ func printReport(w io.Writer, res validateResult, prefix bool) {
 	w.Write(b.Bytes())
 }
 
-const validateUsage = "usage: flint validate [-strict] [-json] [-max-size SIZE] FILE..."
+const validateUsage = "usage: flint validate [-strict] [-json] [-max-size SIZE] [-files-dir DIR] FILE..."
+
+// validateConfig checks a config, or a Butane config by translating it: a
+// Butane config's report has its YAML paths and lines.
+func validateConfig(raw []byte, filesDir string) (config.Version, config.Report, error) {
+	if butane.IsButane(raw) {
+		// An openshift config is checked as a MachineConfig, with the
+		// Machine Config Operator's limits.
+		res, err := butane.Translate(raw, butane.Options{FilesDir: filesDir})
+		return res.Version, res.Report, err
+	}
+	_, v, report, err := config.ParseDeclared(raw)
+	return v, report, err
+}
 
 // readInput reads the file name, or stdin for "-", refusing more than
 // limit bytes (config.ErrTooLarge) without reading the rest: the limit

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/providers"
 	"github.com/flintboot/flint/internal/resource"
@@ -297,6 +298,12 @@ func (r *stageRun) parse(raw []byte, what string) (config.Config, error) {
 
 // parseDeclared is parse, also returning the version the config declares.
 // A config larger than the stage's limit is refused unparsed.
+//
+// Every config read at boot comes through here (user, base and referenced
+// configs): a Butane config, YAML with a top-level variant, is translated
+// first, as Ignition 2.27 does; its local file references are refused,
+// there being no files directory on the node. An openshift config gives
+// its config, not the MachineConfig around it.
 func (r *stageRun) parseDeclared(raw []byte, what string) (config.Config, config.Version, error) {
 	if err := config.CheckSize(what, int64(len(raw)), r.maxSize); err != nil {
 		return config.Config{}, config.Version{}, fmt.Errorf("%w; the kernel argument %s raises the limit", err, ArgMaxConfigSize)
@@ -304,6 +311,21 @@ func (r *stageRun) parseDeclared(raw []byte, what string) (config.Config, config
 	r.configBytes += int64(len(raw))
 	if r.o.ConfigSize != nil && r.stage.acquire != fromCache {
 		r.o.ConfigSize(r.configBytes)
+	}
+	if butane.IsButane(raw) {
+		res, err := butane.Translate(raw, butane.Options{AtBoot: true, Raw: true})
+		r.logReport(what+" (Butane)", res.Report)
+		if err != nil {
+			return config.Config{}, config.Version{}, fmt.Errorf("%s: Butane config: %w: %s", what, err, summary(res.Report))
+		}
+		r.log.Info("translated a Butane config", "config", what, "version", res.Version.String())
+		// The translation validated the result and logged what it
+		// found, at the YAML's lines: parse it without logging again.
+		cfg, v, _, err := config.ParseDeclared(res.Config)
+		if err != nil {
+			return config.Config{}, v, fmt.Errorf("%s: translated from Butane: %w", what, err)
+		}
+		return cfg, v, nil
 	}
 	cfg, v, report, err := config.ParseDeclared(raw)
 	r.logReport(what, report)
