@@ -22,7 +22,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 # (blackbox) or QEMU (vm); the unit tier leaves them to their own targets.
 TIER_DIRS := tests/blackbox tests/vm
 
-.PHONY: all build test vet fmt-check unit blackbox vm demo bench fuzz clean
+.PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean
 
 all: build
 
@@ -77,6 +77,12 @@ demo: build
 
 bench:
 	tests/bench/run.sh
+	tests/bench/butane.sh
+
+# bench-memory measures peak memory against the budget of four times the
+# config's size plus 16 MiB (tests/bench/memory.sh); RUNS=N for more runs.
+bench-memory:
+	tests/bench/memory.sh
 
 # fuzz runs the config parser's and the cloud-config translator's fuzz tests
 # for a short while each; FUZZTIME=10m for a longer run.

@@ -100,17 +100,27 @@ func hasOption(opts, opt string) bool {
 	return false
 }
 
-// decoder fills the model from a JSON tree, reporting type errors, unused
-// keys (unknown, or newer than the declared version), keys matched only by
-// ignoring case, and duplicate keys.
+// decoder fills the model from a JSON document, read once, value by value,
+// reporting type errors, unused keys (unknown, or newer than the declared
+// version), keys matched only by ignoring case, and duplicate keys. A value
+// the model has no place for is skipped, not kept.
 type decoder struct {
 	version Version
 	doc     *jsontree.Doc
+	r       *jsontree.Reader
 	report  *Report
 	// path is the JSON path of the value being decoded, pushed and popped
 	// as the decoder descends, so that a path is only built when something
 	// is reported.
 	path jsonPath
+	// keys holds the keys read so far of each object being decoded, the
+	// innermost last, for finding repeated keys.
+	keys []string
+}
+
+// newDecoder returns a decoder at doc's top-level value.
+func newDecoder(doc *jsontree.Doc, v Version, r *Report) *decoder {
+	return &decoder{version: v, doc: doc, r: doc.Reader(), report: r}
 }
 
 // add reports a problem with the value being decoded, or with its key elem
@@ -138,20 +148,19 @@ func (d *decoder) genericPath(field string) string {
 	return b.String()
 }
 
-// decode stores node into rv.
-func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
-	if node.Kind == jsontree.Null {
+// decode reads the value at the reader into rv.
+func (d *decoder) decode(rv reflect.Value) {
+	kind, off := d.r.Peek()
+	if kind == jsontree.Null {
 		// null clears pointers and lists and leaves anything else as it was,
 		// as encoding/json does.
 		switch rv.Kind() {
-		case reflect.Pointer:
+		case reflect.Pointer, reflect.Slice:
 			rv.SetZero()
-			return
-		case reflect.Slice:
-			rv.SetZero()
-			return
+		default:
+			d.add(SeverityWarning, nil, off, "null has no effect here; remove the key instead")
 		}
-		d.add(SeverityWarning, nil, node.Offset, "null has no effect here; remove the key instead")
+		d.r.Skip()
 		return
 	}
 	switch rv.Kind() {
@@ -159,54 +168,61 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
 		if rv.IsNil() {
 			rv.Set(reflect.New(rv.Type().Elem()))
 		}
-		d.decode(node, rv.Elem())
+		d.decode(rv.Elem())
 	case reflect.Struct:
-		if node.Kind != jsontree.Object {
-			d.typeError(node, "an object")
+		if kind != jsontree.Object {
+			d.typeError(kind, off, "an object")
 			return
 		}
-		d.decodeObject(node, rv)
+		d.decodeObject(rv)
 	case reflect.Slice:
-		if node.Kind != jsontree.Array {
-			d.typeError(node, "a list")
+		if kind != jsontree.Array {
+			d.typeError(kind, off, "a list")
 			return
 		}
-		if len(node.Elems) == 0 {
+		// Counted first, so that the list is allocated once at its size:
+		// growing it would cost up to twice the memory of a config's
+		// hundreds of thousands of files.
+		n := d.r.Count()
+		if n == 0 {
 			// An empty list means what an absent one does; keeping it nil
 			// lets a marshalled config round-trip unchanged.
+			d.r.Skip()
 			rv.SetZero()
 			return
 		}
-		s := reflect.MakeSlice(rv.Type(), len(node.Elems), len(node.Elems))
-		for i, el := range node.Elems {
+		s := reflect.MakeSlice(rv.Type(), n, n)
+		i := 0
+		for d.r.Begin(); d.r.More(); i++ {
 			d.path = append(d.path, i)
-			d.decode(el, s.Index(i))
+			d.decode(s.Index(i))
 			d.path = d.path[:len(d.path)-1]
 		}
 		rv.Set(s)
 	case reflect.String:
-		if node.Kind != jsontree.String {
-			d.typeError(node, "a string")
+		if kind != jsontree.String {
+			d.typeError(kind, off, "a string")
 			return
 		}
-		rv.SetString(node.Str)
+		rv.SetString(d.r.Str())
 	case reflect.Bool:
-		if node.Kind != jsontree.Bool {
-			d.typeError(node, "true or false")
+		if kind != jsontree.Bool {
+			d.typeError(kind, off, "true or false")
 			return
 		}
-		rv.SetBool(node.Bool)
+		rv.SetBool(d.r.Bool())
 	case reflect.Int:
-		if node.Kind != jsontree.Number {
-			d.typeError(node, "an integer")
+		if kind != jsontree.Number {
+			d.typeError(kind, off, "an integer")
 			return
 		}
-		n, err := strconv.ParseInt(node.Str, 10, 64)
+		lit := d.r.Literal()
+		n, err := strconv.ParseInt(lit, 10, 64)
 		switch {
 		case errors.Is(err, strconv.ErrRange):
-			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("%s is out of range for an integer", node.Str))
+			d.add(SeverityError, nil, off, fmt.Sprintf("%s is out of range for an integer", lit))
 		case err != nil:
-			d.add(SeverityError, nil, node.Offset, fmt.Sprintf("expected an integer, found %s", node.Str))
+			d.add(SeverityError, nil, off, fmt.Sprintf("expected an integer, found %s", lit))
 		default:
 			rv.SetInt(n)
 		}
@@ -215,46 +231,58 @@ func (d *decoder) decode(node *jsontree.Value, rv reflect.Value) {
 	}
 }
 
-func (d *decoder) typeError(node *jsontree.Value, want string) {
-	found := node.Kind.String()
-	switch node.Kind {
+// typeError reports and reads a value of kind, at off, where want belongs.
+func (d *decoder) typeError(kind jsontree.Kind, off int, want string) {
+	var found string
+	switch kind {
 	case jsontree.String:
-		found = "string " + strconv.Quote(truncate(node.Str, 40))
+		found = "string " + strconv.Quote(truncate(d.r.Str(), 40))
 	case jsontree.Number:
-		found = "number " + node.Str
+		found = "number " + d.r.Literal()
 	case jsontree.Bool:
-		found = strconv.FormatBool(node.Bool)
+		found = strconv.FormatBool(d.r.Bool())
 	case jsontree.Array:
 		found = "a list"
-	case jsontree.Object:
+		d.r.Skip()
+	default: // only objects: the caller handles null
 		found = "an object"
+		d.r.Skip()
 	}
-	d.add(SeverityError, nil, node.Offset, fmt.Sprintf("expected %s, found %s", want, found))
+	d.add(SeverityError, nil, off, fmt.Sprintf("expected %s, found %s", want, found))
 }
 
-func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
+func (d *decoder) decodeObject(rv reflect.Value) {
 	si := structInfos[rv.Type()]
+	base := len(d.keys)
 	// The model's objects have a handful of keys: comparing each with the
 	// ones before it costs less than hashing it into a map, which only
 	// pays for the odd object with many (unknown or repeated) keys.
 	var seen map[string]bool
-	if len(node.Members) > smallObject {
-		seen = make(map[string]bool, len(node.Members))
-	}
-	for i, m := range node.Members {
-		if duplicateKey(node.Members, i, seen) {
-			d.add(SeverityWarning, m.Key, m.KeyOffset,
-				fmt.Sprintf("duplicate key %s: this later value overrides the earlier one", m.Key))
+	for d.r.Begin(); d.r.More(); {
+		key, keyOff := d.r.Key()
+		d.keys = append(d.keys, key)
+		keys := d.keys[base:]
+		if seen == nil && len(keys) > smallObject {
+			seen = make(map[string]bool, 2*len(keys))
+			for _, k := range keys[:len(keys)-1] {
+				seen[k] = true
+			}
 		}
-		f, folded := si.lookup(m.Key)
+		if duplicateKey(keys, seen) {
+			d.add(SeverityWarning, key, keyOff,
+				fmt.Sprintf("duplicate key %s: this later value overrides the earlier one", key))
+		}
+		f, folded := si.lookup(key)
 		if f == nil {
-			d.add(SeverityWarning, m.Key, m.KeyOffset, "unused key "+m.Key+suggest(m.Key, si))
+			d.add(SeverityWarning, key, keyOff, "unused key "+key+suggest(key, si))
+			d.r.Skip()
 			continue
 		}
 		if f.gated {
 			if since, ok := fieldSince[d.genericPath(f.name)]; ok && !d.version.AtLeast(since) {
-				d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(
-					"unused key %s: it was added in spec %s and this config declares %s", m.Key, since, d.version))
+				d.add(SeverityWarning, key, keyOff, fmt.Sprintf(
+					"unused key %s: it was added in spec %s and this config declares %s", key, since, d.version))
+				d.r.Skip()
 				continue
 			}
 		}
@@ -262,31 +290,32 @@ func (d *decoder) decodeObject(node *jsontree.Value, rv reflect.Value) {
 			// Matched like encoding/json (and so Ignition) does; the
 			// value is used, but the spelling is wrong and other tools may
 			// ignore it.
-			d.add(SeverityWarning, m.Key, m.KeyOffset, fmt.Sprintf(
-				"key %s differs from %q only in case: it was applied as %q (as Ignition does), but keys are case-sensitive in the spec and other tools ignore it", m.Key, f.name, f.name))
+			d.add(SeverityWarning, key, keyOff, fmt.Sprintf(
+				"key %s differs from %q only in case: it was applied as %q (as Ignition does), but keys are case-sensitive in the spec and other tools ignore it", key, f.name, f.name))
 		}
 		d.path = append(d.path, f.elem)
-		d.decode(m.Value, rv.FieldByIndex(f.index))
+		d.decode(rv.FieldByIndex(f.index))
 		d.path = d.path[:len(d.path)-1]
 	}
+	d.keys = d.keys[:base]
 }
 
 // smallObject is the most members an object can have for decodeObject to
 // find repeated keys by comparing them pairwise.
 const smallObject = 8
 
-// duplicateKey reports whether members[i]'s key is exactly that of an
-// earlier member. seen, when not nil, holds the keys before i and gets
-// members[i]'s added; when nil, the earlier members are compared.
-func duplicateKey(members []jsontree.Member, i int, seen map[string]bool) bool {
-	key := members[i].Key
+// duplicateKey reports whether the last of an object's keys so far is
+// exactly an earlier one. seen, when not nil, holds the earlier keys and
+// gets the last added; when nil, the earlier keys are compared.
+func duplicateKey(keys []string, seen map[string]bool) bool {
+	key := keys[len(keys)-1]
 	if seen != nil {
 		dup := seen[key]
 		seen[key] = true
 		return dup
 	}
-	for _, m := range members[:i] {
-		if m.Key == key {
+	for _, k := range keys[:len(keys)-1] {
+		if k == key {
 			return true
 		}
 	}

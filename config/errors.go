@@ -18,4 +18,10 @@ var (
 	// ErrInvalid means the config breaks at least one rule of its spec
 	// version; the report lists every problem.
 	ErrInvalid = errors.New("config is not valid")
+	// ErrTooLarge means a config is larger than the size limit it was read
+	// with (CheckSize): flint refuses it rather than parse it.
+	ErrTooLarge = errors.New("config is too large")
+	// ErrBadSize means a size limit is not a positive whole number with an
+	// optional K, M or G (ParseSize).
+	ErrBadSize = errors.New("not a size: use a number of bytes with an optional K, M or G, such as 128M")
 )

@@ -637,6 +637,14 @@ var ruleTable = []ruleRow{
 	{name: "file and directory at one path", vers: versAll,
 		in:   inCfg(`"storage":{"files":[{"path":"/a"}],"directories":[{"path":"/a"}],"links":[{"path":"/a","target":"/b"}]}`),
 		want: []ruleWant{errAt("$.storage.directories.0", `duplicate entry defined: path "/a"`), errAt("$.storage.links.0", `duplicate entry defined: path "/a"`)}},
+	{name: "repeats name the first node with the path", vers: versAll,
+		in: inCfg(`"storage":{"files":[{"path":"/b"},{"path":"/a"},{"path":"/b"}],"directories":[{"path":"/a"},{"path":"/c"},{"path":"/b"}],"links":[{"path":"/c","target":"/x"}]}`),
+		want: []ruleWant{
+			errAt("$.storage.files.2", `duplicate entry defined: path "/b" is already defined at $.storage.files.0`),
+			errAt("$.storage.directories.0", `duplicate entry defined: path "/a" is already defined at $.storage.files.1`),
+			errAt("$.storage.directories.2", `duplicate entry defined: path "/b" is already defined at $.storage.files.0`),
+			errAt("$.storage.links.0", `duplicate entry defined: path "/c" is already defined at $.storage.directories.1`),
+		}},
 	{name: "owner by id and name", vers: versAll,
 		in: inCfg(`"storage":{"files":[{"path":"/a","user":{"id":0,"name":"root"},"group":{"id":0,"name":"root"}}]}`),
 		want: []ruleWant{

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -340,7 +343,8 @@ func (c *checker) filesystemsOverDisks(s Storage, p jsonPath) {
 
 // nodes checks files, directories and links, which share one namespace.
 func (c *checker) nodes(s Storage, p jsonPath) {
-	paths := c.uniqSized("path", len(s.Files)+len(s.Directories)+len(s.Links))
+	paths := nodePaths{c: c, p: p, files: len(s.Files), dirs: len(s.Directories)}
+	paths.findRepeats(s)
 	for i, f := range s.Files {
 		fp := c.at(p, "files", i)
 		c.node(f.Node, fp)
@@ -352,13 +356,13 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 		for j, a := range f.Append {
 			c.resource(a, c.at(fp, "append", j), false)
 		}
-		paths.check(f.Path, fp)
+		paths.check(f.Path, i, fp)
 	}
 	for i, d := range s.Directories {
 		dp := c.at(p, "directories", i)
 		c.node(d.Node, dp)
 		c.mode(d.Mode, dp, "mode")
-		paths.check(d.Path, dp)
+		paths.check(d.Path, len(s.Files)+i, dp)
 	}
 	dirs := map[string]bool{}
 	for _, d := range s.Directories {
@@ -378,7 +382,7 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 				c.errorf(lp, "hard link target %s is a directory the config creates", *l.Target)
 			}
 		}
-		paths.check(l.Path, lp)
+		paths.check(l.Path, len(s.Files)+len(s.Directories)+i, lp)
 	}
 	// Nothing may be written through a link the config creates: the
 	// write would land wherever the link points.
@@ -403,6 +407,80 @@ func (c *checker) nodes(s Storage, p jsonPath) {
 			}
 		}
 	}
+}
+
+// nodePaths finds files, directories and links with the same path, which
+// share one namespace. Nodes are numbered: files, then directories, then
+// links. It sorts the nodes by a hash of their paths rather than keep a
+// map of every path: a config can have hundreds of thousands of files,
+// and the map would cost a third as much as the config's model.
+type nodePaths struct {
+	c           *checker
+	p           jsonPath // the storage section's
+	files, dirs int
+	// firstOf maps a node whose path an earlier node has to the first
+	// such node.
+	firstOf map[int]int
+}
+
+// nodeHash is a node's number and its path's hash.
+type nodeHash struct {
+	hash uint64
+	node int
+}
+
+// findRepeats fills firstOf.
+func (n *nodePaths) findRepeats(s Storage) {
+	pathOf := func(i int) string {
+		switch {
+		case i < n.files:
+			return s.Files[i].Path
+		case i < n.files+n.dirs:
+			return s.Directories[i-n.files].Path
+		}
+		return s.Links[i-n.files-n.dirs].Path
+	}
+	seed := maphash.MakeSeed()
+	hashes := make([]nodeHash, n.files+n.dirs+len(s.Links))
+	for i := range hashes {
+		hashes[i] = nodeHash{maphash.String(seed, pathOf(i)), i}
+	}
+	// Equal hashes in node order: a node's repeats come after it.
+	slices.SortFunc(hashes, func(a, b nodeHash) int { return cmp.Or(cmp.Compare(a.hash, b.hash), a.node-b.node) })
+	n.firstOf = map[int]int{}
+	for i := 1; i < len(hashes); i++ {
+		// The nearest earlier node with the same hash and path, then the
+		// first of its repeats.
+		for j := i - 1; j >= 0 && hashes[j].hash == hashes[i].hash; j-- {
+			if pathOf(hashes[j].node) == pathOf(hashes[i].node) {
+				first := hashes[j].node
+				if f, ok := n.firstOf[first]; ok {
+					first = f
+				}
+				n.firstOf[hashes[i].node] = first
+				break
+			}
+		}
+	}
+}
+
+// check reports node number i at here when an earlier node has its path.
+func (n *nodePaths) check(key string, i int, here jsonPath) {
+	if first, ok := n.firstOf[i]; ok {
+		n.c.errorf(here, "duplicate entry defined: path %q is already defined at %s", key, n.path(first))
+	}
+}
+
+// path is the JSON path of node number i.
+func (n *nodePaths) path(i int) jsonPath {
+	list := "files"
+	switch {
+	case i >= n.files+n.dirs:
+		list, i = "links", i-n.files-n.dirs
+	case i >= n.files:
+		list, i = "directories", i-n.files
+	}
+	return n.p.with(list, i)
 }
 
 // anyUnderLink reports whether some file, directory or link path is under

@@ -35,7 +35,7 @@ func runCloudConfig(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return usageError{fmt.Sprintf("cloud-config: -spec: %v", err)}
 	}
 	name := fs.Arg(0)
-	raw, err := readInput(name, stdin)
+	raw, err := readInput(name, stdin, config.DefaultMaxSize)
 	if err != nil {
 		return err
 	}

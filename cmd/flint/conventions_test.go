@@ -98,7 +98,10 @@ var allowedModules = map[string]bool{
 	// YAML with line numbers, for cloud-config (and the agent's NoCloud
 	// files): untrusted input, which a well-kept parser reads better
 	// than a hand-written subset did. go.yaml.in/yaml/v3 is the YAML
-	// organisation's maintained continuation of gopkg.in/yaml.v3.
+	// organisation's maintained continuation of gopkg.in/yaml.v3. Butane
+	// configs (flint translate, and at boot as Ignition 2.27 does) need it
+	// too: the library Butane itself reads configs with, so scalars
+	// resolve the same way.
 	"go.yaml.in/yaml/v3": true,
 }
 

@@ -37,7 +37,7 @@ func runKickstart(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		return usageError{fmt.Sprintf("kickstart: -spec: %v", err)}
 	}
 	name := fs.Arg(0)
-	raw, err := readInput(name, stdin)
+	raw, err := readInput(name, stdin, config.DefaultMaxSize)
 	if err != nil {
 		return err
 	}

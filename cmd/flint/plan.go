@@ -54,7 +54,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if fs.NArg() != 1 {
 		return usageError{"plan: give one config (- for stdin)\n\n" + planUsage}
 	}
-	raw, err := readInput(fs.Arg(0), stdin)
+	raw, err := readInput(fs.Arg(0), stdin, config.DefaultMaxSize)
 	if err != nil {
 		return err
 	}

@@ -24,10 +24,13 @@ var errFailed = errors.New("failed")
 const usage = `usage: flint COMMAND [ARGS]
 
 commands:
-  validate [-strict] [-json] FILE...   check configs (FILE "-" is stdin)
+  validate [-strict] [-json] [-max-size SIZE] FILE...
+                                       check configs or Butane configs (FILE "-" is stdin)
   plan [-root DIR] [-disk DEV[=IMAGE]]... [-fetch] [-json] FILE
                                        show what a config would do, writing nothing
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
+  translate [-s] [-p] [-d DIR] [-o FILE] [FILE]
+                                       translate a Butane config (flint translate -h)
   kickstart [-o FILE] [-spec V] [-allow-incomplete] FILE
                                        translate a kickstart file into a config
   cloud-config [-o FILE] [-spec V] [-allow-incomplete] FILE
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runStage(ctx, rest, stdout)
 	case "kickstart":
 		return runKickstart(rest, stdin, stdout, stderr)
+	case "translate":
+		return runTranslate(rest, stdin, stdout, stderr)
 	case "cloud-config":
 		return runCloudConfig(rest, stdin, stdout, stderr)
 	case "install":

@@ -105,7 +105,9 @@ const logDelay = 50 * time.Millisecond
 // work (20-30 ms of the fetch and files stages together on a config of
 // 5,000 files) for memory the machine has at that point, and the soft
 // limit makes the collector work harder rather than let a huge config
-// take more. GOGC and GOMEMLIMIT in the environment win.
+// take more. The fetch stages replace the limit with memoryBudget of the
+// configs they read, once they know their size. GOGC and GOMEMLIMIT in
+// the environment win.
 const (
 	stageGCPercent   = 400
 	stageMemoryLimit = 256 << 20
@@ -206,6 +208,9 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		Getenv:           os.Getenv,
 
 		AuthorizedKeysFile: !fragment,
+		// The fetch stages' memory is bounded by the configs they read:
+		// the limit follows them, within memoryBudget.
+		ConfigSize: func(total int64) { limitMemory(os.Getenv, total) },
 	})
 	switch {
 	case err == nil:

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/butane"
 )
 
 // validateResult is one file's outcome in -json output.
@@ -26,24 +27,35 @@ func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 	fs.SetOutput(io.Discard)
 	strict := fs.Bool("strict", false, "treat warnings as errors")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	filesDir := fs.String("files-dir", "", "where a Butane config's local files are (as flint translate -d)")
+	maxSizeFlag := fs.String("max-size", "64M", "refuse configs larger than this")
 	if err := fs.Parse(args); err != nil {
-		return usageError{fmt.Sprintf("validate: %v\n\nusage: flint validate [-strict] [-json] FILE...", err)}
+		return usageError{fmt.Sprintf("validate: %v\n\n%s", err, validateUsage)}
+	}
+	maxSize, err := config.ParseSize(*maxSizeFlag)
+	if err != nil {
+		return usageError{fmt.Sprintf("validate: -max-size: %v\n\n%s", err, validateUsage)}
 	}
 	files := fs.Args()
 	if len(files) == 0 {
-		return usageError{"validate: no file given (use - for stdin)\n\nusage: flint validate [-strict] [-json] FILE..."}
+		return usageError{"validate: no file given (use - for stdin)\n\n" + validateUsage}
 	}
 
 	var results []validateResult
 	failed := false
 	for _, name := range files {
-		raw, err := readInput(name, stdin)
+		raw, err := readInput(name, stdin, maxSize)
 		if err != nil {
+			if errors.Is(err, config.ErrTooLarge) {
+				err = fmt.Errorf("%w; -max-size raises the limit", err)
+			}
 			fmt.Fprintf(stderr, "flint validate: %v\n", err)
 			failed = true
 			continue
 		}
-		_, v, report, err := config.ParseDeclared(raw)
+		restore := limitMemory(os.Getenv, int64(len(raw)))
+		v, report, err := validateConfig(raw, *filesDir)
+		restore()
 		res := validateResult{File: name, Valid: err == nil && !(*strict && report.HasWarnings()), Entries: report.Entries}
 		if v != (config.Version{}) {
 			res.Version = v.String()
@@ -86,19 +98,47 @@ func printReport(w io.Writer, res validateResult, prefix bool) {
 	w.Write(b.Bytes())
 }
 
-func readInput(name string, stdin io.Reader) ([]byte, error) {
+const validateUsage = "usage: flint validate [-strict] [-json] [-max-size SIZE] [-files-dir DIR] FILE..."
+
+// validateConfig checks a config, or a Butane config by translating it: a
+// Butane config's report has its YAML paths and lines.
+func validateConfig(raw []byte, filesDir string) (config.Version, config.Report, error) {
+	if butane.IsButane(raw) {
+		// An openshift config is checked as a MachineConfig, with the
+		// Machine Config Operator's limits.
+		res, err := butane.Translate(raw, butane.Options{FilesDir: filesDir})
+		return res.Version, res.Report, err
+	}
+	_, v, report, err := config.ParseDeclared(raw)
+	return v, report, err
+}
+
+// readInput reads the file name, or stdin for "-", refusing more than
+// limit bytes (config.ErrTooLarge) without reading the rest: the limit
+// bounds the memory validation takes.
+func readInput(name string, stdin io.Reader, limit int64) ([]byte, error) {
+	r := stdin
 	if name == "-" {
-		raw, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("stdin: %w", err)
+		name = "stdin"
+	} else {
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file", name)
 		}
-		return raw, nil
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
-	raw, err := os.ReadFile(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: no such file", name)
+	raw, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return raw, err
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("%s: %w: more than the limit of %d bytes", name, config.ErrTooLarge, limit)
+	}
+	return raw, nil
 }
 
 func runVersion(stdout io.Writer) error {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/platform"
-	"github.com/flintboot/flint/internal/stages/fetch"
 )
 
 // baseConfig reads and merges the base configs: base.d, then
@@ -33,7 +32,7 @@ func (r *stageRun) baseConfig() (config.Config, bool, error) {
 			return base, false, op.Fail(err)
 		}
 		for _, f := range files {
-			cfg, _, err := fetch.Parse(r.log, f.Raw, "base config "+f.Path)
+			cfg, _, err := r.parser.Parse(f.Raw, "base config "+f.Path)
 			if err != nil {
 				return base, false, op.Fail(err)
 			}

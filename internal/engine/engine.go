@@ -120,7 +120,22 @@ type Options struct {
 	// keys into ~/.ssh/authorized_keys instead of writing the fragment
 	// ~/.ssh/authorized_keys.d/ignition (files.Deps.AuthorizedKeysFile).
 	AuthorizedKeysFile bool
+	// MaxConfigSize is the largest config (user, referenced or base) the
+	// stage reads, in bytes; 0 means the kernel argument
+	// flint.config.max_size (ArgMaxConfigSize), else
+	// config.DefaultMaxSize.
+	MaxConfigSize int64
+	// ConfigSize, when not nil, is called in the fetch stages before each
+	// config is parsed, with the size of all the configs read so far:
+	// what the stage needs in memory grows with it (cmd/flint sets the
+	// runtime's memory limit from it).
+	ConfigSize func(total int64)
 }
+
+// ArgMaxConfigSize is the kernel argument that sets the largest config the
+// stages read (Options.MaxConfigSize), in bytes or with a K, M or G suffix:
+// flint.config.max_size=256M.
+const ArgMaxConfigSize = "flint.config.max_size"
 
 // acquire says how a stage gets the user config.
 type acquire int
@@ -377,6 +392,31 @@ type stageRun struct {
 	// config is the full config the stage runs with: base configs with
 	// the user config merged over them.
 	config config.Config
+	// parser parses every config the stage reads, within its size limit.
+	parser *fetch.Parser
+}
+
+// maxConfigSize returns Options.MaxConfigSize, else the value of the kernel
+// argument ArgMaxConfigSize, else config.DefaultMaxSize. A command line
+// that cannot be read leaves the default: the command line source reports
+// that itself, when it comes to it.
+func (r *stageRun) maxConfigSize() (int64, error) {
+	if r.o.MaxConfigSize > 0 {
+		return r.o.MaxConfigSize, nil
+	}
+	args, err := platform.ReadCmdline(r.o.ProviderEnv, r.o.CmdlinePath)
+	if err != nil {
+		return config.DefaultMaxSize, nil
+	}
+	v, ok := args.Lookup(ArgMaxConfigSize)
+	if !ok {
+		return config.DefaultMaxSize, nil
+	}
+	n, err := config.ParseSize(v)
+	if err != nil {
+		return 0, fmt.Errorf("kernel argument %s: %w", ArgMaxConfigSize, err)
+	}
+	return n, nil
 }
 
 func (r *stageRun) run(ctx context.Context) error {
@@ -386,6 +426,14 @@ func (r *stageRun) run(ctx context.Context) error {
 	}
 	if r.fetcher, err = r.o.NewFetcher(r.log.With(oplog.OpKey, "fetch"), r.offline); err != nil {
 		return fmt.Errorf("%w: creating the fetcher: %w", ErrSetup, err)
+	}
+	maxSize, err := r.maxConfigSize()
+	if err != nil {
+		return err
+	}
+	r.parser = &fetch.Parser{Logger: r.log, MaxSize: maxSize, LimitHint: "; the kernel argument " + ArgMaxConfigSize + " raises the limit"}
+	if r.stage.acquire != fromCache {
+		r.parser.OnSize = r.o.ConfigSize
 	}
 	base, baseFound, err := r.baseConfig()
 	if err != nil {
@@ -413,6 +461,7 @@ func (r *stageRun) run(ctx context.Context) error {
 			ConfigCache:  r.o.ConfigCache,
 			Offline:      r.offline,
 			Base:         baseFound,
+			Parser:       r.parser,
 			Logger:       r.log,
 		})
 		if err == nil {

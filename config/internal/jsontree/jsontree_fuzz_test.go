@@ -3,6 +3,7 @@ package jsontree
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,17 +13,20 @@ import (
 
 // FuzzJSONTree checks the parser against encoding/json:
 //   - Parse never panics;
-//   - Parse succeeds exactly when json.Valid accepts the input;
-//   - when both accept it, the tree holds what json.Unmarshal decodes (with
-//     UseNumber; an object's last duplicate key wins, as in a Go map), and
-//     every offset points at the first byte of its key or value.
+//   - Parse succeeds exactly when json.Valid accepts the input, except
+//     that it refuses nesting deeper than MaxDepth (encoding/json's limit
+//     is 10,000);
+//   - when both accept it, a Reader reads what json.Unmarshal decodes (with
+//     UseNumber; an object's last duplicate key wins, as in a Go map),
+//     every offset points at the first byte of its key or value, and
+//     Count agrees with More.
 //
 // Both reject a leading UTF-8 byte order mark (RFC 8259 §8.1 forbids
 // generators to add one; encoding/json sees an invalid character). Both
 // accept invalid UTF-8 inside strings and decode each bad byte, and each
 // lone or mismatched \u surrogate, to U+FFFD; both reject it outside
-// strings. So there is no difference to except: the two agree on every
-// input, the parser only adds positions and keeps duplicate keys.
+// strings. So there is no other difference to except: the two agree on
+// every input, the parser only adds positions and keeps duplicate keys.
 func FuzzJSONTree(f *testing.F) {
 	for _, s := range []string{
 		``, ` `, `null`, `true`, `-0.5e+3`, `"a\u00e9\ud83d\ude00"`, `"\ud800"`, "\"\xff\"",
@@ -49,6 +53,14 @@ func FuzzJSONTree(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		d, err := Parse(src)
 		valid := json.Valid(src)
+		if valid && nesting(src) > MaxDepth {
+			// encoding/json allows 10,000 levels: the one difference.
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Msg != fmt.Sprintf("nesting deeper than %d levels", MaxDepth) {
+				t.Fatalf("Parse(%.40q…) error = %v, want the depth limit", src, err)
+			}
+			return
+		}
 		if (err == nil) != valid {
 			t.Fatalf("Parse(%q) error = %v, but json.Valid = %v", src, err, valid)
 		}
@@ -65,15 +77,39 @@ func FuzzJSONTree(f *testing.F) {
 		if err := dec.Decode(&want); err != nil {
 			t.Fatalf("json.Decode(%q) error = %v after json.Valid", src, err)
 		}
-		if got := plain(d.Root); !reflect.DeepEqual(got, want) {
+		if got := plain(root(t, d)); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Parse(%q) = %#v, encoding/json decodes %#v", src, got, want)
 		}
-		checkOffsets(t, src, d.Root)
+		checkOffsets(t, src, root(t, d))
 	})
 }
 
+// nesting returns how deeply arrays and objects nest in src, which
+// json.Valid accepted.
+func nesting(src []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range src {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
 // plain converts a tree to what encoding/json decodes into an any.
-func plain(v *Value) any {
+func plain(v *node) any {
 	switch v.Kind {
 	case Null:
 		return nil
@@ -98,7 +134,7 @@ func plain(v *Value) any {
 	}
 }
 
-func checkOffsets(t *testing.T, src []byte, v *Value) {
+func checkOffsets(t *testing.T, src []byte, v *node) {
 	t.Helper()
 	first := map[Kind]string{Null: "n", Bool: "tf", Number: "-0123456789", String: `"`, Array: "[", Object: "{"}[v.Kind]
 	if v.Offset < 0 || v.Offset >= len(src) || !bytes.ContainsRune([]byte(first), rune(src[v.Offset])) {
@@ -133,7 +169,7 @@ func TestFuzzSeedsAgree(t *testing.T) {
 		if err := dec.Decode(&want); err != nil {
 			t.Fatal(err)
 		}
-		if got := plain(d.Root); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+		if got := plain(root(t, d)); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
 			t.Errorf("Parse(%q) = %#v, encoding/json decodes %#v", s, got, want)
 		}
 	}

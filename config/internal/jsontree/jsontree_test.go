@@ -8,9 +8,61 @@ import (
 	"testing"
 )
 
+// node is a value read whole with a Reader, for the tests to compare.
+type node struct {
+	Kind    Kind
+	Offset  int
+	Str     string // a string's text or a number's literal
+	Bool    bool
+	Elems   []*node
+	Members []member
+}
+
+type member struct {
+	Key       string
+	KeyOffset int
+	Value     *node
+}
+
+// read reads the value at r whole, checking on the way that Count agrees
+// with what More finds.
+func read(t testing.TB, r *Reader) *node {
+	kind, off := r.Peek()
+	n := &node{Kind: kind, Offset: off}
+	switch n.Kind {
+	case String:
+		n.Str = r.Str()
+	case Number:
+		n.Str = r.Literal()
+	case Bool:
+		n.Bool = r.Bool()
+	case Null:
+		r.Skip()
+	case Array:
+		count := r.Count()
+		for r.Begin(); r.More(); {
+			n.Elems = append(n.Elems, read(t, r))
+		}
+		if count != len(n.Elems) {
+			t.Fatalf("Count() = %d at offset %d, More yields %d", count, n.Offset, len(n.Elems))
+		}
+	case Object:
+		for r.Begin(); r.More(); {
+			k, off := r.Key()
+			n.Members = append(n.Members, member{k, off, read(t, r)})
+		}
+	}
+	return n
+}
+
+// root reads a document's top-level value whole.
+func root(t testing.TB, d *Doc) *node {
+	return read(t, d.Reader())
+}
+
 // dump renders a tree compactly: kinds, decoded strings (quoted with Go
 // syntax), number literals, and every member in order, duplicates included.
-func dump(v *Value) string {
+func dump(v *node) string {
 	switch v.Kind {
 	case Null:
 		return "null"
@@ -62,7 +114,7 @@ func TestParseValues(t *testing.T) {
 			t.Errorf("Parse(%q) error = %v", tt.in, err)
 			continue
 		}
-		if got := dump(d.Root); got != tt.want {
+		if got := dump(root(t, d)); got != tt.want {
 			t.Errorf("Parse(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
@@ -100,8 +152,8 @@ func TestParseStrings(t *testing.T) {
 			t.Errorf("Parse(%q) error = %v", tt.in, err)
 			continue
 		}
-		if d.Root.Kind != String || d.Root.Str != tt.want {
-			t.Errorf("Parse(%q) = %s, want %q", tt.in, dump(d.Root), tt.want)
+		if root(t, d).Kind != String || root(t, d).Str != tt.want {
+			t.Errorf("Parse(%q) = %s, want %q", tt.in, dump(root(t, d)), tt.want)
 		}
 	}
 }
@@ -188,9 +240,9 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// TestDepthLimit checks nesting is bounded exactly as encoding/json bounds
-// it: MaxDepth nested arrays or objects are fine, whatever they hold, and
-// one more is an error.
+// TestDepthLimit checks nesting is bounded the way encoding/json bounds it,
+// at MaxDepth rather than its 10,000: MaxDepth nested arrays or objects are
+// fine, whatever they hold, and one more is an error.
 func TestDepthLimit(t *testing.T) {
 	nest := func(n int, open, inner, close string) []byte {
 		return []byte(strings.Repeat(open, n) + inner + strings.Repeat(close, n))
@@ -217,7 +269,7 @@ func TestDepthLimit(t *testing.T) {
 	for _, in := range bad {
 		_, err := Parse(in)
 		var se *SyntaxError
-		if !errors.As(err, &se) || !strings.Contains(se.Msg, "nesting deeper than 10000 levels") {
+		if !errors.As(err, &se) || se.Msg != "nesting deeper than 100 levels" {
 			t.Errorf("Parse(%.20s… %d bytes) error = %v, want the depth limit", in, len(in), err)
 		}
 	}
@@ -229,7 +281,7 @@ func TestOffsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := d.Root
+	root := root(t, d)
 	at := func(what string, off, line, col int) {
 		t.Helper()
 		l, c := d.Position(off)
@@ -254,7 +306,7 @@ func TestOffsets(t *testing.T) {
 
 func TestPosition(t *testing.T) {
 	src := "ab\n\u00e9\u20ac\U0001F600x\r\n\xffz\n"
-	d := &Doc{src: []byte(src)}
+	d := &Doc{text: src}
 	tests := []struct{ off, line, col int }{
 		{0, 1, 1},
 		{2, 1, 3},  // the newline itself ends line 1
@@ -273,5 +325,35 @@ func TestPosition(t *testing.T) {
 		if l, c := d.Position(tt.off); l != tt.line || c != tt.col {
 			t.Errorf("Position(%d) = line %d col %d, want line %d col %d", tt.off, l, c, tt.line, tt.col)
 		}
+	}
+}
+
+// TestRecorded checks what Parse records for readers: the top-level keys'
+// offsets, and the counts of long arrays, which Count returns without
+// reading the array, the same as reading it.
+func TestRecorded(t *testing.T) {
+	long := "[" + strings.Repeat("[1,2],", countedArray) + "{}]" // countedArray+1 elements
+	src := `{"a": 1, "b": ` + long + `, "a": {"c": [` + strings.TrimSuffix(strings.Repeat("0,", countedArray), ",") + `]}}`
+	d, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, off := range d.TopKeys() {
+		k, _ := d.At(off).Key()
+		keys = append(keys, k)
+	}
+	if got := strings.Join(keys, " "); got != "a b a" {
+		t.Errorf("TopKeys() read as %q, want \"a b a\"", got)
+	}
+	if len(d.counts) != 2 {
+		t.Errorf("Parse recorded %d counts, want 2 (the arrays of %d elements or more)", len(d.counts), countedArray)
+	}
+	// read checks Count against More for every array.
+	if got := len(root(t, d).Members[1].Value.Elems); got != countedArray+1 {
+		t.Errorf("b has %d elements, want %d", got, countedArray+1)
+	}
+	if d, _ := Parse([]byte(`[{"a":1}]`)); len(d.TopKeys()) != 0 {
+		t.Errorf("TopKeys() of an array = %v, want none", d.TopKeys())
 	}
 }

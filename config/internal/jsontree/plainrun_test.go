@@ -31,7 +31,7 @@ func TestPlainRun(t *testing.T) {
 				break
 			}
 		}
-		if got, want := plainRun(b), first/8*8; got != want {
+		if got, want := plainRun(string(b)), first/8*8; got != want {
 			t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
 		}
 	}

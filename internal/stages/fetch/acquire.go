@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
@@ -80,7 +81,10 @@ type AcquireDeps struct {
 	Offline bool
 	// Base: the engine merged base configs; they are listed first among
 	// the configs read.
-	Base   bool
+	Base bool
+	// Parser parses the user config and every config it names; nil: one
+	// with config.DefaultMaxSize.
+	Parser *Parser
 	Logger *slog.Logger
 }
 
@@ -88,6 +92,9 @@ type AcquireDeps struct {
 // renders it (ignition.config.replace and merge), validates the result,
 // and caches it. It returns the rendered config and every config read.
 func Acquire(ctx context.Context, d AcquireDeps) (config.Config, []Fetched, error) {
+	if d.Parser == nil {
+		d.Parser = &Parser{Logger: d.Logger, MaxSize: config.DefaultMaxSize}
+	}
 	a := &acquirer{d: d}
 	if d.Base {
 		a.fetched = append(a.fetched, Fetched{Kind: "base", Source: "system"})
@@ -139,8 +146,11 @@ func (a *acquirer) fetchConfig(ctx context.Context) (config.Config, error) {
 	}
 	user := emptyConfig()
 	var declared config.Version
-	if raw != nil {
-		if user, declared, err = Parse(a.d.Logger, raw, "user config from "+source); err != nil {
+	found := raw != nil
+	if found {
+		// raw is not used after this: its memory can go while the config
+		// is parsed, which holds a copy.
+		if user, declared, err = a.d.Parser.Parse(raw, "user config from "+source); err != nil {
 			return config.Config{}, err
 		}
 		a.fetched = append(a.fetched, Fetched{Kind: "user", Source: source})
@@ -150,7 +160,7 @@ func (a *acquirer) fetchConfig(ctx context.Context) (config.Config, error) {
 	// Ignition does, since older rules differ (before 3.3 a link needs
 	// no target). Only a config that declares the newest version and
 	// names no other config was already checked with those very rules.
-	checked := raw != nil && declared == config.V3_7Exp &&
+	checked := found && declared == config.V3_7Exp &&
 		user.Ignition.Config.Replace.Source == nil && len(user.Ignition.Config.Merge) == 0
 
 	rendered, err := a.render(ctx, user)
@@ -268,7 +278,7 @@ func (a *acquirer) render(ctx context.Context, user config.Config) (config.Confi
 		if err != nil {
 			return config.Config{}, a.endFetch(op, err)
 		}
-		cfg, _, err := Parse(a.d.Logger, raw, "referenced config "+shown)
+		cfg, _, err := a.d.Parser.Parse(raw, "referenced config "+shown)
 		if err != nil {
 			return config.Config{}, op.Fail(err)
 		}
@@ -338,10 +348,53 @@ func (a *acquirer) writeCache(cfg config.Config) error {
 	return nil
 }
 
-// Parse parses a config read at boot (a user, base or referenced config)
-// and logs its report; what names it in both. It also returns the version
-// the config declares.
-func Parse(log *slog.Logger, raw []byte, what string) (config.Config, config.Version, error) {
+// Parser parses the configs one stage reads at boot: user, base and
+// referenced configs all come through Parse.
+type Parser struct {
+	Logger *slog.Logger
+	// MaxSize is the largest config Parse reads (config.CheckSize);
+	// larger ones are refused unparsed, with LimitHint after the error.
+	MaxSize   int64
+	LimitHint string
+	// OnSize, when not nil, is called before each config is parsed, with
+	// the size of all the configs read so far: what the stage needs in
+	// memory grows with it.
+	OnSize func(total int64)
+	// total is the size of the configs read so far.
+	total int64
+}
+
+// Parse parses one config and logs its report; what names it in both. It
+// also returns the version the config declares.
+//
+// A Butane config, YAML with a top-level variant, is translated first, as
+// Ignition 2.27 does; its local file references are refused, there being
+// no files directory on the node. An openshift config gives its config,
+// not the MachineConfig around it.
+func (p *Parser) Parse(raw []byte, what string) (config.Config, config.Version, error) {
+	if err := config.CheckSize(what, int64(len(raw)), p.MaxSize); err != nil {
+		return config.Config{}, config.Version{}, fmt.Errorf("%w%s", err, p.LimitHint)
+	}
+	p.total += int64(len(raw))
+	if p.OnSize != nil {
+		p.OnSize(p.total)
+	}
+	log := p.Logger
+	if butane.IsButane(raw) {
+		res, err := butane.Translate(raw, butane.Options{AtBoot: true, Raw: true})
+		logReport(log, what+" (Butane)", res.Report)
+		if err != nil {
+			return config.Config{}, config.Version{}, fmt.Errorf("%s: Butane config: %w: %s", what, err, summary(res.Report))
+		}
+		log.Info("translated a Butane config", "config", what, "version", res.Version.String())
+		// The translation validated the result and logged what it
+		// found, at the YAML's lines: parse it without logging again.
+		cfg, v, _, err := config.ParseDeclared(res.Config)
+		if err != nil {
+			return config.Config{}, v, fmt.Errorf("%s: translated from Butane: %w", what, err)
+		}
+		return cfg, v, nil
+	}
 	cfg, v, report, err := config.ParseDeclared(raw)
 	logReport(log, what, report)
 	if err != nil {

@@ -2,7 +2,8 @@
 // (Acquire): from the kernel command line, user.ign or the platform,
 // rendered (ignition.config.replace and merge), validated, its CA bundles
 // inlined, and cached for the later stages, with the fetcher configured
-// once per distinct fetch settings. Parse reads every config met at boot.
+// once per distinct fetch settings. Parser reads every config met at boot,
+// Butane configs translated first.
 //
 // It is also the fetch stage, which runs after the distro brought the
 // network up when fetch-offline could not get the whole config (the

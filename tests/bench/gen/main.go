@@ -4,9 +4,15 @@
 // JSON. The output depends only on the fixed seed, so every run and every
 // machine measures the same bytes.
 //
+// Two more shapes stress the parser's memory (run.sh's memory series):
+// -files N writes N small files (path, mode and a short data URL, about 84
+// bytes of JSON each: 500,000 make 42 MB), and -nested BYTES writes about
+// that many bytes of arrays nested 50 deep under a key the spec does not
+// have (valid, with one warning): two bytes of input for every value.
+//
 // Usage:
 //
-//	go run ./tests/bench/gen [-o FILE]
+//	go run ./tests/bench/gen [-o FILE] [-files N | -nested BYTES]
 //
 // It prints the config's size to stderr.
 package main
@@ -104,12 +110,23 @@ type user struct {
 
 func main() {
 	out := flag.String("o", "-", "write the config to `FILE` (- is stdout)")
+	files := flag.Int("files", 0, "write `N` small files instead of the benchmark config")
+	nested := flag.Int("nested", 0, "write about `BYTES` of nested arrays instead of the benchmark config")
 	flag.Parse()
-	if flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: gen [-o FILE]")
+	if flag.NArg() != 0 || *files < 0 || *nested < 0 || *files > 0 && *nested > 0 {
+		fmt.Fprintln(os.Stderr, "usage: gen [-o FILE] [-files N | -nested BYTES]")
 		os.Exit(2)
 	}
-	if err := write(*out); err != nil {
+	var err error
+	switch {
+	case *files > 0:
+		err = output(*out, manyFiles(*files), fmt.Sprintf("%d small files", *files))
+	case *nested > 0:
+		err = output(*out, nestedArrays(*nested), "nested arrays")
+	default:
+		err = write(*out)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "gen: %v\n", err)
 		os.Exit(1)
 	}
@@ -121,6 +138,14 @@ func write(name string) error {
 		return err
 	}
 	raw = append(raw, '\n')
+	return output(name, raw, fmt.Sprintf("%d files in %d directories, %d links, %d units, %d users",
+		nFiles, nDirs, nLinks, nUnits, nUsers))
+}
+
+// output writes raw to the file name (- is stdout) and its size and what
+// it holds to stderr.
+func output(name string, raw []byte, what string) error {
+	var err error
 	if name == "-" {
 		_, err = os.Stdout.Write(raw)
 	} else {
@@ -129,9 +154,43 @@ func write(name string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "gen: %d bytes (%.2f MB): %d files in %d directories, %d links, %d units, %d users\n",
-		len(raw), float64(len(raw))/1e6, nFiles, nDirs, nLinks, nUnits, nUsers)
+	fmt.Fprintf(os.Stderr, "gen: %d bytes (%.2f MB): %s\n", len(raw), float64(len(raw))/1e6, what)
 	return nil
+}
+
+// manyFiles is a config of n small files in 1,000 directories, written
+// directly rather than through encoding/json: 500,000 of them would cost
+// the generator more memory than the validator it measures.
+func manyFiles(n int) []byte {
+	b := []byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b = append(b, ',', '\n')
+		}
+		b = fmt.Appendf(b, `{"path":"/srv/stress/d%03d/f%07d","mode":420,"contents":{"source":"data:,%d"}}`,
+			i%1000, i, i)
+	}
+	return append(b, "]}}\n"...)
+}
+
+// nestedArrays is a config with about size bytes of arrays nested depth
+// deep, under a key no spec version has: every value is two bytes of
+// input, the worst case for a parser that builds a tree.
+func nestedArrays(size int) []byte {
+	const depth = 50
+	b := []byte(`{"ignition":{"version":"3.4.0"},"x-stress":[`)
+	for first := true; len(b) < size; first = false {
+		if !first {
+			b = append(b, ',')
+		}
+		for range depth {
+			b = append(b, '[')
+		}
+		for range depth {
+			b = append(b, ']')
+		}
+	}
+	return append(b, "]}\n"...)
 }
 
 func generate(rng *rand.Rand) config {

@@ -1,0 +1,113 @@
+package butane
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/flintboot/flint/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected outputs of TestExamples")
+
+var versionLine = regexp.MustCompile(`(?m)^version: (\S+)$`)
+
+// TestExamples translates every example of Butane's documentation
+// (testdata/examples/*.bu, local files from testdata/files) at every fcos
+// version from the one it declares on, and compares the config (as JSON)
+// and the report with testdata/examples/NAME/VERSION.{json,report}. Each
+// output is also a valid config of its version for flint's own parser.
+func TestExamples(t *testing.T) {
+	bus, err := filepath.Glob("testdata/examples/*.bu")
+	if err != nil || len(bus) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, bu := range bus {
+		src, err := os.ReadFile(bu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := versionLine.FindSubmatch(src)
+		if m == nil {
+			t.Fatalf("%s: no version line", bu)
+		}
+		name := strings.TrimSuffix(filepath.Base(bu), ".bu")
+		from := -1
+		for i, p := range profiles {
+			if p.variant == "fcos" && p.version == string(m[1]) {
+				from = i
+			}
+		}
+		if from < 0 {
+			t.Fatalf("%s: version %s is not an fcos version", bu, m[1])
+		}
+		for _, p := range profiles[from:] {
+			if p.variant != "fcos" {
+				continue
+			}
+			t.Run(name+"/"+p.version, func(t *testing.T) {
+				in := versionLine.ReplaceAll(src, []byte("version: "+p.version))
+				res, err := Translate(in, Options{FilesDir: "testdata/files", Pretty: true})
+				if err != nil {
+					t.Fatalf("Translate(%s at %s) = %v\n%s", name, p.version, err, res.Report)
+				}
+				cfg, v, _, perr := config.ParseDeclared(res.Config)
+				if perr != nil || v != p.target {
+					t.Errorf("the output does not parse as a %s config: version %s, %v", p.target, v, perr)
+				}
+				_ = cfg
+				base := filepath.Join("testdata/examples", name, p.version)
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					writeGolden(t, base+".json", append(res.Config, '\n'))
+					writeGolden(t, base+".report", []byte(res.Report.String()))
+					return
+				}
+				want, err := os.ReadFile(base + ".json")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !jsonEqual(t, res.Config, want) {
+					t.Errorf("Translate(%s at %s) =\n%s\nwant\n%s", name, p.version, res.Config, want)
+				}
+				wantRep, err := os.ReadFile(base + ".report")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Report.String(); got != string(wantRep) {
+					t.Errorf("report of %s at %s =\n%s\nwant\n%s", name, p.version, got, wantRep)
+				}
+			})
+		}
+	}
+}
+
+func writeGolden(t *testing.T, name string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jsonEqual compares two JSON documents as values, the way Butane's output
+// is compared: key order and spacing do not matter.
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, a)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
