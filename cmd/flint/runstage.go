@@ -15,7 +15,7 @@ import (
 
 	"github.com/flintboot/flint/internal/engine"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/stages/disks"
 )
 
@@ -50,7 +50,7 @@ flags:
 `
 
 func runUsageText() string {
-	return fmt.Sprintf(runUsage, strings.Join(engine.Stages(), ", "), strings.Join(providers.IDs(), ", "), authorizedKeysFragment)
+	return fmt.Sprintf(runUsage, strings.Join(engine.Stages(), ", "), strings.Join(platform.IDs(), ", "), authorizedKeysFragment)
 }
 
 // authorizedKeysFragment is the build's default for where the files stage
@@ -133,7 +133,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	stage := fs.String("stage", "", "")
-	platform := fs.String("platform", "", "")
+	platformID := fs.String("platform", "", "")
 	root := fs.String("root", engine.DefaultRoot, "")
 	cache := fs.String("config-cache", engine.DefaultConfigCache, "")
 	state := fs.String("state-file", engine.DefaultStateFile, "")
@@ -160,7 +160,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		return usage("-stage is required")
 	case !slices.Contains(engine.Stages(), *stage):
 		return usage("unknown stage %q (known stages: %s)", *stage, strings.Join(engine.Stages(), ", "))
-	case *platform == "":
+	case *platformID == "":
 		return usage("-platform is required")
 	case *fetchTimeout < 0:
 		return usage("-fetch-timeout must not be negative")
@@ -169,9 +169,9 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	case *idleTimeout < 0:
 		return usage("-fetch-idle-timeout must not be negative")
 	}
-	p, ok := providers.Lookup(*platform)
+	p, ok := platform.Lookup(*platformID)
 	if !ok {
-		return usage("unknown platform %q (known platforms: %s)", *platform, strings.Join(providers.IDs(), ", "))
+		return usage("unknown platform %q (known platforms: %s)", *platformID, strings.Join(platform.IDs(), ", "))
 	}
 
 	tuneGC(os.Getenv)

@@ -76,18 +76,18 @@ func TestAfterburnMockDocuments(t *testing.T) {
 				if err != nil {
 					t.Fatalf("metadata (%s): %v", mock.Source, err)
 				}
-				if a.platform.attributes != nil {
-					more, err := a.platform.attributes(ctx, a)
+				if a.platform.Attributes != nil {
+					more, err := a.platform.Attributes(ctx, a.host())
 					if err != nil && c.Attributes != nil {
 						t.Fatalf("attributes (%s): %v", mock.Source, err)
 					}
-					m.attrs = append(m.attrs, more...)
+					m.Attrs = append(m.Attrs, more...)
 				}
-				if c.Hostname != nil && m.hostname != *c.Hostname {
-					t.Errorf("hostname = %q, want %q (%s)", m.hostname, *c.Hostname, mock.Source)
+				if c.Hostname != nil && m.Hostname != *c.Hostname {
+					t.Errorf("hostname = %q, want %q (%s)", m.Hostname, *c.Hostname, mock.Source)
 				}
 				if c.Keys != nil {
-					keys := slices.Compact(slices.DeleteFunc(m.keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
+					keys := slices.Compact(slices.DeleteFunc(m.Keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
 					if !slices.Equal(keys, c.Keys) {
 						t.Errorf("keys = %q, want %q (%s)", keys, c.Keys, mock.Source)
 					}
@@ -97,8 +97,8 @@ func TestAfterburnMockDocuments(t *testing.T) {
 				}
 				if c.Attributes != nil {
 					got := map[string]string{}
-					for _, at := range m.attrs {
-						got[at.name] = at.value
+					for _, at := range m.Attrs {
+						got[at.Name] = at.Value
 					}
 					for k, v := range c.Attributes {
 						if got[k] != v {

@@ -3,36 +3,22 @@ package agent
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/flintboot/flint/internal/providers"
-	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/platform"
 )
-
-// Getter makes metadata requests with bounded retries: network errors,
-// 5xx and the request's RetryStatus are retried with a doubling backoff
-// until the fetcher's total timeout, then fail with an error naming the
-// URL and the last failure. *resource.Fetcher implements it.
-type Getter interface {
-	Get(ctx context.Context, r resource.Request) ([]byte, error)
-}
 
 // Deps is what the agent needs from the machine. Tests fill it with local
 // fakes; the zero value of each optional field means the real thing.
 type Deps struct {
 	// Getter makes every metadata request; its total timeout bounds the
 	// retries of each.
-	Getter Getter
+	Getter platform.Getter
 	// Logger receives the [started]/[finished]/[failed] lines and the
 	// MESSAGE_ID events; nil discards them.
 	Logger *slog.Logger
@@ -48,26 +34,27 @@ type Deps struct {
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
 	// Mounter mounts config drives read-only; nil: mount(2).
-	Mounter providers.Mounter
+	Mounter platform.Mounter
 	// DriveWait, when not 0, replaces how long a config drive may take to
 	// appear.
 	DriveWait time.Duration
 	// NewProvider makes the config provider whose DeleteConfig removes the
-	// config from the hypervisor; nil: the providers package's table.
-	NewProvider func(id string, env providers.Env) (providers.Provider, bool)
+	// config from the hypervisor; nil: the platform's row of the table.
+	NewProvider func(id string, env platform.Env) (platform.Provider, bool)
 }
 
-// Agent runs the agent's commands for one platform.
+// Agent runs the agent's commands for one platform: the platform's row
+// of the table and what its functions need from the machine.
 type Agent struct {
 	d        Deps
 	log      *slog.Logger
-	platform platform
+	platform platform.Platform
 }
 
 // New returns the agent for the platform with id (an
 // ignition.platform.id).
 func New(d Deps, id string) (*Agent, error) {
-	p, ok := lookup(id)
+	p, ok := platform.Lookup(id)
 	if !ok {
 		return nil, fmt.Errorf("platform %q: %w", id, ErrUnknownPlatform)
 	}
@@ -78,8 +65,17 @@ func New(d Deps, id string) (*Agent, error) {
 	return &Agent{d: d, log: log.With("platform", id), platform: p}, nil
 }
 
+// host is what the platform's functions run against: the agent's
+// dependencies.
+func (a *Agent) host() *platform.Host {
+	return &platform.Host{
+		Env: platform.Env{Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Mounter: a.d.Mounter, Wait: a.d.DriveWait},
+		ID:  a.platform.ID, Endpoints: a.d.Endpoints, LocalPort: a.d.LocalPort,
+	}
+}
+
 // Platform returns the agent's platform id.
-func (a *Agent) Platform() string { return a.platform.id }
+func (a *Agent) Platform() string { return a.platform.ID }
 
 // path returns p (absolute) under the agent's root.
 func (a *Agent) path(p string) string {
@@ -87,58 +83,6 @@ func (a *Agent) path(p string) string {
 		return p
 	}
 	return filepath.Join(a.d.Root, p)
-}
-
-// endpoint returns the base URL of service: the override or def.
-func (a *Agent) endpoint(service, def string) string {
-	if u := a.d.Endpoints[service]; u != "" {
-		return strings.TrimSuffix(u, "/")
-	}
-	return def
-}
-
-// localPort returns the privileged local port for a Scaleway request.
-func (a *Agent) localPort() int {
-	if a.d.LocalPort != nil {
-		return a.d.LocalPort()
-	}
-	return 1 + rand.IntN(1023)
-}
-
-// get makes one request and returns the answer's body; errors name the
-// platform and the URL.
-func (a *Agent) get(ctx context.Context, r resource.Request) ([]byte, error) {
-	if a.d.Getter == nil {
-		return nil, fmt.Errorf("%s: %s: no fetcher configured", a.platform.id, r.URL)
-	}
-	data, err := a.d.Getter.Get(ctx, r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", a.platform.id, err)
-	}
-	return data, nil
-}
-
-// getText returns a metadata value as text without surrounding blanks;
-// "" when the service says it does not exist (404): absent values are
-// normal (no public address, no keys).
-func (a *Agent) getText(ctx context.Context, url string, h http.Header) (string, error) {
-	data, err := a.get(ctx, resource.Request{URL: url, Header: h})
-	if errors.Is(err, resource.ErrNotFound) {
-		return "", nil
-	}
-	return strings.TrimSpace(string(data)), err
-}
-
-// getJSON decodes the JSON answer of one request into v.
-func (a *Agent) getJSON(ctx context.Context, r resource.Request, v any) error {
-	data, err := a.get(ctx, r)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %s: decoding the answer: %w: %w", a.platform.id, r.URL, ErrProtocol, err)
-	}
-	return nil
 }
 
 // PlatformID finds the platform the machine runs on when -platform does
@@ -152,14 +96,14 @@ func PlatformID(root string) (string, error) {
 			return id, nil
 		}
 	}
-	args, err := providers.ReadCmdline(providers.Env{Root: root}, "")
+	args, err := platform.ReadCmdline(platform.Env{Root: root}, "")
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNoPlatform, err)
 	}
 	if id := args.PlatformID(); id != "" {
 		return id, nil
 	}
-	return "", fmt.Errorf("%w: not in /run/flint.env nor on the kernel command line (%s)", ErrNoPlatform, providers.ArgPlatformID)
+	return "", fmt.Errorf("%w: not in /run/flint.env nor on the kernel command line (%s)", ErrNoPlatform, platform.ArgPlatformID)
 }
 
 // envFileValue returns KEY's value in an environment file of KEY=VALUE

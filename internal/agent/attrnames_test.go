@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/flintboot/flint/internal/platform"
+
 	"context"
 	"net/http"
 	"regexp"
@@ -163,17 +165,17 @@ func TestAfterburnAttributeNames(t *testing.T) {
 				t.Fatalf("metadata: %v", err)
 			}
 			if row.id == "hetzner" {
-				more, err := a.platform.attributes(context.Background(), a)
+				more, err := a.platform.Attributes(context.Background(), a.host())
 				if err != nil {
 					t.Fatalf("attributes: %v", err)
 				}
-				m.attrs = append(m.attrs, more...)
+				m.Attrs = append(m.Attrs, more...)
 			}
 			var got []string
-			for _, at := range m.attrs {
-				name, ok := strings.CutPrefix(at.name, prefix)
+			for _, at := range m.Attrs {
+				name, ok := strings.CutPrefix(at.Name, prefix)
 				if !ok {
-					t.Errorf("%s: not prefixed %s", at.name, prefix)
+					t.Errorf("%s: not prefixed %s", at.Name, prefix)
 				}
 				if row.id != "gcp" {
 					name = numbered.ReplaceAllString(name, "_n")
@@ -198,8 +200,8 @@ func TestAfterburnAttributeNames(t *testing.T) {
 
 // TestAfterburnNamesCoverTable: every platform with metadata has a row.
 func TestAfterburnNamesCoverTable(t *testing.T) {
-	for _, p := range platforms {
-		if p.metadata == nil || p.id == "azurestack" {
+	for _, p := range platform.All() {
+		if p.Metadata == nil || p.ID == "azurestack" {
 			continue // Azure Stack has no attributes, in Afterburn or flint
 		}
 		if !slices.ContainsFunc(afterburnNames, func(r struct {
@@ -208,9 +210,9 @@ func TestAfterburnNamesCoverTable(t *testing.T) {
 			flintOnly  []string
 			elsewhere  []string
 		}) bool {
-			return r.id == p.id
+			return r.id == p.ID
 		}) {
-			t.Errorf("platform %s has no row in afterburnNames", p.id)
+			t.Errorf("platform %s has no row in afterburnNames", p.ID)
 		}
 	}
 }

@@ -182,8 +182,8 @@ func TestAzureHealthRefusedStartsOver(t *testing.T) {
 	if !errors.As(err, &se) || se.Status != 400 {
 		t.Fatalf("CheckIn() = %v, want the 400", err)
 	}
-	if n := ws.count("POST /machine/?comp=health"); n != wireServerAttempts {
-		t.Errorf("health posted %d times, want %d", n, wireServerAttempts)
+	if n := ws.count("POST /machine/?comp=health"); n != 3 {
+		t.Errorf("health posted %d times, want the 3 attempts", n)
 	}
 }
 
@@ -210,65 +210,6 @@ func TestAzureProtocolErrors(t *testing.T) {
 				t.Errorf("health posted %d times after a protocol error", n)
 			}
 		})
-	}
-}
-
-func TestWireServerAddress(t *testing.T) {
-	for name, tc := range map[string]struct {
-		files map[string]string
-		want  string
-	}{
-		"networkd lease": {
-			files: map[string]string{"run/systemd/netif/leases/2": "# This is private data.\nADDRESS=10.0.0.4\nOPTION_245=A83F8110\n"},
-			want:  "http://168.63.129.16",
-		},
-		"networkd lease, other fabric": {
-			files: map[string]string{
-				"run/systemd/netif/leases/1": "ADDRESS=192.168.1.2\n",
-				"run/systemd/netif/leases/3": "OPTION_245=0A000001\n",
-			},
-			want: "http://10.0.0.1",
-		},
-		"dhclient lease": {
-			files: map[string]string{"var/lib/dhclient/dhclient--eth0.lease": "lease {\n  interface \"eth0\";\n  option unknown-245 a:d:e:f;\n}\n"},
-			want:  "http://10.13.14.15",
-		},
-		"malformed option": {
-			files: map[string]string{"run/systemd/netif/leases/2": "OPTION_245=A83F81\n"},
-			want:  "http://168.63.129.16",
-		},
-		"no lease": {want: "http://168.63.129.16"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			root := t.TempDir()
-			for p, content := range tc.files {
-				p = filepath.Join(root, p)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			a, err := New(Deps{Root: root}, "azure")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := a.wireServer(context.Background()); got != tc.want {
-				t.Errorf("wireServer() = %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
-// The description is text in the document, whatever the reason holds.
-func TestHealthDocumentEscapes(t *testing.T) {
-	doc := string(healthDocument(goalState{"1", "c&1", "i<1"}, "NotReady", &details{"ProvisioningFailed", `mode "0644" < 0o777 & </Description>`}))
-	for _, want := range []string{"<ContainerId>c&amp;1</ContainerId>", "<InstanceId>i&lt;1</InstanceId>",
-		"<Description>mode &#34;0644&#34; &lt; 0o777 &amp; &lt;/Description&gt;</Description>"} {
-		if !strings.Contains(doc, want) {
-			t.Errorf("health document lacks %s:\n%s", want, doc)
-		}
 	}
 }
 
@@ -357,7 +298,7 @@ func TestAzureVirtualIPv4(t *testing.T) {
 				t.Errorf("attributes =\n%q\nwant\n%q", got, tc.want)
 			}
 			for _, r := range f.requests() {
-				if strings.HasPrefix(r.uri, "/machine/") && (r.header.Get("X-Ms-Version") != wireServerVersion || r.header.Get("X-Ms-Agent-Name") != "flint") {
+				if strings.HasPrefix(r.uri, "/machine/") && (r.header.Get("X-Ms-Version") != "2012-11-30" || r.header.Get("X-Ms-Agent-Name") != "flint") {
 					t.Errorf("%s: no WireServer protocol headers", r.uri)
 				}
 			}

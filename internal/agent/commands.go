@@ -11,7 +11,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -30,19 +30,13 @@ const (
 	maxReasonLength   = 200
 )
 
-// knownPlatform reports whether id is an ignition.platform.id.
-func knownPlatform(id string) bool {
-	_, ok := providers.Lookup(id)
-	return ok
-}
-
 // CheckIn reports a good boot to the platform.
 func (a *Agent) CheckIn(ctx context.Context) error {
-	if a.platform.checkIn == nil {
-		return fmt.Errorf("%s: boot check-in: %w", a.platform.id, ErrUnsupported)
+	if a.platform.CheckIn == nil {
+		return fmt.Errorf("%s: boot check-in: %w", a.platform.ID, ErrUnsupported)
 	}
-	op := oplog.Begin(a.log, "check-in", "reporting a good boot to "+a.platform.id)
-	if err := a.platform.checkIn(ctx, a); err != nil {
+	op := oplog.Begin(a.log, "check-in", "reporting a good boot to "+a.platform.ID)
+	if err := a.platform.CheckIn(ctx, a.host()); err != nil {
 		a.log.Error("check-in failed", messageIDKey, MsgCheckInFailed, "error", err)
 		return op.Fail(fmt.Errorf("boot check-in: %w", err))
 	}
@@ -53,12 +47,12 @@ func (a *Agent) CheckIn(ctx context.Context) error {
 // ReportFailure tells the platform that provisioning failed, with reason
 // (redacted and shortened: it is shown in the cloud console).
 func (a *Agent) ReportFailure(ctx context.Context, reason string) error {
-	if a.platform.reportFailure == nil {
-		return fmt.Errorf("%s: failure report: %w", a.platform.id, ErrUnsupported)
+	if a.platform.ReportFailure == nil {
+		return fmt.Errorf("%s: failure report: %w", a.platform.ID, ErrUnsupported)
 	}
 	reason = RedactReason(reason)
-	op := oplog.Begin(a.log, "report-failure", "reporting the failed provisioning to "+a.platform.id)
-	if err := a.platform.reportFailure(ctx, a, reason); err != nil {
+	op := oplog.Begin(a.log, "report-failure", "reporting the failed provisioning to "+a.platform.ID)
+	if err := a.platform.ReportFailure(ctx, a.host(), reason); err != nil {
 		return op.Fail(fmt.Errorf("failure report: %w", err))
 	}
 	op.Finish(messageIDKey, MsgFailureReport, "reason", reason)
@@ -91,11 +85,11 @@ func RedactReason(reason string) string {
 }
 
 // fetchMetadata reads the platform's metadata, or ErrUnsupported.
-func (a *Agent) fetchMetadata(ctx context.Context, what string) (metadata, error) {
-	if a.platform.metadata == nil {
-		return metadata{}, fmt.Errorf("%s: %s: %w", a.platform.id, what, ErrUnsupported)
+func (a *Agent) fetchMetadata(ctx context.Context, what string) (platform.Metadata, error) {
+	if a.platform.Metadata == nil {
+		return platform.Metadata{}, fmt.Errorf("%s: %s: %w", a.platform.ID, what, ErrUnsupported)
 	}
-	return a.platform.metadata(ctx, a)
+	return a.platform.Metadata(ctx, a.host())
 }
 
 // Hostname writes the platform's hostname to <target>/etc/hostname (the
@@ -104,13 +98,13 @@ func (a *Agent) fetchMetadata(ctx context.Context, what string) (metadata, error
 // before the files stage, so a hostname in the config still wins. When
 // the platform gives no hostname it writes nothing and succeeds.
 func (a *Agent) Hostname(ctx context.Context, target string) error {
-	if !a.platform.hostname {
-		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.id, ErrUnsupported)
+	if !a.platform.Hostname {
+		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.ID, ErrUnsupported)
 	}
 	op := oplog.Begin(a.log, "hostname", "setting the hostname from metadata")
 	var name string
-	if a.platform.hostnameOnly != nil {
-		n, err := a.platform.hostnameOnly(ctx, a)
+	if a.platform.HostnameOnly != nil {
+		n, err := a.platform.HostnameOnly(ctx, a.host())
 		if err != nil {
 			return op.Fail(err)
 		}
@@ -120,7 +114,7 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		if err != nil {
 			return op.Fail(err)
 		}
-		name = strings.TrimSpace(m.hostname)
+		name = strings.TrimSpace(m.Hostname)
 	}
 	if name == "" {
 		// Afterburn's rule (coreos/afterburn src/providers/mod.rs,
@@ -169,17 +163,17 @@ func (a *Agent) Attributes(ctx context.Context, path string) error {
 	if err != nil {
 		return op.Fail(err)
 	}
-	if a.platform.attributes != nil {
-		more, err := a.platform.attributes(ctx, a)
+	if a.platform.Attributes != nil {
+		more, err := a.platform.Attributes(ctx, a.host())
 		if err != nil {
 			return op.Fail(err)
 		}
-		m.attrs = append(m.attrs, more...)
+		m.Attrs = append(m.Attrs, more...)
 	}
 	var b strings.Builder
 	for _, prefix := range []string{"FLINT_", "AFTERBURN_"} {
-		for _, at := range m.attrs {
-			fmt.Fprintf(&b, "%s%s=%s\n", prefix, at.name, envValue(at.value))
+		for _, at := range m.Attrs {
+			fmt.Fprintf(&b, "%s%s=%s\n", prefix, at.Name, envValue(at.Value))
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -188,7 +182,7 @@ func (a *Agent) Attributes(ctx context.Context, path string) error {
 	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(b.String())); err != nil {
 		return op.Fail(err)
 	}
-	op.Finish("attributes", len(m.attrs))
+	op.Finish("attributes", len(m.Attrs))
 	return nil
 }
 
@@ -212,9 +206,9 @@ func (a *Agent) SSHKeys(ctx context.Context, user string) error {
 	if err != nil {
 		return op.Fail(err)
 	}
-	keys := slices.Compact(slices.DeleteFunc(m.keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
+	keys := slices.Compact(slices.DeleteFunc(m.Keys, func(k string) bool { return strings.TrimSpace(k) == "" }))
 	if err := checkAuthorizedKeys(keys); err != nil {
-		return op.Fail(fmt.Errorf("%s: %w (no key written)", a.platform.id, err))
+		return op.Fail(fmt.Errorf("%s: %w (no key written)", a.platform.ID, err))
 	}
 	written, err := writeAuthorizedKeys(a.path("/etc/passwd"), a.d.Root, user, keys)
 	if err != nil {
@@ -235,21 +229,15 @@ type configDeleter interface {
 }
 
 // provider returns the platform's config provider (Deps.NewProvider, or
-// the providers package's table).
-func (a *Agent) provider() (providers.Provider, error) {
-	newProvider := a.d.NewProvider
-	if newProvider == nil {
-		newProvider = func(id string, env providers.Env) (providers.Provider, bool) {
-			p, ok := providers.Lookup(id)
-			if !ok {
-				return nil, false
-			}
-			return p.New(env), true
-		}
+// the platform's row).
+func (a *Agent) provider() (platform.Provider, error) {
+	env := platform.Env{Root: a.d.Root, Logger: a.log}
+	if a.d.NewProvider == nil {
+		return a.platform.New(env), nil
 	}
-	p, ok := newProvider(a.platform.id, providers.Env{Root: a.d.Root, Logger: a.log})
+	p, ok := a.d.NewProvider(a.platform.ID, env)
 	if !ok {
-		return nil, fmt.Errorf("platform %q: %w", a.platform.id, ErrUnknownPlatform)
+		return nil, fmt.Errorf("platform %q: %w", a.platform.ID, ErrUnknownPlatform)
 	}
 	return p, nil
 }
@@ -268,7 +256,7 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	op := oplog.Begin(a.log, "delete-config", "deleting the config from the hypervisor")
 	if err := d.DeleteConfig(ctx); err != nil {
-		return false, op.Fail(fmt.Errorf("%s: deleting the config: %w", a.platform.id, err))
+		return false, op.Fail(fmt.Errorf("%s: deleting the config: %w", a.platform.ID, err))
 	}
 	op.Finish(messageIDKey, MsgConfigDeleted)
 	return true, nil
@@ -309,7 +297,7 @@ func (a *Agent) NetworkKargs(ctx context.Context, defaultKargs, path string) err
 	if k, ok := p.(networkKarger); ok {
 		v, found, err := k.NetworkKargs(ctx)
 		if err != nil {
-			return op.Fail(fmt.Errorf("%s: network kernel arguments: %w", a.platform.id, err))
+			return op.Fail(fmt.Errorf("%s: network kernel arguments: %w", a.platform.ID, err))
 		}
 		if found {
 			kargs = v

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // userRoot makes a root with /etc/passwd naming core (the test's own
@@ -237,17 +237,17 @@ type fakeDeleter struct {
 	err   error
 }
 
-func (f *fakeDeleter) FetchConfig(context.Context) ([]byte, error) { return nil, providers.ErrNoConfig }
+func (f *fakeDeleter) FetchConfig(context.Context) ([]byte, error) { return nil, platform.ErrNoConfig }
 func (f *fakeDeleter) DeleteConfig(context.Context) error          { f.calls++; return f.err }
 
 type fakeReader struct{}
 
-func (fakeReader) FetchConfig(context.Context) ([]byte, error) { return nil, providers.ErrNoConfig }
+func (fakeReader) FetchConfig(context.Context) ([]byte, error) { return nil, platform.ErrNoConfig }
 
 func TestDeleteConfig(t *testing.T) {
 	del := &fakeDeleter{}
 	var asked []string
-	newProvider := func(id string, env providers.Env) (providers.Provider, bool) {
+	newProvider := func(id string, env platform.Env) (platform.Provider, bool) {
 		asked = append(asked, id)
 		if id == "vmware" || id == "virtualbox" {
 			return del, true
@@ -283,9 +283,9 @@ func TestDeleteConfig(t *testing.T) {
 // The real table: vmware and virtualbox providers can delete their
 // config, the others cannot.
 func TestRealProvidersDeleteConfig(t *testing.T) {
-	for _, id := range providers.IDs() {
-		p, _ := providers.Lookup(id)
-		_, ok := p.New(providers.Env{}).(configDeleter)
+	for _, id := range platform.IDs() {
+		p, _ := platform.Lookup(id)
+		_, ok := p.New(platform.Env{}).(configDeleter)
 		if want := id == "vmware" || id == "virtualbox"; ok != want {
 			t.Errorf("%s: provider deletes its config: %v, want %v", id, ok, want)
 		}

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/flintboot/flint/internal/platform"
+
 	"context"
 	"errors"
 	"net/http"
@@ -66,17 +68,17 @@ func TestConfigDriveMetadata(t *testing.T) {
 		name, id string
 		files    map[string]string
 		hostname string
-		attrs    []attribute
+		attrs    []platform.Attribute
 	}{
 		{"openstack", "openstack", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
-			[]attribute{{"OPENSTACK_HOSTNAME", "vm-1.novalocal"}, {"OPENSTACK_INSTANCE_UUID", uuid}, {"OPENSTACK_AVAILABILITY_ZONE", "nova"}}},
+			[]platform.Attribute{{Name: "OPENSTACK_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "OPENSTACK_INSTANCE_UUID", Value: uuid}, {Name: "OPENSTACK_AVAILABILITY_ZONE", Value: "nova"}}},
 		{"openstack with ec2", "openstack", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "ec2/latest/meta-data.json": ec2}, "vm-1.novalocal",
-			[]attribute{{"OPENSTACK_HOSTNAME", "vm-1.novalocal"}, {"OPENSTACK_INSTANCE_UUID", uuid}, {"OPENSTACK_AVAILABILITY_ZONE", "nova"},
-				{"OPENSTACK_INSTANCE_ID", "i-022da7a2"}, {"OPENSTACK_INSTANCE_TYPE", "m1.small"}, {"OPENSTACK_IPV4_LOCAL", "10.0.151.35"}}},
+			[]platform.Attribute{{Name: "OPENSTACK_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "OPENSTACK_INSTANCE_UUID", Value: uuid}, {Name: "OPENSTACK_AVAILABILITY_ZONE", Value: "nova"},
+				{Name: "OPENSTACK_INSTANCE_ID", Value: "i-022da7a2"}, {Name: "OPENSTACK_INSTANCE_TYPE", Value: "m1.small"}, {Name: "OPENSTACK_IPV4_LOCAL", Value: "10.0.151.35"}}},
 		{"powervs", "powervs", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1",
-			[]attribute{{"POWERVS_HOSTNAME", "vm-1.novalocal"}, {"POWERVS_INSTANCE_ID", uuid}, {"POWERVS_AVAILABILITY_ZONE", "nova"}, {"POWERVS_LOCAL_HOSTNAME", "vm-1"}}},
+			[]platform.Attribute{{Name: "POWERVS_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "POWERVS_INSTANCE_ID", Value: uuid}, {Name: "POWERVS_AVAILABILITY_ZONE", Value: "nova"}, {Name: "POWERVS_LOCAL_HOSTNAME", Value: "vm-1"}}},
 		{"kubevirt", "kubevirt", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
-			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", uuid}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: uuid}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, mounter := driveRoot(t, "config-2", c.files)
@@ -88,11 +90,11 @@ func TestConfigDriveMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatalf("metadata: %v", err)
 			}
-			if m.hostname != c.hostname || !slices.Equal(m.keys, []string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"}) {
-				t.Errorf("hostname %q, keys %q; want %q", m.hostname, m.keys, c.hostname)
+			if m.Hostname != c.hostname || !slices.Equal(m.Keys, []string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"}) {
+				t.Errorf("hostname %q, keys %q; want %q", m.Hostname, m.Keys, c.hostname)
 			}
-			if !slices.Equal(m.attrs, c.attrs) {
-				t.Errorf("attributes = %v, want %v", m.attrs, c.attrs)
+			if !slices.Equal(m.Attrs, c.attrs) {
+				t.Errorf("attributes = %v, want %v", m.Attrs, c.attrs)
 			}
 			if len(mounter.mounts) != 1 || mounter.mounts[0] != filepath.Join(root, "dev/disk/by-label/config-2")+" iso9660" || len(mounter.unmount) != 1 {
 				t.Errorf("mounts %v, unmounts %v; want one read-only iso9660 mount, unmounted", mounter.mounts, mounter.unmount)
@@ -110,8 +112,8 @@ func TestConfigDriveMissing(t *testing.T) {
 	f := newFakeService(t, map[string]http.HandlerFunc{"GET /latest/meta-data/hostname": answer(200, "svc-1")})
 	a := newTestAgent(t, "openstack", f.srv.URL, t.TempDir())
 	m, err := a.fetchMetadata(context.Background(), "test")
-	if err != nil || m.hostname != "svc-1" {
-		t.Errorf("openstack without a drive: hostname %q, %v; want svc-1 from the metadata service", m.hostname, err)
+	if err != nil || m.Hostname != "svc-1" {
+		t.Errorf("openstack without a drive: hostname %q, %v; want svc-1 from the metadata service", m.Hostname, err)
 	}
 	a = newTestAgent(t, "powervs", f.srv.URL, t.TempDir())
 	if _, err := a.fetchMetadata(context.Background(), "test"); err == nil {
@@ -150,9 +152,9 @@ func TestCloudStackConfigDrive(t *testing.T) {
 	if err != nil {
 		t.Fatalf("metadata: %v", err)
 	}
-	want := []attribute{{"CLOUDSTACK_AVAILABILITY_ZONE", "zone-1"}, {"CLOUDSTACK_LOCAL_HOSTNAME", "vm-7"}, {"CLOUDSTACK_VM_ID", "9f3c0c5e-0c1d-4f0e-8a5e-2c3b4d5e6f70"}}
-	if m.hostname != "vm-7" || !slices.Equal(m.keys, []string{"ssh-rsa AAAAB3Nza user@host"}) || !slices.Equal(m.attrs, want) {
-		t.Errorf("hostname %q, keys %q, attributes %v", m.hostname, m.keys, m.attrs)
+	want := []platform.Attribute{{Name: "CLOUDSTACK_AVAILABILITY_ZONE", Value: "zone-1"}, {Name: "CLOUDSTACK_LOCAL_HOSTNAME", Value: "vm-7"}, {Name: "CLOUDSTACK_VM_ID", Value: "9f3c0c5e-0c1d-4f0e-8a5e-2c3b4d5e6f70"}}
+	if m.Hostname != "vm-7" || !slices.Equal(m.Keys, []string{"ssh-rsa AAAAB3Nza user@host"}) || !slices.Equal(m.Attrs, want) {
+		t.Errorf("hostname %q, keys %q, attributes %v", m.Hostname, m.Keys, m.Attrs)
 	}
 	if n := len(f.requests()); n != 0 || len(mounter.mounts) != 1 || len(mounter.unmount) != 1 {
 		t.Errorf("%d router requests, mounts %v, unmounts %v; want none, one, one", n, mounter.mounts, mounter.unmount)

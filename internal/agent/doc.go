@@ -8,7 +8,8 @@
 // load, and deletes the config from hypervisors where unprivileged guests
 // could read it later.
 //
-// Every platform's exchange is one function in one file, listed in the
-// table in platforms.go; base URLs and the filesystem root come from Deps,
-// so tests run each exchange against a local fake of the metadata service.
+// The commands run over the platform layer: each platform's exchanges live
+// in its own files in internal/platform and in its row of that package's
+// one table; base URLs and the filesystem root come from Deps, so tests
+// run each exchange against a local fake of the metadata service.
 package agent

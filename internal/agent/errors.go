@@ -1,6 +1,10 @@
 package agent
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/flintboot/flint/internal/platform"
+)
 
 var (
 	// ErrUnknownPlatform means the platform id is not one flint knows.
@@ -18,5 +22,5 @@ var (
 	// ErrProtocol means a metadata service answered something flint cannot
 	// use (a WireServer without protocol 2012-11-30, a goal state without
 	// a container id).
-	ErrProtocol = errors.New("unexpected answer from the metadata service")
+	ErrProtocol = platform.ErrProtocol
 )

@@ -100,8 +100,8 @@ func percentEncode(s string) string {
 // writes the admin password's hash from the provisioning ISO; flint does
 // not.
 func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
-	if !a.platform.fragments {
-		return fmt.Errorf("%s: Ignition fragments: %w", a.platform.id, ErrUnsupported)
+	if !a.platform.Fragments {
+		return fmt.Errorf("%s: Ignition fragments: %w", a.platform.ID, ErrUnsupported)
 	}
 	op := oplog.Begin(a.log, "render-ignition", "writing Ignition config fragments from metadata to "+dir)
 	m, err := a.fetchMetadata(ctx, "Ignition fragments")
@@ -120,7 +120,7 @@ func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 		return sys.WriteFileAtomicBytes(filepath.Join(dir, name), 0o644, append(data, '\n'))
 	}
 	var wrote []string
-	if name := truncateHostname(strings.TrimSpace(m.hostname)); name != "" {
+	if name := truncateHostname(strings.TrimSpace(m.Hostname)); name != "" {
 		if err := write("hostname.ign", hostnameFragment(name)); err != nil {
 			return op.Fail(err)
 		}
@@ -128,17 +128,17 @@ func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 	} else {
 		a.log.Info("the platform gives no hostname: no hostname fragment")
 	}
-	keys := m.keys
+	keys := m.Keys
 	switch {
-	case m.adminUser == "":
+	case m.AdminUser == "":
 		a.log.Info("the platform names no admin user: no user fragment")
 	case len(keys) == 0:
-		a.log.Info("the admin user has no SSH keys: no user fragment", "user", m.adminUser)
+		a.log.Info("the admin user has no SSH keys: no user fragment", "user", m.AdminUser)
 	default:
 		if err := checkAuthorizedKeys(keys); err != nil {
-			return op.Fail(fmt.Errorf("%s: %w", a.platform.id, err))
+			return op.Fail(fmt.Errorf("%s: %w", a.platform.ID, err))
 		}
-		if err := write("user.ign", userFragment(m.adminUser, keys)); err != nil {
+		if err := write("user.ign", userFragment(m.AdminUser, keys)); err != nil {
 			return op.Fail(err)
 		}
 		wrote = append(wrote, "user.ign")

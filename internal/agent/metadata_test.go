@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/flintboot/flint/internal/platform"
+
 	"context"
 	"errors"
 	"net/http"
@@ -304,22 +306,22 @@ func TestMetadata(t *testing.T) {
 				t.Fatalf("metadata: %v", err)
 			}
 			if tc.withHook {
-				more, err := a.platform.attributes(context.Background(), a)
+				more, err := a.platform.Attributes(context.Background(), a.host())
 				if err != nil {
 					t.Fatalf("attributes: %v", err)
 				}
-				m.attrs = append(m.attrs, more...)
+				m.Attrs = append(m.Attrs, more...)
 			}
-			if m.hostname != tc.wantHostname {
-				t.Errorf("hostname = %q, want %q", m.hostname, tc.wantHostname)
+			if m.Hostname != tc.wantHostname {
+				t.Errorf("hostname = %q, want %q", m.Hostname, tc.wantHostname)
 			}
-			keys := slices.DeleteFunc(m.keys, func(k string) bool { return k == "" })
+			keys := slices.DeleteFunc(m.Keys, func(k string) bool { return k == "" })
 			if !slices.Equal(keys, tc.wantKeys) {
 				t.Errorf("keys = %q, want %q", keys, tc.wantKeys)
 			}
 			var attrs []string
-			for _, at := range m.attrs {
-				attrs = append(attrs, at.name+"="+at.value)
+			for _, at := range m.Attrs {
+				attrs = append(attrs, at.Name+"="+at.Value)
 			}
 			var want []string
 			for _, kv := range tc.wantAttrs {
@@ -342,22 +344,18 @@ func TestMetadata(t *testing.T) {
 	}
 }
 
-// Every platform whose metadata the agent reads is tested above, and
-// every row names a platform the config providers know.
+// Every platform whose metadata the agent reads is tested above.
 func TestPlatformTable(t *testing.T) {
-	for _, p := range platforms {
-		if !knownPlatform(p.id) {
-			t.Errorf("platform %s is not an ignition.platform.id flint knows", p.id)
-		}
+	for _, p := range platform.All() {
 		// Drive platforms are tested in TestConfigDriveMetadata and TestNoCloud*.
-		_, ok := metadataCases[p.id]
-		if p.id == "kubevirt" || p.id == "powervs" || p.id == "proxmoxve" || p.id == "ibmcloud" {
+		_, ok := metadataCases[p.ID]
+		if p.ID == "kubevirt" || p.ID == "powervs" || p.ID == "proxmoxve" || p.ID == "ibmcloud" {
 			ok = true
 		}
 		// Azure Stack's WireServer needs openssl in the fake: TestAzureStack*.
-		ok = ok || p.id == "azurestack"
-		if p.metadata != nil && !ok {
-			t.Errorf("platform %s reads metadata but has no case in metadataCases", p.id)
+		ok = ok || p.ID == "azurestack"
+		if p.Metadata != nil && !ok {
+			t.Errorf("platform %s reads metadata but has no case in metadataCases", p.ID)
 		}
 	}
 }

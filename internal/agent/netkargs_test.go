@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // fakeKarger is a provider that gives network kernel arguments, as vmware's
@@ -18,7 +18,7 @@ type fakeKarger struct {
 	err   error
 }
 
-func (fakeKarger) FetchConfig(context.Context) ([]byte, error) { return nil, providers.ErrNoConfig }
+func (fakeKarger) FetchConfig(context.Context) ([]byte, error) { return nil, platform.ErrNoConfig }
 func (f fakeKarger) NetworkKargs(context.Context) (string, bool, error) {
 	return f.kargs, f.ok, f.err
 }
@@ -29,7 +29,7 @@ func TestNetworkKargs(t *testing.T) {
 	const static = "ip=10.0.0.5::10.0.0.1:255.255.255.0:node:ens192:off"
 	for _, tc := range []struct {
 		name, id, cmdline string
-		provider          providers.Provider
+		provider          platform.Provider
 		want              string // "": no file
 		wantErr           bool
 	}{
@@ -43,7 +43,7 @@ func TestNetworkKargs(t *testing.T) {
 			root := t.TempDir()
 			os.MkdirAll(filepath.Join(root, "proc"), 0o755)
 			os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte(tc.cmdline+"\n"), 0o644)
-			a, err := New(Deps{Root: root, Logger: testLogger(t), NewProvider: func(string, providers.Env) (providers.Provider, bool) { return tc.provider, true }}, tc.id)
+			a, err := New(Deps{Root: root, Logger: testLogger(t), NewProvider: func(string, platform.Env) (platform.Provider, bool) { return tc.provider, true }}, tc.id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,8 +64,8 @@ func TestNetworkKargs(t *testing.T) {
 
 // The real vmware provider is the one that gives network kernel arguments.
 func TestRealProvidersNetworkKargs(t *testing.T) {
-	p, _ := providers.Lookup("vmware")
-	if _, ok := p.New(providers.Env{}).(networkKarger); !ok {
+	p, _ := platform.Lookup("vmware")
+	if _, ok := p.New(platform.Env{}).(networkKarger); !ok {
 		t.Errorf("the vmware provider gives no network kernel arguments")
 	}
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/flintboot/flint/internal/platform"
+
 	"context"
 	"errors"
 	"os"
@@ -167,7 +169,7 @@ func TestNoCloudMetadata(t *testing.T) {
 		files     map[string]string
 		hostname  string
 		keys      []string
-		attrs     []attribute
+		attrs     []platform.Attribute
 	}{
 		{"ibmcloud", "cidata", map[string]string{
 			"meta-data":      "instance-id: 0717_2a588fe2-7da2-4321\nlocal-hostname: vsi-1\n",
@@ -175,53 +177,53 @@ func TestNoCloudMetadata(t *testing.T) {
 			"vendor-data":    ibmVendorData,
 			"network-config": "version: 1\nconfig: []\n",
 		}, "vsi-1", []string{"ssh-rsa AAAAB3NzaC1yc2 3TIX+eesnqasq9w== testuser@test.com", "ssh-ed25519 AAAAC3Nza testuser2@test.com"},
-			[]attribute{{"IBMCLOUD_INSTANCE_ID", "0717_2a588fe2-7da2-4321"}, {"IBMCLOUD_LOCAL_HOSTNAME", "vsi-1"}}},
+			[]platform.Attribute{{Name: "IBMCLOUD_INSTANCE_ID", Value: "0717_2a588fe2-7da2-4321"}, {Name: "IBMCLOUD_LOCAL_HOSTNAME", Value: "vsi-1"}}},
 		{"proxmoxve", "cidata", map[string]string{
 			"meta-data":      "instance-id: 15a9919cb91024fbd1d70fa07f0efa749cbba03b\n",
 			"user-data":      proxmoxUserData,
 			"vendor-data":    "",
 			"network-config": proxmoxStaticNetworkConfig,
 		}, "pve-vm", []string{"ssh-rsa AAAAB3Nza dummy@dummy.local", "ssh-ed25519 AAAAC3 second"},
-			[]attribute{{"PROXMOXVE_INSTANCE_ID", "15a9919cb91024fbd1d70fa07f0efa749cbba03b"}, {"PROXMOXVE_HOSTNAME", "pve-vm"},
-				{"PROXMOXVE_IPV4", "192.168.2.1"}, {"PROXMOXVE_IPV6", "2001:db8:85a3::8a2e:370:0"}}},
+			[]platform.Attribute{{Name: "PROXMOXVE_INSTANCE_ID", Value: "15a9919cb91024fbd1d70fa07f0efa749cbba03b"}, {Name: "PROXMOXVE_HOSTNAME", Value: "pve-vm"},
+				{Name: "PROXMOXVE_IPV4", Value: "192.168.2.1"}, {Name: "PROXMOXVE_IPV6", Value: "2001:db8:85a3::8a2e:370:0"}}},
 		// A custom user-data holding the Ignition config: no keys, no hostname.
 		{"proxmoxve", "cidata", map[string]string{
 			"meta-data":      "instance-id: 15a9\n",
 			"user-data":      `{"ignition":{"version":"3.4.0"}}`,
 			"network-config": proxmoxNetworkConfig,
-		}, "", nil, []attribute{{"PROXMOXVE_INSTANCE_ID", "15a9"}}},
+		}, "", nil, []platform.Attribute{{Name: "PROXMOXVE_INSTANCE_ID", Value: "15a9"}}},
 		// KubeVirt writes its NoCloud meta-data as JSON.
 		{"kubevirt", "cidata", map[string]string{
 			"meta-data": `{"instance-type":"u1.small","instance-id":"5d307ca9-b3ef","local-hostname":"vm-nc","public-keys":{"1":"ssh-rsa BBBB two","0":"ssh-ed25519 AAAA one"}}`,
 			"user-data": `{"ignition":{"version":"3.4.0"}}`,
 		}, "vm-nc", []string{"ssh-ed25519 AAAA one", "ssh-rsa BBBB two"},
-			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-nc"}, {"KUBEVIRT_INSTANCE_ID", "5d307ca9-b3ef"}, {"KUBEVIRT_INSTANCE_TYPE", "u1.small"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-nc"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "5d307ca9-b3ef"}, {Name: "KUBEVIRT_INSTANCE_TYPE", Value: "u1.small"}}},
 		{"kubevirt", "cidata", map[string]string{
 			"meta-data":      "instance-id: vm-v2.default\nlocal-hostname: vm-v2\n",
 			"network-config": kubeVirtNetworkConfigV2,
-		}, "vm-v2", nil, []attribute{{"KUBEVIRT_HOSTNAME", "vm-v2"}, {"KUBEVIRT_INSTANCE_ID", "vm-v2.default"},
-			{"KUBEVIRT_IPV4", "192.168.1.10"}, {"KUBEVIRT_IPV6", "2001:db8::10"}}},
+		}, "vm-v2", nil, []platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-v2"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "vm-v2.default"},
+			{Name: "KUBEVIRT_IPV4", Value: "192.168.1.10"}, {Name: "KUBEVIRT_IPV6", Value: "2001:db8::10"}}},
 		{"kubevirt", "cidata", map[string]string{
 			"meta-data":      "instance-id: vm-v1.default\nlocal-hostname: vm-v1\n",
 			"network-config": kubeVirtNetworkConfigV1,
-		}, "vm-v1", nil, []attribute{{"KUBEVIRT_HOSTNAME", "vm-v1"}, {"KUBEVIRT_INSTANCE_ID", "vm-v1.default"},
-			{"KUBEVIRT_IPV4", "10.0.2.20"}, {"KUBEVIRT_IPV6", "fd00::20"}}},
+		}, "vm-v1", nil, []platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-v1"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "vm-v1.default"},
+			{Name: "KUBEVIRT_IPV4", Value: "10.0.2.20"}, {Name: "KUBEVIRT_IPV6", Value: "fd00::20"}}},
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
-			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
 		// The labels in capitals, as some tools write them.
 		{"kubevirt", "CONFIG-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
-			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
 		{"proxmoxve", "CIDATA", map[string]string{
 			"meta-data":      "instance-id: 15a9\n",
 			"user-data":      `{"ignition":{"version":"3.4.0"}}`,
 			"network-config": proxmoxNetworkConfig,
-		}, "", nil, []attribute{{"PROXMOXVE_INSTANCE_ID", "15a9"}}},
+		}, "", nil, []platform.Attribute{{Name: "PROXMOXVE_INSTANCE_ID", Value: "15a9"}}},
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "openstack/latest/network_data.json": kubeVirtNetworkData}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
-			[]attribute{{"KUBEVIRT_HOSTNAME", "vm-1.novalocal"}, {"KUBEVIRT_INSTANCE_ID", "83679162-1378-4288-a2d4-70e13ec132aa"}, {"KUBEVIRT_AVAILABILITY_ZONE", "nova"},
-				{"KUBEVIRT_IPV4", "10.1.0.5"}, {"KUBEVIRT_IPV6", "fd10::5"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"},
+				{Name: "KUBEVIRT_IPV4", Value: "10.1.0.5"}, {Name: "KUBEVIRT_IPV6", Value: "fd10::5"}}},
 	} {
 		t.Run(c.id+"/"+c.label, func(t *testing.T) {
 			root, mounter := driveRoot(t, c.label, c.files)
@@ -231,8 +233,8 @@ func TestNoCloudMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatalf("metadata: %v", err)
 			}
-			if m.hostname != c.hostname || !slices.Equal(m.keys, c.keys) || !slices.Equal(m.attrs, c.attrs) {
-				t.Errorf("hostname %q, keys %q, attributes %v;\nwant %q, %q, %v", m.hostname, m.keys, m.attrs, c.hostname, c.keys, c.attrs)
+			if m.Hostname != c.hostname || !slices.Equal(m.Keys, c.keys) || !slices.Equal(m.Attrs, c.attrs) {
+				t.Errorf("hostname %q, keys %q, attributes %v;\nwant %q, %q, %v", m.Hostname, m.Keys, m.Attrs, c.hostname, c.keys, c.attrs)
 			}
 			if len(mounter.mounts) != 1 || !strings.HasSuffix(mounter.mounts[0], "/"+c.label+" iso9660") || len(mounter.unmount) != 1 {
 				t.Errorf("mounts %v, unmounts %v; want one read-only mount of %s, unmounted", mounter.mounts, mounter.unmount, c.label)

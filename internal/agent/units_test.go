@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // unitPlatforms returns the platforms a unit is conditioned on.
@@ -23,7 +23,7 @@ func unitPlatforms(t *testing.T, path string) []string {
 		if !ok {
 			continue
 		}
-		if id, ok := strings.CutPrefix(strings.TrimPrefix(v, "|"), providers.ArgPlatformID+"="); ok {
+		if id, ok := strings.CutPrefix(strings.TrimPrefix(v, "|"), platform.ArgPlatformID+"="); ok {
 			ids = append(ids, id)
 		}
 	}
@@ -32,11 +32,11 @@ func unitPlatforms(t *testing.T, path string) []string {
 }
 
 // tablePlatforms returns the platforms whose row has has.
-func tablePlatforms(has func(platform) bool) []string {
+func tablePlatforms(has func(platform.Platform) bool) []string {
 	var ids []string
-	for _, p := range platforms {
+	for _, p := range platform.All() {
 		if has(p) {
-			ids = append(ids, p.id)
+			ids = append(ids, p.ID)
 		}
 	}
 	slices.Sort(ids)
@@ -47,27 +47,27 @@ func tablePlatforms(has func(platform) bool) []string {
 // nowhere else: a unit conditioned on a platform the code does not serve
 // would fail every boot there.
 func TestUnitsMatchTable(t *testing.T) {
-	withMetadata := tablePlatforms(func(p platform) bool { return p.metadata != nil })
+	withMetadata := tablePlatforms(func(p platform.Platform) bool { return p.Metadata != nil })
 	var deleters, kargers []string
-	for _, id := range providers.IDs() {
-		p, _ := providers.Lookup(id)
-		if _, ok := p.New(providers.Env{}).(configDeleter); ok {
+	for _, id := range platform.IDs() {
+		p, _ := platform.Lookup(id)
+		if _, ok := p.New(platform.Env{}).(configDeleter); ok {
 			deleters = append(deleters, id)
 		}
-		if _, ok := p.New(providers.Env{}).(networkKarger); ok {
+		if _, ok := p.New(platform.Env{}).(networkKarger); ok {
 			kargers = append(kargers, id)
 		}
 	}
 	for unit, want := range map[string][]string{
-		"dracut/systemd/flint-checkin.service":           tablePlatforms(func(p platform) bool { return p.checkIn != nil && p.id != "packet" }),
+		"dracut/systemd/flint-checkin.service":           tablePlatforms(func(p platform.Platform) bool { return p.CheckIn != nil && p.ID != "packet" }),
 		"dracut/systemd/flint-firstboot-checkin.service": {"packet"},
 		"dracut/systemd/flint-sshkeys@.service":          withMetadata,
 		"dracut/systemd/flint-attributes.service":        withMetadata,
 		"dracut/systemd/flint-delete-config.service":     deleters,
 		"dracut/30flint/flint-network-kargs.service":     kargers,
-		"dracut/30flint/flint-render-ignition.service":   tablePlatforms(func(p platform) bool { return p.fragments }),
-		"dracut/30flint/flint-hostname.service":          tablePlatforms(func(p platform) bool { return p.hostname }),
-		"dracut/30flint/flint-report-failure.service":    tablePlatforms(func(p platform) bool { return p.reportFailure != nil }),
+		"dracut/30flint/flint-render-ignition.service":   tablePlatforms(func(p platform.Platform) bool { return p.Fragments }),
+		"dracut/30flint/flint-hostname.service":          tablePlatforms(func(p platform.Platform) bool { return p.Hostname }),
+		"dracut/30flint/flint-report-failure.service":    tablePlatforms(func(p platform.Platform) bool { return p.ReportFailure != nil }),
 	} {
 		if got := unitPlatforms(t, unit); !slices.Equal(got, want) {
 			t.Errorf("%s runs on %v, the agent serves %v", unit, got, want)

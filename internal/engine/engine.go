@@ -25,7 +25,7 @@ import (
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/stages/disks"
 	"github.com/flintboot/flint/internal/stages/fetch"
@@ -48,10 +48,8 @@ const (
 )
 
 // FetchedConfigMessageID is the journal MESSAGE_ID of the "config fetched"
-// entries. It is Ignition's, because distro tooling (the console's
-// "user config applied" notice, test suites) looks entries up by it and by
-// IGNITION_CONFIG_TYPE=user.
-const FetchedConfigMessageID = "57124006b5c94805b77ce473e92a8aeb"
+// entries (fetch.FetchedConfigMessageID).
+const FetchedConfigMessageID = fetch.FetchedConfigMessageID
 
 // StageFailedMessageID is the journal MESSAGE_ID of the line that says a
 // stage failed and why (flint's own; Ignition has none), so a console
@@ -73,8 +71,8 @@ type Fetcher interface {
 type Options struct {
 	Stage string
 	// Platform is the ignition.platform.id's row of the platform table
-	// (providers.Lookup); the fetch stages ask its provider last.
-	Platform providers.Platform
+	// (platform.Lookup); the fetch stages ask its provider last.
+	Platform platform.Platform
 	// Root is the target root the later stages write under ("" means /).
 	Root string
 	// ConfigCache, StateFile and NeedNet are Ignition's files (""
@@ -105,7 +103,7 @@ type Options struct {
 	Getenv func(string) string
 	// ConfigDirs replaces the system config directories; the zero value
 	// means the defaults, each moved by its environment variable.
-	ConfigDirs providers.ConfigDirs
+	ConfigDirs platform.ConfigDirs
 	// CmdlinePath replaces /proc/cmdline; "" means
 	// $IGNITION_KERNEL_CMDLINE_PATH, or /proc/cmdline under
 	// ProviderEnv.Root.
@@ -114,7 +112,7 @@ type Options struct {
 	// Root, Endpoint and Wait. The engine fills what is nil: Getter and
 	// Fetcher with its fetcher, Mounter and Runner with package sys's,
 	// Logger with its own.
-	ProviderEnv providers.Env
+	ProviderEnv platform.Env
 	// NewFetcher makes the stage's fetcher (offline for fetch-offline);
 	// nil means resource.New.
 	NewFetcher func(log *slog.Logger, offline bool) (Fetcher, error)
@@ -364,11 +362,11 @@ func (o Options) withDefaults() Options {
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	if o.ConfigDirs == (providers.ConfigDirs{}) {
-		o.ConfigDirs = providers.ConfigDirsFromEnv(o.Getenv)
+	if o.ConfigDirs == (platform.ConfigDirs{}) {
+		o.ConfigDirs = platform.ConfigDirsFromEnv(o.Getenv)
 	}
 	if o.CmdlinePath == "" {
-		o.CmdlinePath = o.Getenv(providers.EnvCmdlinePath)
+		o.CmdlinePath = o.Getenv(platform.EnvCmdlinePath)
 	}
 	if o.NewFetcher == nil {
 		version, platform := o.Version, o.Platform.ID
@@ -391,16 +389,11 @@ type stageRun struct {
 	offline bool
 	fetcher Fetcher
 	state   State
-	// fetched lists the configs this run read, for the state and the
-	// journal.
-	fetched []FetchedConfig
 	// config is the full config the stage runs with: base configs with
 	// the user config merged over them.
 	config config.Config
-	// maxSize is the largest config the stage reads; configBytes the size
-	// of those it has read.
-	maxSize     int64
-	configBytes int64
+	// parser parses every config the stage reads, within its size limit.
+	parser *fetch.Parser
 }
 
 // maxConfigSize returns Options.MaxConfigSize, else the value of the kernel
@@ -411,7 +404,7 @@ func (r *stageRun) maxConfigSize() (int64, error) {
 	if r.o.MaxConfigSize > 0 {
 		return r.o.MaxConfigSize, nil
 	}
-	args, err := providers.ReadCmdline(r.providerEnv(), r.o.CmdlinePath)
+	args, err := platform.ReadCmdline(r.o.ProviderEnv, r.o.CmdlinePath)
 	if err != nil {
 		return config.DefaultMaxSize, nil
 	}
@@ -434,8 +427,13 @@ func (r *stageRun) run(ctx context.Context) error {
 	if r.fetcher, err = r.o.NewFetcher(r.log.With(oplog.OpKey, "fetch"), r.offline); err != nil {
 		return fmt.Errorf("%w: creating the fetcher: %w", ErrSetup, err)
 	}
-	if r.maxSize, err = r.maxConfigSize(); err != nil {
+	maxSize, err := r.maxConfigSize()
+	if err != nil {
 		return err
+	}
+	r.parser = &fetch.Parser{Logger: r.log, MaxSize: maxSize, LimitHint: "; the kernel argument " + ArgMaxConfigSize + " raises the limit"}
+	if r.stage.acquire != fromCache {
+		r.parser.OnSize = r.o.ConfigSize
 	}
 	base, baseFound, err := r.baseConfig()
 	if err != nil {
@@ -449,11 +447,26 @@ func (r *stageRun) run(ctx context.Context) error {
 			r.log.Info("fetch-offline already cached the config without the network: nothing to fetch", "path", r.o.ConfigCache)
 			return nil
 		}
-		r.fetched = nil
-		if baseFound {
-			r.fetched = append(r.fetched, FetchedConfig{Kind: "base", Source: "system"})
+		if r.o.Platform.New == nil {
+			return fmt.Errorf("%w: no provider for platform %q", ErrSetup, r.o.Platform.ID)
 		}
-		user, err = r.fetchConfig(ctx)
+		var fetched []FetchedConfig
+		user, fetched, err = fetch.Acquire(ctx, fetch.AcquireDeps{
+			Platform:     r.o.Platform,
+			ConfigDirs:   r.o.ConfigDirs,
+			CmdlinePath:  r.o.CmdlinePath,
+			Env:          r.o.ProviderEnv,
+			Fetcher:      r.fetcher,
+			FetchTimeout: r.o.FetchTimeout,
+			ConfigCache:  r.o.ConfigCache,
+			Offline:      r.offline,
+			Base:         baseFound,
+			Parser:       r.parser,
+			Logger:       r.log,
+		})
+		if err == nil {
+			r.state.FetchedConfigs = fetched
+		}
 		if r.offline && errors.Is(err, resource.ErrNeedNet) {
 			// Ignition's first neednet case: the config itself
 			// needs the network. No cache: the fetch stage does it all.
@@ -510,7 +523,7 @@ func (r *stageRun) op(name, what string) *oplog.Op {
 }
 
 // emptyConfig is the config of a machine given none: the newest version,
-// nothing else.
+// nothing else (what fetch.Acquire starts from).
 func emptyConfig() config.Config {
 	newest := config.SupportedVersions[len(config.SupportedVersions)-1]
 	return config.Config{Ignition: config.Ignition{Version: newest.String()}}

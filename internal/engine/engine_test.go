@@ -23,12 +23,12 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
 )
 
 // providerFunc is a platform provider made of a function.
-type providerFunc func(ctx context.Context, env providers.Env) ([]byte, error)
+type providerFunc func(ctx context.Context, env platform.Env) ([]byte, error)
 
 // harness is one machine: temp dirs for /run, /etc and /usr/lib config
 // directories, a kernel command line, a platform "test", and a log kept
@@ -61,15 +61,15 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func newHarness(t *testing.T, stage string, platform providerFunc) *harness {
+func newHarness(t *testing.T, stage string, provide providerFunc) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, dir: dir, logs: &syncBuffer{t: t}}
 	h.write("proc/cmdline", "quiet ro\n")
 	h.opts = Options{
 		Stage: stage,
-		Platform: providers.Platform{ID: "test", New: func(env providers.Env) providers.Provider {
-			return providerAdapter{h, env, platform}
+		Platform: platform.Platform{ID: "test", New: func(env platform.Env) platform.Provider {
+			return providerAdapter{h, env, provide}
 		}},
 		ConfigCache:  filepath.Join(dir, "run/ignition.json"),
 		StateFile:    filepath.Join(dir, "run/ignition/state"),
@@ -77,8 +77,8 @@ func newHarness(t *testing.T, stage string, platform providerFunc) *harness {
 		FetchTimeout: 10 * time.Second,
 		Logger:       slog.New(oplog.NewTextHandler(h.logs, slog.LevelDebug)),
 		Version:      "test",
-		ConfigDirs:   providers.ConfigDirs{Runtime: filepath.Join(dir, "run/ignition"), Local: filepath.Join(dir, "etc/ignition"), System: filepath.Join(dir, "usr/lib/ignition")},
-		ProviderEnv:  providers.Env{Root: dir, Wait: 10 * time.Millisecond},
+		ConfigDirs:   platform.ConfigDirs{Runtime: filepath.Join(dir, "run/ignition"), Local: filepath.Join(dir, "etc/ignition"), System: filepath.Join(dir, "usr/lib/ignition")},
+		ProviderEnv:  platform.Env{Root: dir, Wait: 10 * time.Millisecond},
 		NewFetcher: func(log *slog.Logger, offline bool) (Fetcher, error) {
 			return resource.New(resource.Options{Logger: log, Offline: offline, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}), nil
 		},
@@ -88,7 +88,7 @@ func newHarness(t *testing.T, stage string, platform providerFunc) *harness {
 
 type providerAdapter struct {
 	h   *harness
-	env providers.Env
+	env platform.Env
 	f   providerFunc
 }
 
@@ -99,11 +99,11 @@ func (p providerAdapter) FetchConfig(ctx context.Context) ([]byte, error) {
 
 // serve returns a platform provider that answers with body.
 func serve(body string) providerFunc {
-	return func(context.Context, providers.Env) ([]byte, error) { return []byte(body), nil }
+	return func(context.Context, platform.Env) ([]byte, error) { return []byte(body), nil }
 }
 
 func fail(err error) providerFunc {
-	return func(context.Context, providers.Env) ([]byte, error) { return nil, err }
+	return func(context.Context, platform.Env) ([]byte, error) { return nil, err }
 }
 
 func (h *harness) write(rel, body string) {
@@ -342,10 +342,10 @@ func TestFetchOfflineNeedNetForLaterStages(t *testing.T) {
 
 func TestProviderNeedsNetwork(t *testing.T) {
 	srv := remoteServer(t, map[string]string{"/user-data": `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/from-metadata"}]}}`})
-	platform := func(ctx context.Context, env providers.Env) ([]byte, error) {
+	provide := func(ctx context.Context, env platform.Env) ([]byte, error) {
 		return env.Getter.Get(ctx, resource.Request{URL: srv.URL + "/user-data"})
 	}
-	h := newHarness(t, "fetch-offline", platform)
+	h := newHarness(t, "fetch-offline", provide)
 	h.mustRun("fetch-offline")
 	if !h.hasNeedNet() || h.hasCache() {
 		t.Fatalf("neednet %v, cache %v; want the flag and no cache", h.hasNeedNet(), h.hasCache())
@@ -375,9 +375,9 @@ func TestSources(t *testing.T) {
 		{name: "platform", platform: serve(platformCfg), want: "/platform", wantSrc: "test"},
 		{name: "user.ign over platform", userIgn: map[string]string{"usr/lib/ignition": systemCfg}, platform: serve(platformCfg), want: "/system", wantSrc: "system"},
 		{name: "cmdline over all", cmdline: "ignition.config.url=" + cmdlineCfg, userIgn: map[string]string{"etc/ignition": systemCfg}, platform: serve(platformCfg), want: "/cmdline", wantSrc: "cmdline"},
-		{name: "no user config", platform: fail(providers.ErrNoConfig), want: ""},
+		{name: "no user config", platform: fail(platform.ErrNoConfig), want: ""},
 		{name: "empty user-data", platform: serve(" \n"), want: ""},
-		{name: "no source at all", platform: fail(providers.ErrNoProvider), wantErr: ErrNoSource},
+		{name: "no source at all", platform: fail(platform.ErrNoProvider), wantErr: ErrNoSource},
 		{name: "provider fails", platform: fail(errors.New("metadata service says no")), wantErr: errors.New("metadata service says no")},
 		{name: "user config invalid", platform: serve(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"relative"}]}}`), wantErr: config.ErrInvalid},
 	}

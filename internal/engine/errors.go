@@ -1,6 +1,10 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/flintboot/flint/internal/stages/fetch"
+)
 
 var (
 	// ErrUnknownStage means the stage name is not in the stage list: a
@@ -12,9 +16,9 @@ var (
 	// ErrNoSource means no config source exists on this machine: nothing
 	// on the kernel command line, no user.ign, and the platform provider
 	// says the machine is not on its platform.
-	ErrNoSource = errors.New("config provider was not online")
+	ErrNoSource = fetch.ErrNoSource
 	// ErrInvalidConfig means the rendered config breaks the spec's rules.
-	ErrInvalidConfig = errors.New("merging configs resulted in an invalid config")
+	ErrInvalidConfig = fetch.ErrInvalidConfig
 	// ErrNoCache means a stage that reads the cached config found none.
 	ErrNoCache = errors.New("no cached config")
 )

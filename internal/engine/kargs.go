@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/stages/kargs"
 )
 
@@ -77,7 +77,7 @@ const KargFetchIdleTimeout = "flint.fetch_idle_timeout"
 // 0 (the fetcher's default) when it is absent or not a positive
 // duration, which is logged.
 func idleTimeoutKarg(o Options) time.Duration {
-	cmdline, err := providers.ReadCmdline(o.ProviderEnv, o.CmdlinePath)
+	cmdline, err := platform.ReadCmdline(o.ProviderEnv, o.CmdlinePath)
 	if err != nil {
 		return 0
 	}

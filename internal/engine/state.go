@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/flintboot/flint/internal/rootfs"
+	"github.com/flintboot/flint/internal/stages/fetch"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -36,12 +37,8 @@ type State struct {
 	FilesPending map[string]rootfs.FileID `json:"filesPending,omitempty"`
 }
 
-// FetchedConfig is one config a fetch stage read.
-type FetchedConfig struct {
-	Kind       string `json:"kind"`   // "base" or "user"
-	Source     string `json:"source"` // "system", "cmdline", a platform id, or a referenced config's redacted URL
-	Referenced bool   `json:"referenced"`
-}
+// FetchedConfig is one config the fetch stages read.
+type FetchedConfig = fetch.Fetched
 
 // loadState reads the state file, and the files stage's journal beside
 // it; a missing one is an empty state.

@@ -1,8 +1,14 @@
-// Package fetch is the stage that runs after the distro brought the
-// network up, when fetch-offline could not get the whole config (the
-// neednet flag). Everything happens before it runs: the engine fetches,
-// renders, validates and caches the config with a fetcher that may use
-// the network. The stage itself only records that the config is in place.
+// Package fetch acquires the user config for the two fetch stages
+// (Acquire): from the kernel command line, user.ign or the platform,
+// rendered (ignition.config.replace and merge), validated, its CA bundles
+// inlined, and cached for the later stages, with the fetcher configured
+// once per distinct fetch settings. Parser reads every config met at boot,
+// Butane configs translated first.
+//
+// It is also the fetch stage, which runs after the distro brought the
+// network up when fetch-offline could not get the whole config (the
+// neednet flag): the engine runs Acquire with a fetcher that may use the
+// network, then Run records that the config is in place.
 package fetch
 
 import (

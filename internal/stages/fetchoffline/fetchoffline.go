@@ -1,5 +1,5 @@
 // Package fetchoffline is the first stage of a first boot. Before it runs,
-// the engine fetches, renders and caches the config with a fetcher that
+// the engine acquires the config (fetch.Acquire) with a fetcher that
 // refuses the network; when that needs the network, the engine writes the
 // neednet flag and leaves everything to the fetch stage. When the config
 // could be had offline, this stage checks what the later stages will fetch:

@@ -1,0 +1,78 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+)
+
+// cloudStackMetadata reads the config drive when the VM has one, as
+// Afterburn's cloudstack-configdrive provider does, and the virtual router's
+// metadata service otherwise. CloudStack's ConfigDriveBuilder writes the
+// drive's meta_data.json from the router's values: local-hostname as
+// hostname, vm-id as uuid, the keys under public_keys; the attributes keep
+// the router's names.
+func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
+	m, err := host.configDriveSpec(ctx, host.wait(openStackDriveWait), jsonSpec{
+		Hostname: "hostname",
+		Keys:     []string{"public_keys.*"},
+		Attrs: []field{
+			{"CLOUDSTACK_AVAILABILITY_ZONE", "availability_zone"},
+			{"CLOUDSTACK_LOCAL_HOSTNAME", "hostname"},
+			{"CLOUDSTACK_VM_ID", "uuid"},
+		},
+	})
+	if !errors.Is(err, errNoDrive) {
+		return m, err
+	}
+	host.Logger.Info("no config drive: asking the virtual router", "labels", configDriveLabels)
+	return cloudStackService(ctx, host)
+}
+
+// cloudStackService reads the metadata service of CloudStack's virtual
+// router, the DHCP server of the instance's lease (as the config provider
+// finds it).
+func cloudStackService(ctx context.Context, host *Host) (Metadata, error) {
+	base := host.Endpoints["cloudstack"]
+	if base == "" {
+		addr, ok := dhcpServerAddress(ctx, host.Env)
+		if !ok {
+			return Metadata{}, fmt.Errorf("cloudstack: no DHCP lease names the virtual router (systemd-networkd's or dhclient's files, NetworkManager over D-Bus)")
+		}
+		base = "http://" + net.JoinHostPort(addr.String(), "80")
+	}
+	return host.cloudStackStyle(ctx, base+"/latest/meta-data", "CLOUDSTACK_", "IPV4_PUBLIC", "IPV4_LOCAL")
+}
+
+// cloudStackStyle reads CloudStack's layout, whose public-keys is the
+// keys themselves, one a line. The names of public-ipv4 and local-ipv4
+// differ: Afterburn writes EXOSCALE_PUBLIC_IPV4 but CLOUDSTACK_IPV4_PUBLIC
+// (coreos/afterburn src/providers/exoscale/mod.rs,
+// src/providers/cloudstack/network.rs).
+func (host *Host) cloudStackStyle(ctx context.Context, base, prefix, publicIPv4, localIPv4 string) (Metadata, error) {
+	var m Metadata
+	var err error
+	if m.Hostname, err = host.getText(ctx, base+"/local-hostname", nil); err != nil {
+		return m, err
+	}
+	keys, err := host.getText(ctx, base+"/public-keys", nil)
+	if err != nil {
+		return m, err
+	}
+	m.Keys = strings.Split(keys, "\n")
+	var fields []field
+	for _, f := range []string{"availability-zone", "cloud-identifier", "instance-id", "local-hostname", "local-ipv4",
+		"public-hostname", "public-ipv4", "service-offering", "vm-id"} {
+		name := strings.ToUpper(strings.ReplaceAll(f, "-", "_"))
+		switch f {
+		case "public-ipv4":
+			name = publicIPv4
+		case "local-ipv4":
+			name = localIPv4
+		}
+		fields = append(fields, field{prefix + name, f})
+	}
+	return m, host.readFields(ctx, &m, base, nil, "local-hostname", fields)
+}

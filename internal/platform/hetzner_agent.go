@@ -1,0 +1,116 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/flintboot/flint/internal/resource"
+)
+
+// hetznerMetadata reads the hostname and the keys, one path each;
+// public-keys is a JSON list (coreos/afterburn src/providers/hetzner/mod.rs).
+func hetznerMetadata(ctx context.Context, host *Host) (Metadata, error) {
+	base := host.endpoint("hetzner", "http://169.254.169.254") + "/hetzner/v1/metadata"
+	var m Metadata
+	var err error
+	if m.Hostname, err = host.getText(ctx, base+"/hostname", nil); err != nil {
+		return m, err
+	}
+	keys, err := host.getText(ctx, base+"/public-keys", nil)
+	if err != nil {
+		return m, err
+	}
+	if keys != "" {
+		if err := json.Unmarshal([]byte(keys), &m.Keys); err != nil {
+			return m, fmt.Errorf("hetzner: %s/public-keys: %w: %w", base, ErrProtocol, err)
+		}
+	}
+	return m, nil
+}
+
+// hetznerAttributes reads the attributes as Afterburn does
+// (coreos/afterburn src/providers/hetzner/mod.rs, From<Attributes>): the
+// whole metadata document (YAML) for the plain values and, from its
+// network-config (cloud-init's version 1), the address of the first
+// IPv6 subnet of the first physical interface as HETZNER_PUBLIC_IPV6;
+// the private networks' addresses from private-networks (a YAML list).
+func hetznerAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
+	base := host.endpoint("hetzner", "http://169.254.169.254") + "/hetzner/v1/metadata"
+	data, err := host.get(ctx, resource.Request{URL: base})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(what string, err error) ([]Attribute, error) {
+		return nil, fmt.Errorf("hetzner: %s: %w: %w", what, ErrProtocol, err)
+	}
+	doc, err := readYAMLKeys(data, "availability-zone", "hostname", "instance-id", "public-ipv4", "region")
+	if err != nil {
+		return fail(base, err)
+	}
+	var m Metadata
+	for _, f := range []field{
+		{"HETZNER_AVAILABILITY_ZONE", "availability-zone"},
+		{"HETZNER_HOSTNAME", "hostname"},
+		{"HETZNER_INSTANCE_ID", "instance-id"},
+		{"HETZNER_PUBLIC_IPV4", "public-ipv4"},
+	} {
+		v, err := yamlString(doc, f.path)
+		if err != nil {
+			return fail(base, err)
+		}
+		m.add(f.attr, v)
+	}
+	if block := yamlBlock(data, "network-config"); block != nil {
+		tree, err := readYAMLTree(block)
+		if err != nil {
+			return fail(base+" network-config", err)
+		}
+		m.add("HETZNER_PUBLIC_IPV6", hetznerPublicIPv6(tree))
+	}
+	region, err := yamlString(doc, "region")
+	if err != nil {
+		return fail(base, err)
+	}
+	m.add("HETZNER_REGION", region)
+
+	data, err = host.get(ctx, resource.Request{URL: base + "/private-networks"})
+	if err != nil {
+		return nil, err
+	}
+	tree, err := readYAMLTree(data)
+	if err != nil {
+		return fail(base+"/private-networks", err)
+	}
+	for i, ip := range jsonGet(tree, "*.ip") {
+		m.add("HETZNER_PRIVATE_IPV4_"+strconv.Itoa(i), ip)
+	}
+	return m.Attrs, nil
+}
+
+// hetznerPublicIPv6 returns the address, without its prefix length, of
+// the first subnet marked ipv6 of the first physical entry, "" when there
+// is none or it is not an IPv6 address.
+func hetznerPublicIPv6(tree any) string {
+	entries, _ := jsonPath(tree, "config").([]any)
+	for _, e := range entries {
+		if netString(jsonPath(e, "type")) != "physical" {
+			continue
+		}
+		subnets, _ := jsonPath(e, "subnets").([]any)
+		for _, sub := range subnets {
+			if netString(jsonPath(sub, "ipv6")) != "true" {
+				continue
+			}
+			p, err := netip.ParsePrefix(netString(jsonPath(sub, "address")))
+			if err != nil || !p.Addr().Is6() {
+				return ""
+			}
+			return p.Addr().String()
+		}
+		return ""
+	}
+	return ""
+}

@@ -1,0 +1,51 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// kubeVirtConfigDrive reads KubeVirt's config-2 drive: meta_data.json, and
+// the addresses of network_data.json when there is one.
+func (host *Host) kubeVirtConfigDrive(ctx context.Context) (Metadata, error) {
+	m, files, err := host.configDriveFiles(ctx, 0, configDriveSpecFor(host.ID), configDriveNetwork)
+	if err != nil || files[configDriveNetwork] == nil {
+		return m, err
+	}
+	ifaces, err := host.netInterfaces(files[configDriveNetwork])
+	if err != nil {
+		return Metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", host.ID, configDriveNetwork, ErrProtocol, err)
+	}
+	m.addIPAttrs(ifaces, "KUBEVIRT_", true)
+	return m, nil
+}
+
+// kubeVirtMetadata reads whichever drive the VM has: the NoCloud volume
+// (cidata) or the ConfigDrive volume (config-2).
+func kubeVirtMetadata(ctx context.Context, host *Host) (Metadata, error) {
+	label, err := findDriveLabel(ctx, host.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), host.wait(configDriveWait))
+	if err != nil {
+		return host.noDriveNoop(fmt.Errorf("%s: %w", host.ID, err))
+	}
+	if slices.Contains(configDriveLabels, label) {
+		return host.kubeVirtConfigDrive(ctx)
+	}
+	files, err := host.cidata(ctx, 0, ncNetConfig)
+	if err != nil {
+		return Metadata{}, err
+	}
+	doc, id, name, err := host.ncMeta(files, "public-keys", "instance-type")
+	if err != nil {
+		return Metadata{}, err
+	}
+	it, err := host.ncString(ncMetaData, doc, "instance-type")
+	if err != nil {
+		return Metadata{}, err
+	}
+	m := Metadata{Hostname: name, Keys: doc["public-keys"]}
+	m.add("KUBEVIRT_HOSTNAME", name)
+	m.add("KUBEVIRT_INSTANCE_ID", id)
+	m.add("KUBEVIRT_INSTANCE_TYPE", it)
+	return m, host.ncAddrs(&m, files[ncNetConfig])
+}

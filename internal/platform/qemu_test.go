@@ -1,0 +1,319 @@
+package platform
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// argvRunner is a fake Runner: it records every command line and fails
+// the commands listed in fail.
+type argvRunner struct {
+	mu   sync.Mutex
+	fail map[string]error // argv joined by spaces → error
+	argv [][]string
+}
+
+func (r *argvRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	argv := append([]string{name}, args...)
+	r.argv = append(r.argv, argv)
+	if err := r.fail[strings.Join(argv, " ")]; err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func (r *argvRunner) check(t *testing.T, want ...[]string) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !reflect.DeepEqual(r.argv, want) {
+		t.Errorf("commands run = %q, want %q", r.argv, want)
+	}
+}
+
+var errFakeModprobe = errors.New("modprobe: FATAL: Module not found")
+
+// writeFwCfg creates the sysfs files of the fw_cfg blob opt/com.coreos/config
+// under root: raw with contents, size with size (or absent when < 0).
+func writeFwCfg(t *testing.T, root string, contents []byte, size int) {
+	t.Helper()
+	dir := filepath.Join(root, fwCfgConfigDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raw"), contents, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	// The driver also shows key and name.
+	if err := os.WriteFile(filepath.Join(dir, "name"), []byte("opt/com.coreos/config\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if size >= 0 {
+		if err := os.WriteFile(filepath.Join(dir, "size"), []byte(strconv.Itoa(size)+"\n"), 0o400); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestQEMUFwCfg(t *testing.T) {
+	const cfg = `{"ignition":{"version":"3.4.0"}}`
+	big := bytes.Repeat([]byte("x"), 64<<10) // page-aligned: no guard read
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, root string)
+		modprobe error
+		want     string
+		wantErr  error
+		anyErr   bool
+	}{
+		{
+			name:  "config",
+			setup: func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)) },
+			want:  cfg,
+		},
+		{
+			name:  "large page-aligned blob",
+			setup: func(t *testing.T, root string) { writeFwCfg(t, root, big, len(big)) },
+			want:  string(big),
+		},
+		{
+			name: "no fw_cfg device",
+			setup: func(t *testing.T, root string) {
+				// The driver loaded, but QEMU has no such blob.
+				if err := os.MkdirAll(filepath.Join(root, fwCfgDir, "by_name", "etc"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantErr: ErrNoConfig,
+		},
+		{
+			name:    "empty sysfs",
+			setup:   func(t *testing.T, root string) {},
+			wantErr: ErrNoConfig,
+		},
+		{
+			name:    "empty blob",
+			setup:   func(t *testing.T, root string) { writeFwCfg(t, root, nil, 0) },
+			wantErr: ErrNoConfig,
+		},
+		{
+			name:   "shorter than size",
+			setup:  func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)+10) },
+			anyErr: true,
+		},
+		{
+			name:   "longer than size",
+			setup:  func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)-1) },
+			anyErr: true,
+		},
+		{
+			name: "size not a number",
+			setup: func(t *testing.T, root string) {
+				writeFwCfg(t, root, []byte(cfg), -1)
+				if err := os.WriteFile(filepath.Join(root, fwCfgConfigDir, "size"), []byte("0x20\n"), 0o400); err != nil {
+					t.Fatal(err)
+				}
+			},
+			anyErr: true,
+		},
+		{
+			name: "size beyond 32 bits",
+			setup: func(t *testing.T, root string) {
+				writeFwCfg(t, root, []byte(cfg), -1)
+				if err := os.WriteFile(filepath.Join(root, fwCfgConfigDir, "size"), []byte("1099511627776\n"), 0o400); err != nil {
+					t.Fatal(err)
+				}
+			},
+			anyErr: true,
+		},
+		{
+			name: "raw missing",
+			setup: func(t *testing.T, root string) {
+				writeFwCfg(t, root, []byte(cfg), len(cfg))
+				os.Remove(filepath.Join(root, fwCfgConfigDir, "raw"))
+			},
+			anyErr: true,
+		},
+		{
+			name:     "modprobe fails, driver built in",
+			setup:    func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)) },
+			modprobe: errFakeModprobe,
+			want:     cfg,
+		},
+		{
+			name:     "modprobe fails, no driver",
+			setup:    func(t *testing.T, root string) {},
+			modprobe: errFakeModprobe,
+			wantErr:  errFakeModprobe,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			tt.setup(t, root)
+			r := &argvRunner{fail: map[string]error{"modprobe qemu_fw_cfg": tt.modprobe}}
+			got, err := newQEMUFwCfg(Env{Root: root, Runner: r, Logger: localTestLogger(t)}).FetchConfig(context.Background())
+			switch {
+			case tt.anyErr:
+				if err == nil || errors.Is(err, ErrNoConfig) {
+					t.Errorf("qemu FetchConfig() = %d bytes, %v, want a failure", len(got), err)
+				}
+			case tt.want == string(big):
+				if err != nil || !bytes.Equal(got, big) {
+					t.Errorf("qemu FetchConfig() = %d bytes, %v, want %d bytes", len(got), err, len(big))
+				}
+			default:
+				checkLocal(t, "qemu", got, err, tt.want, tt.wantErr)
+			}
+			r.check(t, []string{"modprobe", "qemu_fw_cfg"})
+		})
+	}
+}
+
+// slowReader hands out one byte per read, each after a delay, like a
+// fw_cfg raw file deep into a large blob.
+type slowReader struct {
+	data  []byte
+	delay time.Duration
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(r.delay)
+	p[0] = r.data[0]
+	r.data = r.data[1:]
+	return 1, nil
+}
+
+func TestReadSizedWarnsWhenSlow(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	data := []byte("0123456789")
+	got, err := readSized(context.Background(), &slowReader{data: data, delay: 5 * time.Millisecond}, int64(len(data)), log, 20*time.Millisecond, 10*time.Millisecond)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("readSized() = %q, %v, want %q", got, err, data)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "quadratic") {
+		t.Errorf("no slowness warning logged:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "read_kib") {
+		t.Errorf("no progress logged:\n%s", logs.String())
+	}
+
+	logs.Reset()
+	if _, err := readSized(context.Background(), bytes.NewReader(data), int64(len(data)), log, time.Hour, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("a fast read logged:\n%s", logs.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := readSized(ctx, bytes.NewReader(data), int64(len(data)), log, time.Hour, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("readSized(cancelled) = %v, want context.Canceled", err)
+	}
+}
+
+func TestNewQEMUPicksChannel(t *testing.T) {
+	p := newQEMU(Env{})
+	if _, ok := p.(qemuFwCfg); !ok {
+		// This test runs where fw_cfg exists; s390x and ppc64le use the
+		// block device.
+		if _, ok := p.(qemuBlockDev); !ok {
+			t.Errorf("newQEMU() = %T", p)
+		}
+	}
+}
+
+func TestQEMUBlockDevice(t *testing.T) {
+	const cfg = `{"ignition":{"version":"3.4.0"}}`
+	padded := append([]byte(cfg), make([]byte, 512-len(cfg))...)
+	tests := []struct {
+		name     string
+		contents []byte // nil: no device
+		later    bool   // the device appears after a while
+		driver   bool   // the driver's sysfs directory is there: no modprobe
+		modprobe error
+		want     string
+		wantErr  error
+	}{
+		{name: "padded with NULs", contents: padded, want: cfg},
+		{name: "appears later", contents: padded, later: true, want: cfg},
+		{name: "only NULs", contents: make([]byte, 4096), wantErr: ErrNoConfig},
+		{name: "never appears", wantErr: errNoDrive},
+		{name: "modprobe fails", contents: padded, modprobe: errFakeModprobe, wantErr: errFakeModprobe},
+		// As Ignition (coreos/ignition internal/providers/qemu/
+		// qemu_blockdev.go): modprobe only when the driver is not there,
+		// so a built-in driver without modules.builtin is no failure.
+		{name: "driver there", contents: padded, driver: true, modprobe: errFakeModprobe, want: cfg},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tt.driver {
+				if err := os.MkdirAll(filepath.Join(root, "sys/bus/virtio/drivers/virtio_blk"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dev := filepath.Join(root, qemuBlockDevice)
+			if err := os.MkdirAll(filepath.Dir(dev), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			created := make(chan error, 1)
+			switch {
+			case tt.contents == nil:
+				created <- nil
+			case tt.later:
+				go func() {
+					time.Sleep(100 * time.Millisecond)
+					created <- os.WriteFile(dev, tt.contents, 0o400)
+				}()
+			default:
+				created <- os.WriteFile(dev, tt.contents, 0o400)
+			}
+			r := &argvRunner{fail: map[string]error{"modprobe virtio_blk": tt.modprobe}}
+			env := Env{Root: root, Runner: r, Logger: localTestLogger(t), Wait: 2 * time.Second}
+			if tt.contents == nil {
+				env.Wait = 100 * time.Millisecond
+			}
+			got, err := newQEMUBlockDevice(env).FetchConfig(context.Background())
+			if err := <-created; err != nil {
+				t.Fatal(err)
+			}
+			checkLocal(t, "qemu", got, err, tt.want, tt.wantErr)
+			if errors.Is(tt.wantErr, errNoDrive) && errors.Is(err, ErrNoConfig) {
+				t.Errorf("a missing device must fail, not be an empty config: %v", err)
+			}
+			if tt.driver {
+				r.check(t)
+			} else {
+				r.check(t, []string{"modprobe", "virtio_blk"})
+			}
+		})
+	}
+}
+
+func TestQEMUBlockDeviceContextEnds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := newQEMUBlockDevice(Env{Root: t.TempDir(), Logger: localTestLogger(t)}).FetchConfig(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("qemu FetchConfig() = %v, want context.DeadlineExceeded", err)
+	}
+}

@@ -1,0 +1,417 @@
+package platform
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// The vmware platform reads the config from the VM's guestinfo variables,
+// which an operator sets in the .vmx file or with govc/vSphere:
+//
+//	guestinfo.ignition.config.data           the config
+//	guestinfo.ignition.config.data.encoding  "", base64, gzip+base64, …
+//
+// A vApp can instead carry both as OVF properties of the same names; the VMX
+// hands the OVF environment document to the guest as guestinfo.ovfenv, and a
+// guestinfo variable wins over the OVF property of the same name
+// (coreos/ignition internal/providers/vmware/vmware_amd64.go).
+//
+// Guestinfo is reached over the VMware backdoor: the guest sends RPCI
+// commands ("info-get guestinfo.<key>") through the message channel of the
+// backdoor I/O port. vmware_rpc.go speaks that protocol over a small
+// backdoor interface; vmware_linux_amd64.go/.s execute the I/O
+// instructions. Everything above guestRPC is tested with fakes.
+
+const (
+	vmwKeyData     = "ignition.config.data"
+	vmwKeyEncoding = "ignition.config.data.encoding"
+	// vmwKeyOVFEnv is the guestinfo variable holding the OVF environment
+	// document. VMX keys are case-insensitive; Ignition spells it
+	// "ovfenv", VMware's documentation "ovfEnv".
+	vmwKeyOVFEnv = "ovfenv"
+	// vmwOVFPrefix is how guestinfo variables are named as OVF properties.
+	vmwOVFPrefix = "guestinfo."
+
+	// vmwDeletedData and vmwDeletedEncoding are what DeleteConfig leaves
+	// behind: guestinfo variables cannot be deleted or set to "" from the
+	// guest, so the config is replaced by base64 "{}\n", an empty config.
+	vmwDeletedData     = "e30K"
+	vmwDeletedEncoding = "base64"
+)
+
+// guestRPC sends one RPCI command to the VMX and returns its raw reply
+// ("1 <result>" on success, "0 <reason>" on failure).
+type guestRPC interface {
+	Call(ctx context.Context, cmd string) ([]byte, error)
+}
+
+// vmwareProvider reads the config from VMware guestinfo.
+type vmwareProvider struct {
+	env Env
+	// open reaches the VMX; the real one checks the CPU first and returns
+	// ErrNoProvider when this is not a VMware VM (or not amd64).
+	open func() (guestRPC, error)
+}
+
+func newVMware(env Env) Provider {
+	return &vmwareProvider{env: env, open: openVMwareRPC}
+}
+
+// FetchConfig returns the decoded guestinfo config, ErrNoConfig when neither
+// guestinfo nor the OVF environment holds one, and ErrNoProvider when the
+// machine is not a VMware VM.
+func (p *vmwareProvider) FetchConfig(ctx context.Context) ([]byte, error) {
+	gi, err := p.guestinfo()
+	if err != nil {
+		return nil, err
+	}
+	log := p.env.logger().With("op", "vmware guestinfo")
+
+	// The OVF environment only supplies defaults: a failure to read or
+	// parse it is logged and the guestinfo variables are still read, as the
+	// reference does.
+	var ovf map[string]string
+	doc, ok, err := gi.get(ctx, vmwKeyOVFEnv)
+	switch {
+	case err != nil:
+		log.Warn("cannot read the OVF environment; continuing without it", "key", "guestinfo."+vmwKeyOVFEnv, "error", err)
+	case ok && doc != "":
+		ovf, err = parseOVFProperties([]byte(doc))
+		if err != nil {
+			log.Warn("cannot parse the OVF environment; continuing without it", "key", "guestinfo."+vmwKeyOVFEnv, "error", err)
+		}
+	}
+
+	data, ok, err := gi.get(ctx, vmwKeyData)
+	if err != nil {
+		return nil, err
+	}
+	source := "guestinfo." + vmwKeyData
+	if !ok {
+		data = ovf[vmwOVFPrefix+vmwKeyData]
+		source = "OVF property " + vmwOVFPrefix + vmwKeyData
+	}
+	encoding, ok, err := gi.get(ctx, vmwKeyEncoding)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		encoding = ovf[vmwOVFPrefix+vmwKeyEncoding]
+	}
+
+	config, err := decodeGuestinfo(data, encoding)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(config) == 0 {
+		log.Info("no config in guestinfo or the OVF environment")
+		return nil, ErrNoConfig
+	}
+	log.Info("config read", "source", source, "encoding", encoding, "bytes", len(config))
+	return config, nil
+}
+
+// DeleteConfig removes the config from the VM so that it is not readable
+// after the first boot (it can hold secrets): the guestinfo variables are
+// overwritten with an empty config, and the two properties are pruned from
+// the OVF environment. It is what ignition-rmcfg does for vmware.
+func (p *vmwareProvider) DeleteConfig(ctx context.Context) error {
+	gi, err := p.guestinfo()
+	if err != nil {
+		return err
+	}
+	log := p.env.logger().With("op", "vmware delete config")
+
+	data, ok, err := gi.get(ctx, vmwKeyData)
+	if err != nil {
+		return fmt.Errorf("reading guestinfo.%s: %w", vmwKeyData, err)
+	}
+	if ok && data != vmwDeletedData {
+		log.Info("replacing the config in guestinfo with an empty config")
+		if err := gi.set(ctx, vmwKeyData, vmwDeletedData); err != nil {
+			return err
+		}
+		encoding, _, err := gi.get(ctx, vmwKeyEncoding)
+		if err != nil {
+			return fmt.Errorf("reading guestinfo.%s: %w", vmwKeyEncoding, err)
+		}
+		if encoding != vmwDeletedEncoding {
+			if err := gi.set(ctx, vmwKeyEncoding, vmwDeletedEncoding); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Unlike FetchConfig, a failure to read the OVF environment is an
+	// error here: ignoring it could leave the config readable.
+	doc, ok, err := gi.get(ctx, vmwKeyOVFEnv)
+	if err != nil {
+		return fmt.Errorf("reading guestinfo.%s: %w", vmwKeyOVFEnv, err)
+	}
+	if !ok || doc == "" {
+		return nil
+	}
+	pruned, changed, err := pruneOVFProperties([]byte(doc), vmwOVFPrefix+vmwKeyData, vmwOVFPrefix+vmwKeyEncoding)
+	if err != nil {
+		return fmt.Errorf("guestinfo.%s: %w", vmwKeyOVFEnv, err)
+	}
+	if !changed {
+		return nil
+	}
+	log.Info("removing the config from the OVF environment")
+	return gi.set(ctx, vmwKeyOVFEnv, string(pruned))
+}
+
+// vmwKeyNetworkKargs is Afterburn's guestinfo variable for the
+// initramfs's network kernel arguments (coreos/afterburn
+// src/providers/vmware/amd64.rs, INITRD_NET_KARGS): a static address set
+// through the hypervisor reaches the initramfs before a remote config is
+// fetched.
+const vmwKeyNetworkKargs = "afterburn.initrd.network-kargs"
+
+// NetworkKargs returns guestinfo.afterburn.initrd.network-kargs; ok is false
+// when it is not set.
+func (p *vmwareProvider) NetworkKargs(ctx context.Context) (kargs string, ok bool, err error) {
+	g, err := p.guestinfo()
+	if err != nil {
+		return "", false, err
+	}
+	v, ok, err := g.get(ctx, vmwKeyNetworkKargs)
+	if err != nil {
+		return "", false, fmt.Errorf("vmware: %w", err)
+	}
+	return strings.TrimSpace(v), ok && strings.TrimSpace(v) != "", nil
+}
+
+// guestinfo checks that this is a VMware VM and opens the RPC channel.
+func (p *vmwareProvider) guestinfo() (vmwGuestinfo, error) {
+	vendor, err := os.ReadFile(p.env.path("/sys/class/dmi/id/sys_vendor"))
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(vendor)), "VMware") {
+		// The backdoor I/O instruction faults on anything but VMware, so
+		// the firmware's word comes first (vmware_linux_amd64.go checks
+		// the CPU too, and survives a fault).
+		return vmwGuestinfo{}, fmt.Errorf("vmware: DMI system vendor is not VMware: %w", ErrNoProvider)
+	}
+	rpc, err := p.open()
+	if err != nil {
+		return vmwGuestinfo{}, fmt.Errorf("vmware: %w", err)
+	}
+	return vmwGuestinfo{rpc: rpc}, nil
+}
+
+// vmwGuestinfo reads and writes guestinfo variables with RPCI commands.
+type vmwGuestinfo struct {
+	rpc guestRPC
+}
+
+// get returns the value of guestinfo.<key>; ok is false when the VMX says
+// the variable is not set (any "0 …" reply, as Ignition treats it).
+func (g vmwGuestinfo) get(ctx context.Context, key string) (value string, ok bool, err error) {
+	reply, err := g.rpc.Call(ctx, "info-get guestinfo."+key)
+	if err != nil {
+		return "", false, fmt.Errorf("info-get guestinfo.%s: %w", key, err)
+	}
+	result, success, err := rpciResult(reply)
+	if err != nil {
+		return "", false, fmt.Errorf("info-get guestinfo.%s: %w", key, err)
+	}
+	if !success {
+		return "", false, nil
+	}
+	return result, true, nil
+}
+
+// set writes guestinfo.<key>.
+func (g vmwGuestinfo) set(ctx context.Context, key, value string) error {
+	reply, err := g.rpc.Call(ctx, "info-set guestinfo."+key+" "+value)
+	if err != nil {
+		return fmt.Errorf("info-set guestinfo.%s: %w", key, err)
+	}
+	result, success, err := rpciResult(reply)
+	if err != nil {
+		return fmt.Errorf("info-set guestinfo.%s: %w", key, err)
+	}
+	if !success {
+		return fmt.Errorf("info-set guestinfo.%s: the VMX refused: %q", key, result)
+	}
+	return nil
+}
+
+// rpciResult splits an RPCI reply: "1 <result>" is success, "0 <reason>"
+// failure. The separating space is absent when there is nothing after it.
+func rpciResult(reply []byte) (result string, success bool, err error) {
+	if len(reply) == 0 {
+		return "", false, errors.New("empty RPCI reply")
+	}
+	rest := strings.TrimPrefix(string(reply[1:]), " ")
+	switch reply[0] {
+	case '1':
+		return rest, true, nil
+	case '0':
+		return rest, false, nil
+	}
+	return "", false, fmt.Errorf("malformed RPCI reply starting %q", vmwTruncate(reply, 16))
+}
+
+func vmwTruncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+// decodeGuestinfo decodes the config as ignition.config.data.encoding says.
+// The names are Ignition's (coreos/ignition
+// internal/providers/vmware/vmware_amd64.go).
+func decodeGuestinfo(data, encoding string) ([]byte, error) {
+	switch encoding {
+	case "":
+		return []byte(data), nil
+	case "b64", "base64":
+		return vmwBase64(data)
+	case "gz", "gzip":
+		return gunzip([]byte(data))
+	case "gz+base64", "gzip+base64", "gz+b64", "gzip+b64":
+		z, err := vmwBase64(data)
+		if err != nil {
+			return nil, err
+		}
+		return gunzip(z)
+	}
+	return nil, fmt.Errorf("unsupported encoding %q (want one of \"\", base64, b64, gzip, gz, gzip+base64, gz+base64, gzip+b64, gz+b64)", encoding)
+}
+
+func vmwBase64(data string) ([]byte, error) {
+	// StdEncoding skips \r and \n, so wrapped base64 (base64(1) output)
+	// decodes too.
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return nil, fmt.Errorf("decoding base64: %w", err)
+	}
+	return b, nil
+}
+
+// ovfProperty is one <Property key=… value=…/> of an OVF environment, with
+// the byte range of its element in the document.
+type ovfProperty struct {
+	key, value string
+	start, end int64
+}
+
+// scanOVFProperties finds the Property elements of an OVF environment
+// document (DSP0243 §11): Environment > PropertySection > Property, with
+// key and value attributes (normally in the OVF environment namespace,
+// oe:key/oe:value). Like Ignition, names are matched without regard
+// to namespaces, and anything after the root element is ignored.
+func scanOVFProperties(doc []byte) ([]ovfProperty, error) {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	var (
+		props []ovfProperty
+		// path holds the local names of the open elements.
+		path []string
+	)
+	for {
+		offset := d.InputOffset()
+		tok, err := d.Token()
+		if err == io.EOF {
+			if len(path) > 0 {
+				return nil, fmt.Errorf("OVF environment: unexpected end of document inside <%s>", path[len(path)-1])
+			}
+			return props, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("OVF environment: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			path = append(path, t.Name.Local)
+			if len(path) == 3 && path[1] == "PropertySection" && path[2] == "Property" {
+				var p ovfProperty
+				for _, a := range t.Attr {
+					// The last attribute of a name wins, as with
+					// encoding/xml's Unmarshal.
+					switch a.Name.Local {
+					case "key":
+						p.key = a.Value
+					case "value":
+						p.value = a.Value
+					}
+				}
+				p.start = offset
+				props = append(props, p)
+			}
+		case xml.EndElement:
+			if len(path) == 3 && path[1] == "PropertySection" && path[2] == "Property" {
+				props[len(props)-1].end = d.InputOffset()
+			}
+			path = path[:len(path)-1]
+			if len(path) == 0 {
+				return props, nil
+			}
+		}
+	}
+}
+
+// parseOVFProperties returns the properties of an OVF environment by key;
+// a later duplicate wins.
+func parseOVFProperties(doc []byte) (map[string]string, error) {
+	props, err := scanOVFProperties(doc)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(props))
+	for _, p := range props {
+		m[p.key] = p.value
+	}
+	return m, nil
+}
+
+// pruneOVFProperties removes the Property elements with the given keys from
+// an OVF environment document, cutting them out of the original bytes so the
+// rest of the document (namespaces, other properties, formatting) is kept
+// exactly. It removes every Property parseOVFProperties would read with such
+// a key, so nothing FetchConfig could use survives. changed is false, and
+// doc is returned as is, when there was nothing to remove.
+func pruneOVFProperties(doc []byte, keys ...string) (pruned []byte, changed bool, err error) {
+	props, err := scanOVFProperties(doc)
+	if err != nil {
+		return nil, false, err
+	}
+	drop := map[string]bool{}
+	for _, k := range keys {
+		drop[k] = true
+	}
+	var out []byte
+	last := int64(0)
+	for _, p := range props {
+		if !drop[p.key] {
+			continue
+		}
+		start := p.start
+		// Take the element's indentation and line break with it.
+		for start > last && (doc[start-1] == ' ' || doc[start-1] == '\t') {
+			start--
+		}
+		if start > last && doc[start-1] == '\n' {
+			start--
+			if start > last && doc[start-1] == '\r' {
+				start--
+			}
+		}
+		out = append(out, doc[last:start]...)
+		last = p.end
+		changed = true
+	}
+	if !changed {
+		return doc, false, nil
+	}
+	out = append(out, doc[last:]...)
+	return out, true, nil
+}

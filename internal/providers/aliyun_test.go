@@ -1,7 +1,0 @@
-package providers
-
-import "testing"
-
-func TestAliyun(t *testing.T) {
-	runUserDataCases(t, "aliyun", newAliyun, plainUserDataCases("GET /latest/user-data", nil, 0, nil, ErrNoConfig))
-}

@@ -1,7 +1,0 @@
-package providers
-
-import "testing"
-
-func TestHetzner(t *testing.T) {
-	runUserDataCases(t, "hetzner", newHetzner, plainUserDataCases("GET /hetzner/v1/userdata", nil, 0, nil, ErrNoConfig))
-}

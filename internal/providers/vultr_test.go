@@ -1,7 +1,0 @@
-package providers
-
-import "testing"
-
-func TestVultr(t *testing.T) {
-	runUserDataCases(t, "vultr", newVultr, plainUserDataCases("GET /user-data/user-data", nil, 0, nil, ErrNoConfig))
-}
