@@ -217,12 +217,7 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		top := stack[len(stack)-1].fd
 		fd, err := openDir(top, c)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(top, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
-				fd, err = openDir(top, c)
-				if err == nil {
-					err = unix.Fchmod(fd, 0o755)
-				}
-			}
+			fd, err = makeDir(top, c)
 		}
 		if err == nil {
 			stack = append(stack, frame{fd: fd, name: c})
@@ -315,6 +310,30 @@ func realOf(stack []frame, name string) string {
 		parts = append(parts, name)
 	}
 	return "/" + strings.Join(parts, "/")
+}
+
+// makeDir makes the directory name in dirfd 0755 and opens it. When
+// something appeared there since the walk found nothing (a concurrent
+// walk's directory, MkdirAll's with its own mode, a symlink), that is
+// opened as it is: only a directory made here is chmodded (mkdirat's mode
+// is cut by the umask), never one another caller made with its own mode.
+func makeDir(dirfd int, name string) (int, error) {
+	err := unix.Mkdirat(dirfd, name, 0o755)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, err
+	}
+	made := err == nil
+	fd, err := openDir(dirfd, name)
+	if err != nil {
+		return -1, err
+	}
+	if made {
+		if err := unix.Fchmod(fd, 0o755); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
 }
 
 func openDir(dirfd int, name string) (int, error) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // attackRoot makes a sandbox with a root and an "outside" directory beside
@@ -482,4 +484,48 @@ func TestCommitModeExact(t *testing.T) {
 	}
 	commit("/acl/a", 0o644, -1, -1)
 	commit("/u/e", 0o644, -1, -1)
+}
+
+// TestMakeDirKeepsAnotherCallersMode: a walk that finds a directory
+// missing and then loses the race to make it (another goroutine's walk,
+// or MkdirAll giving it 0700) must open that directory as it is, not
+// chmod it 0755; one it makes itself is 0755 whatever the umask.
+func TestMakeDirKeepsAnotherCallersMode(t *testing.T) {
+	dir := t.TempDir()
+	top, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(top)
+	if err := os.Mkdir(filepath.Join(dir, "theirs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, tt := range []struct {
+		name string
+		want fs.FileMode
+	}{
+		{"theirs", 0o700},
+		{"mine", 0o755},
+	} {
+		fd, err := makeDir(top, tt.name)
+		if err != nil {
+			t.Fatalf("makeDir(%s) = %v", tt.name, err)
+		}
+		unix.Close(fd)
+		if fi, err := os.Stat(filepath.Join(dir, tt.name)); err != nil || fi.Mode().Perm() != tt.want {
+			t.Errorf("after makeDir(%s): %v, %v; want mode %v", tt.name, fi.Mode(), err, tt.want)
+		}
+	}
+	// A file or a symlink that appeared is not a directory to open (the
+	// kernel says ENOTDIR or ELOOP for a symlink under O_NOFOLLOW and
+	// O_DIRECTORY: the walk reads the link on either).
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	os.Symlink("/", filepath.Join(dir, "link"))
+	for _, name := range []string{"file", "link"} {
+		if _, err := makeDir(top, name); !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+			t.Errorf("makeDir(%s) = %v, want ENOTDIR or ELOOP", name, err)
+		}
+	}
 }
