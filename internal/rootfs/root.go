@@ -796,9 +796,14 @@ func removeAllAt(parent int, name string) error {
 	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
 		return err
 	}
-	fd, err := openDir(parent, name)
-	if err != nil {
+	fd, oerr := openDir(parent, name)
+	if errors.Is(oerr, unix.ENOTDIR) || errors.Is(oerr, unix.ELOOP) {
+		// Not a directory after all: EPERM was unlink's own answer (an
+		// immutable file, a sticky directory), the reason to report.
 		return err
+	}
+	if oerr != nil {
+		return oerr
 	}
 	d := os.NewFile(uintptr(fd), name)
 	names, err := d.Readdirnames(-1)
