@@ -37,10 +37,11 @@ type Root struct {
 	// dirs caches the directories walks ended in: a path's parent, as
 	// written, to its descriptor and real path. Writing thousands of
 	// files into a few directories then costs no walk per file. Only
-	// removals can change where a cached path leads (a new node cannot:
-	// a cached walk went through existing nodes only), so Remove and
-	// RemoveAll empty it, and so does Forget, for changes made outside
-	// the Root (useradd, systemctl).
+	// removals and a file renamed over a symlink can change where a
+	// cached path leads (a new node cannot: a cached walk went through
+	// existing nodes only, and a file cannot replace a directory), so
+	// Remove, RemoveAll and such a Commit empty it, and so does Forget,
+	// for changes made outside the Root (useradd, systemctl).
 	mu   sync.Mutex
 	dirs map[string]*dirRef
 }
@@ -135,7 +136,19 @@ type loc struct {
 	// dir, when set, is the cached directory parent belongs to: close
 	// lets go of it instead of closing parent.
 	dir *dirRef
+	// node is what Loc.Lstat found at base, for Commit: whether a
+	// rename there replaces a symlink.
+	node nodeKind
 }
+
+// nodeKind is what a loc knows of the node at its base.
+type nodeKind uint8
+
+const (
+	nodeUnknown nodeKind = iota // not looked at
+	nodeLink                    // a symlink
+	nodeOther                   // absent, or anything but a symlink
+)
 
 func (l loc) close() {
 	if l.dir != nil {
@@ -621,8 +634,21 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	}
 	parent, base := t.dir.parent, t.dir.base
 	if !noReplace {
+		node := t.dir.node
+		if node == nodeUnknown {
+			node = nodeOther
+			var st unix.Stat_t
+			if unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				node = nodeLink
+			}
+		}
 		if err := unix.Renameat(parent, t.tmp, parent, base); err != nil {
 			return &fs.PathError{Op: "rename", Path: t.Real, Err: err}
+		}
+		if node == nodeLink {
+			// Cached paths through the symlink led where it pointed;
+			// now they lead to a file, which has nothing below it.
+			t.r.Forget()
 		}
 		return nil
 	}
@@ -950,10 +976,15 @@ func (l *Loc) Lstat() (info Info, ok bool, err error) {
 	var st unix.Stat_t
 	err = unix.Fstatat(l.l.parent, l.l.base, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
+		l.l.node = nodeOther
 		return Info{}, false, nil
 	}
 	if err != nil {
 		return Info{}, false, l.r.pathError("lstat", l.path, err)
+	}
+	l.l.node = nodeOther
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		l.l.node = nodeLink
 	}
 	return infoOf(&st), true, nil
 }

@@ -529,3 +529,43 @@ func TestMakeDirKeepsAnotherCallersMode(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitOverSymlinkForgetsCache: once a file is renamed over a
+// symlink to a directory, paths through that symlink, cached when it was
+// one, lead nowhere: the file has nothing below it. Both ways to commit,
+// with and without a Loc's Lstat.
+func TestCommitOverSymlinkForgetsCache(t *testing.T) {
+	for _, viaLoc := range []bool{false, true} {
+		r, dir, _ := attackRoot(t)
+		if err := os.Symlink("/real", filepath.Join(dir, "lnk")); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteFile("/lnk/a", nil, 0o644); err != nil { // caches /lnk/
+			t.Fatal(err)
+		}
+		if viaLoc {
+			at, err := r.Locate("/lnk")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info, ok, err := at.Lstat(); err != nil || !ok || info.Mode&fs.ModeSymlink == 0 {
+				t.Fatalf("Loc(/lnk).Lstat() = %v, %v, %v; want a symlink", info, ok, err)
+			}
+			tmp, err := at.CreateTemp(0o644, -1, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tmp.Commit(0o644, -1, -1); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := r.WriteFile("/lnk", []byte("a file now"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteFile("/lnk/b", nil, 0o644); !errors.Is(err, ErrNotDir) {
+			t.Errorf("via Loc %v: WriteFile(/lnk/b) with /lnk a file = %v, want ErrNotDir", viaLoc, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "real/b")); err == nil {
+			t.Errorf("via Loc %v: /lnk/b landed in /real/b through the symlink /lnk no longer is", viaLoc)
+		}
+	}
+}
