@@ -179,9 +179,12 @@ func (r *Root) walk(p string, create bool) (loc, error) {
 	return r.walkMode(p, create, false)
 }
 
-// walkMode is walk; with virtual, a missing directory ends the walk with
-// the rest of the path appended lexically (nothing below a missing
-// directory can be a symlink) and loc.parent -1.
+// walkMode is walk; with virtual, a missing directory does not end the
+// walk: the components below it are kept lexically (nothing below a
+// missing directory can be a symlink), until a ".." climbs back above it
+// into the real tree, where the walk goes on as walk with create would
+// go, having made the missing directories. A walk that ends below a
+// missing directory returns loc.parent -1.
 func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 	if !path.IsAbs(p) {
 		return loc{}, fmt.Errorf("%s: %w", p, ErrNotRelative)
@@ -215,13 +218,22 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		}
 	}
 	links := 0
+	// missing are the components below the top of the stack that do not
+	// exist (virtual only).
+	var missing []string
 	for len(queue) > 1 {
 		c := queue[0]
 		queue = queue[1:]
-		switch c {
-		case "", ".":
+		switch {
+		case c == "" || c == ".":
 			continue
-		case "..":
+		case len(missing) > 0 && c == "..":
+			missing = missing[:len(missing)-1]
+			continue
+		case len(missing) > 0:
+			missing = append(missing, c)
+			continue
+		case c == "..":
 			if len(stack) > 1 {
 				closeAbove(len(stack) - 1)
 			}
@@ -237,12 +249,8 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 			continue
 		}
 		if virtual && errors.Is(err, unix.ENOENT) {
-			real := path.Join(realOf(stack, c), strings.Join(queue, "/"))
-			if !strings.HasPrefix(real, "/") {
-				real = "/"
-			}
-			closeAbove(1)
-			return loc{parent: -1, real: real}, nil
+			missing = append(missing, c)
+			continue
 		}
 		if !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
 			closeAbove(1)
@@ -266,6 +274,10 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 	last := queue[0]
 	top := stack[len(stack)-1]
 	real := realOf(stack, "")
+	if len(missing) > 0 {
+		closeAbove(1)
+		return loc{parent: -1, real: path.Join(real, path.Join(missing...), last)}, nil
+	}
 	if last == ".." || last == "." {
 		// Only reachable through symlink targets ending in "." or "..",
 		// which the queue never leaves last; kept for safety.

@@ -569,3 +569,49 @@ func TestCommitOverSymlinkForgetsCache(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveClimbsOutOfMissing: a symlink whose target goes through a
+// missing directory and back up ("missing/../link") resolves to where a
+// write then lands: the walk that writes makes the missing directory and
+// climbs out of it, into links that Resolve must follow too.
+func TestResolveClimbsOutOfMissing(t *testing.T) {
+	tests := []struct {
+		link, target string
+		in, want     string
+	}{
+		{"/dd", "missing/../../real-link", "/dd/x", "/real/x"},
+		{"/real/m", "nope/nope2/../../../etc", "/real/m/x", "/x"},
+		{"/real/n", "nope/../../up/real", "/real/n/sub/x", "/real/sub/x"},
+		{"/real/o", "nope/deeper/..", "/real/o/x", "/real/nope/x"},
+	}
+	for _, tt := range tests {
+		r, dir, outside := attackRoot(t)
+		if err := os.Symlink(tt.target, filepath.Join(dir, tt.link)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Resolve(tt.in); err != nil || got != tt.want {
+			t.Errorf("Resolve(%s) with %s -> %s = %q, %v; want %q", tt.in, tt.link, tt.target, got, err, tt.want)
+		}
+		at, err := r.Locate(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.Real() != tt.want {
+			t.Errorf("Locate(%s).Real() = %q, want %q", tt.in, at.Real(), tt.want)
+		}
+		tmp, err := at.CreateTemp(0o644, -1, -1)
+		if err != nil {
+			t.Fatalf("Locate(%s).CreateTemp() = %v", tt.in, err)
+		}
+		if tmp.Real != tt.want {
+			t.Errorf("CreateTemp(%s).Real = %q, want %q", tt.in, tmp.Real, tt.want)
+		}
+		if err := tmp.Commit(0o644, -1, -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, tt.want)); err != nil {
+			t.Errorf("write to %s: nothing at %s: %v", tt.in, tt.want, err)
+		}
+		assertOutsideUntouched(t, outside)
+	}
+}
