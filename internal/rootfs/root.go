@@ -934,6 +934,18 @@ func (r *Root) Chmod(p string, mode fs.FileMode) error {
 		return r.pathError("chmod", p, err)
 	}
 	defer l.close()
+	// fchmodat2(2) (Linux 6.6) changes the node without opening it, so
+	// a socket, a device without a driver or a file flint may not read
+	// is no harder than a file; AT_SYMLINK_NOFOLLOW makes it refuse a
+	// symlink (EOPNOTSUPP), which is also what it says where it is
+	// missing: then the node is opened and changed through fchmod.
+	err = unix.Fchmodat(l.parent, l.base, ModeToUnix(mode), unix.AT_SYMLINK_NOFOLLOW)
+	if !errors.Is(err, unix.EOPNOTSUPP) {
+		if err != nil {
+			return r.pathError("chmod", p, err)
+		}
+		return nil
+	}
 	// O_NONBLOCK|O_NOCTTY: opening a FIFO or a tty must not block or
 	// take a terminal; O_NOFOLLOW: never chmod a symlink's target.
 	fd, err := unix.Openat(l.parent, l.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)

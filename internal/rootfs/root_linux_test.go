@@ -78,3 +78,62 @@ func TestRemoveAllReportsRefusal(t *testing.T) {
 		}
 	}
 }
+
+// hasFchmodat2 says the kernel has fchmodat2(2) (Linux 6.6), which
+// changes a node's mode without opening it.
+func hasFchmodat2(t *testing.T) bool {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "probe")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return unix.Fchmodat(unix.AT_FDCWD, f, 0o644, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// TestChmodSpecialNodes: Chmod changes nodes that cannot be opened (a
+// socket: ENXIO; a character device whose major no driver has: ENXIO)
+// or must not be waited on (a FIFO without a writer), and still refuses
+// a symlink.
+func TestChmodSpecialNodes(t *testing.T) {
+	r, dir, _ := attackRoot(t)
+	nodes := []struct {
+		name string
+		mode uint32
+		dev  int
+		root bool // mknod needs CAP_MKNOD
+	}{
+		{"fifo", unix.S_IFIFO, 0, false},
+		{"sock", unix.S_IFSOCK, 0, false},
+		// Major 240 is reserved for local, experimental use (the
+		// kernel's Documentation/admin-guide/devices.txt): no driver.
+		{"chr", unix.S_IFCHR, int(unix.Mkdev(240, 7)), true},
+	}
+	withoutOpen := hasFchmodat2(t)
+	for _, n := range nodes {
+		if n.root && os.Geteuid() != 0 {
+			t.Logf("%s: not checked, mknod of a device needs root", n.name)
+			continue
+		}
+		if n.mode != unix.S_IFIFO && !withoutOpen {
+			t.Logf("%s: not checked, this kernel has no fchmodat2 (Linux 6.6) and the node cannot be opened", n.name)
+			continue
+		}
+		p := filepath.Join(dir, "real", n.name)
+		if err := unix.Mknod(p, n.mode|0o600, n.dev); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Chmod("/real/"+n.name, 0o640); err != nil {
+			t.Errorf("Chmod(/real/%s) = %v", n.name, err)
+			continue
+		}
+		if fi, err := os.Lstat(p); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("/real/%s after Chmod: %v, %v; want mode 0640", n.name, fi.Mode(), err)
+		}
+	}
+	if err := r.Chmod("/real-link", 0o640); err == nil {
+		t.Errorf("Chmod(/real-link) of a symlink succeeded")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "real")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("/real after Chmod of a link to it: %v, %v; want 0755 kept", fi.Mode(), err)
+	}
+}
