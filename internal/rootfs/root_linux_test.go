@@ -2,6 +2,7 @@ package rootfs
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -135,5 +136,81 @@ func TestChmodSpecialNodes(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "real")); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("/real after Chmod of a link to it: %v, %v; want 0755 kept", fi.Mode(), err)
+	}
+}
+
+// TestUnwritableDirectory: in a directory that refuses changes, every
+// write fails with the kernel's reason (EPERM) and leaves the directory
+// as it was: no temporary file, no half-made node.
+func TestUnwritableDirectory(t *testing.T) {
+	r, dir, _ := attackRoot(t)
+	ro := filepath.Join(dir, "real/ro")
+	if err := os.MkdirAll(filepath.Join(ro, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ro, "f"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	immutable(t, ro)
+	writes := []struct {
+		name string
+		do   func() error
+	}{
+		{"WriteFile new", func() error { return r.WriteFile("/real/ro/new", nil, 0o644) }},
+		{"WriteFile over", func() error { return r.WriteFile("/real/ro/f", nil, 0o644) }},
+		{"WriteFile deeper", func() error { return r.WriteFile("/real/ro/new/f", nil, 0o644) }},
+		{"AppendFile", func() error { return r.AppendFile("/real/ro/new", nil, 0o644) }},
+		{"MkdirAll", func() error { _, err := r.MkdirAll("/real/ro/new", 0o755); return err }},
+		{"MkdirAll deeper", func() error { _, err := r.MkdirAll("/real/ro/new/deeper", 0o755); return err }},
+		{"Symlink", func() error { return r.Symlink("/x", "/real/ro/new") }},
+		{"Link", func() error { return r.Link("/real-link", "/real/ro/new") }},
+		{"Remove", func() error { return r.Remove("/real/ro/f") }},
+		{"RemoveAll", func() error { return r.RemoveAll("/real/ro/sub") }},
+		{"Chmod", func() error { return r.Chmod("/real/ro", 0o700) }},
+		{"Lchown", func() error { return r.Lchown("/real/ro", 4242, 4242) }},
+	}
+	for _, w := range writes {
+		if err := w.do(); !errors.Is(err, unix.EPERM) {
+			t.Errorf("%s in an immutable directory = %v, want EPERM", w.name, err)
+		}
+	}
+	entries, _ := os.ReadDir(ro)
+	if len(entries) != 2 {
+		t.Errorf("the immutable directory holds %v, want f and sub", entries)
+	}
+	fi, _ := os.Stat(ro)
+	if fi.Mode().Perm() != 0o755 {
+		t.Errorf("the immutable directory's mode = %v", fi.Mode())
+	}
+}
+
+// TestCommitRefused: when the kernel refuses the temporary file its
+// owner or mode (an immutable file), Commit fails with that reason and
+// the target is not made.
+func TestCommitRefused(t *testing.T) {
+	r, dir, _ := attackRoot(t)
+	for _, tt := range []struct {
+		name     string
+		mode     fs.FileMode
+		uid, gid int
+		op       string
+	}{
+		{"chown", 0o644, 4242, 4242, "chown"},
+		{"chmod", 0o751, -1, -1, "chmod"},
+	} {
+		p := "/real/" + tt.name
+		tmp, err := r.CreateTemp(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		immutable(t, filepath.Join(dir, "real", tmp.tmp))
+		err = tmp.Commit(tt.mode, tt.uid, tt.gid)
+		var pe *fs.PathError
+		if !errors.Is(err, unix.EPERM) || !errors.As(err, &pe) || pe.Op != tt.op || pe.Path != p {
+			t.Errorf("Commit(%s) of an immutable file = %v, want %s %s: EPERM", p, err, tt.op, p)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a refused Commit made %s: %v", p, err)
+		}
 	}
 }
