@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -139,9 +140,26 @@ func TestChmodSpecialNodes(t *testing.T) {
 	}
 }
 
+// unwritable makes the directory d refuse changes for the rest of the
+// test and returns the error the kernel then gives: as root, whom modes
+// do not stop, through the immutable attribute (EPERM); as anyone else,
+// through mode 0555 (EACCES).
+func unwritable(t *testing.T, d string) error {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		immutable(t, d)
+		return unix.EPERM
+	}
+	if err := os.Chmod(d, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(d, 0o755) })
+	return unix.EACCES
+}
+
 // TestUnwritableDirectory: in a directory that refuses changes, every
-// write fails with the kernel's reason (EPERM) and leaves the directory
-// as it was: no temporary file, no half-made node.
+// write fails with the kernel's reason and leaves the directory as it
+// was: no temporary file, no half-made node.
 func TestUnwritableDirectory(t *testing.T) {
 	r, dir, _ := attackRoot(t)
 	ro := filepath.Join(dir, "real/ro")
@@ -151,7 +169,11 @@ func TestUnwritableDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ro, "f"), []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	immutable(t, ro)
+	want := unwritable(t, ro)
+	before, err := os.Stat(ro)
+	if err != nil {
+		t.Fatal(err)
+	}
 	writes := []struct {
 		name string
 		do   func() error
@@ -166,21 +188,31 @@ func TestUnwritableDirectory(t *testing.T) {
 		{"Link", func() error { return r.Link("/real-link", "/real/ro/new") }},
 		{"Remove", func() error { return r.Remove("/real/ro/f") }},
 		{"RemoveAll", func() error { return r.RemoveAll("/real/ro/sub") }},
-		{"Chmod", func() error { return r.Chmod("/real/ro", 0o700) }},
-		{"Lchown", func() error { return r.Lchown("/real/ro", 4242, 4242) }},
+	}
+	if os.Geteuid() == 0 {
+		// The directory's own mode and owner: its owner may change
+		// them whatever its mode, the immutable attribute stops root.
+		writes = append(writes,
+			struct {
+				name string
+				do   func() error
+			}{"Chmod", func() error { return r.Chmod("/real/ro", 0o700) }},
+			struct {
+				name string
+				do   func() error
+			}{"Lchown", func() error { return r.Lchown("/real/ro", 4242, 4242) }})
 	}
 	for _, w := range writes {
-		if err := w.do(); !errors.Is(err, unix.EPERM) {
-			t.Errorf("%s in an immutable directory = %v, want EPERM", w.name, err)
+		if err := w.do(); !errors.Is(err, want) {
+			t.Errorf("%s in an unwritable directory = %v, want %v", w.name, err, want)
 		}
 	}
 	entries, _ := os.ReadDir(ro)
 	if len(entries) != 2 {
-		t.Errorf("the immutable directory holds %v, want f and sub", entries)
+		t.Errorf("the unwritable directory holds %v, want f and sub", entries)
 	}
-	fi, _ := os.Stat(ro)
-	if fi.Mode().Perm() != 0o755 {
-		t.Errorf("the immutable directory's mode = %v", fi.Mode())
+	if after, err := os.Stat(ro); err != nil || after.Mode() != before.Mode() || after.Sys().(*syscall.Stat_t).Uid != before.Sys().(*syscall.Stat_t).Uid {
+		t.Errorf("the unwritable directory changed: %v, %v; was %v", after.Mode(), err, before.Mode())
 	}
 }
 
