@@ -17,6 +17,7 @@ import (
 func TestOpAndTextHandler(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(NewTextHandler(&buf, nil)).With(StageKey, "fetch")
+	start := time.Now()
 	Begin(log, "provider", "fetching the config from qemu").Finish()
 	boom := errors.New("fw_cfg: no such key")
 	if err := Begin(log, "provider", "fetching the config from qemu").Fail(boom); !errors.Is(err, boom) {
@@ -24,21 +25,45 @@ func TestOpAndTextHandler(t *testing.T) {
 	}
 	log.WithGroup("g").Debug("hidden at info level")
 	log.WithGroup("g").Warn("grouped", "k", "a b")
+	elapsed := time.Since(start)
 
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	want := []string{
+	checkLines(t, &buf, elapsed, []string{
 		`INFO     fetch: provider: \[started\] fetching the config from qemu$`,
-		`INFO     fetch: provider: \[finished\] fetching the config from qemu duration=\d+s$`,
+		`INFO     fetch: provider: \[finished\] fetching the config from qemu duration=DURATION$`,
 		`INFO     fetch: provider: \[started\] fetching the config from qemu$`,
-		`ERROR    fetch: provider: \[failed\] fetching the config from qemu duration=\d+s error="fw_cfg: no such key"$`,
+		`ERROR    fetch: provider: \[failed\] fetching the config from qemu duration=DURATION error="fw_cfg: no such key"$`,
 		`WARNING  fetch: grouped g.k="a b"$`,
-	}
+	})
+}
+
+// checkLines matches the text handler's lines in buf against want, each
+// after the timestamp. DURATION in a pattern stands for an operation's
+// duration: it must read as a Go duration ("0s", "3ms", "1.204s"), whole
+// milliseconds, and no longer than elapsed, the time the test spent
+// logging (so a loaded machine changes the figure, never the verdict).
+func checkLines(t *testing.T, buf *bytes.Buffer, elapsed time.Duration, want []string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != len(want) {
-		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), &buf)
+		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), buf)
 	}
 	for i, re := range want {
-		if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT[\d:.]+Z ` + re).MatchString(lines[i]) {
+		re = strings.ReplaceAll(re, "DURATION", `(\S+)`)
+		m := regexp.MustCompile(`^\d{4}-\d\d-\d\dT[\d:.]+Z ` + re).FindStringSubmatch(lines[i])
+		if m == nil {
 			t.Errorf("line %d = %q, want it to match %q", i, lines[i], re)
+			continue
+		}
+		for _, s := range m[1:] {
+			d, err := time.ParseDuration(s)
+			switch {
+			case err != nil:
+				t.Errorf("line %d: duration %q: %v", i, s, err)
+			case d < 0 || d%time.Millisecond != 0:
+				t.Errorf("line %d: duration %v, want whole milliseconds, not negative", i, d)
+			case d > elapsed.Round(time.Millisecond):
+				t.Errorf("line %d: duration %v, longer than the %v the test took", i, d, elapsed)
+			}
 		}
 	}
 }
@@ -48,24 +73,17 @@ func TestOpAndTextHandler(t *testing.T) {
 func TestQuick(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(NewTextHandler(&buf, nil)).With(StageKey, "files")
+	start := time.Now()
 	Quick(log, "files", "creating directory /etc/d").Finish("mode", "0755", "uid", 0, "gid", 0)
 	boom := errors.New("read-only file system")
 	if err := Quick(log, "files", "creating directory /etc/e").Fail(boom); !errors.Is(err, boom) {
 		t.Fatalf("Op.Fail(%v) = %v, want it returned unchanged", boom, err)
 	}
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	want := []string{
-		`INFO     files: files: \[finished\] creating directory /etc/d duration=\d+s mode=0755 uid=0 gid=0$`,
-		`ERROR    files: files: \[failed\] creating directory /etc/e duration=\d+s error="read-only file system"$`,
-	}
-	if len(lines) != len(want) {
-		t.Fatalf("logged %d lines, want %d (no [started] lines):\n%s", len(lines), len(want), &buf)
-	}
-	for i, re := range want {
-		if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT[\d:.]+Z ` + re).MatchString(lines[i]) {
-			t.Errorf("line %d = %q, want it to match %q", i, lines[i], re)
-		}
-	}
+	// Two lines, no [started] lines.
+	checkLines(t, &buf, time.Since(start), []string{
+		`INFO     files: files: \[finished\] creating directory /etc/d duration=DURATION mode=0755 uid=0 gid=0$`,
+		`ERROR    files: files: \[failed\] creating directory /etc/e duration=DURATION error="read-only file system"$`,
+	})
 }
 
 type sent struct {

@@ -8,8 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mdlayher/vsock"
 )
 
 func TestAppleHV(t *testing.T) {
@@ -112,14 +116,38 @@ func TestAppleHVHostHangs(t *testing.T) {
 
 // TestAppleHVRealDial dials the real vsock host address. Outside an Apple
 // Virtualization guest nothing listens there: the dial must fail (or give
-// up with the context), never hang or succeed.
+// up with the context), never hang or succeed, and its error must show it
+// dialed the host's config port: vsock, context ID 2, port 1024.
 func TestAppleHVRealDial(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	const limit = 3 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
+	start := time.Now()
 	conn, err := dialAppleHVHost(ctx)
+	elapsed := time.Since(start)
 	if err == nil {
 		conn.Close()
 		t.Skip("something listens on vsock cid 2 port 1024 here")
 	}
-	t.Logf("dial vsock host: %v", err)
+	t.Logf("dial vsock host: %v (after %v)", err, elapsed)
+	// A dial that ignores its context would run past the deadline; the
+	// slack is for a loaded machine, far below a hang.
+	if elapsed > limit+2*time.Second {
+		t.Errorf("dialAppleHVHost() returned after %v, want it to give up with its %v context", elapsed, limit)
+	}
+	var op *net.OpError
+	if !errors.As(err, &op) {
+		t.Fatalf("dialAppleHVHost() error = %#v, want a *net.OpError", err)
+	}
+	addr, ok := op.Addr.(*vsock.Addr)
+	if op.Op != "dial" || op.Net != "vsock" || !ok || addr.ContextID != vsock.Host || addr.Port != appleHVPort {
+		t.Errorf("dialAppleHVHost() = %s %s to %v, want dial vsock to cid %d port %d", op.Op, op.Net, op.Addr, vsock.Host, appleHVPort)
+	}
+	// On Linux the cause is the kernel's (no vsock transport, a reset
+	// from the host, a refusal) or the context's; elsewhere vsock is
+	// not implemented at all.
+	var errno syscall.Errno
+	if runtime.GOOS == "linux" && !errors.As(err, &errno) && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("dialAppleHVHost() error = %v, want a system call's error or the context's deadline", err)
+	}
 }

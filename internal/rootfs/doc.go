@@ -13,8 +13,8 @@
 // followed (ELOOP beyond, like the kernel's limit). The final component is
 // never followed for writes, links, chmod or chown: it is operated on
 // relative to its parent's descriptor (renameat, symlinkat, linkat,
-// fchownat with AT_SYMLINK_NOFOLLOW, fchmod on a descriptor opened with
-// O_NOFOLLOW).
+// fchownat and fchmodat2 with AT_SYMLINK_NOFOLLOW, or, on kernels
+// before 6.6, fchmod on a descriptor opened with O_NOFOLLOW).
 //
 // Why descriptors and not resolve-then-operate on strings: once a parent
 // is open, a symlink swapped in later (by the config's own links, written

@@ -37,10 +37,11 @@ type Root struct {
 	// dirs caches the directories walks ended in: a path's parent, as
 	// written, to its descriptor and real path. Writing thousands of
 	// files into a few directories then costs no walk per file. Only
-	// removals can change where a cached path leads (a new node cannot:
-	// a cached walk went through existing nodes only), so Remove and
-	// RemoveAll empty it, and so does Forget, for changes made outside
-	// the Root (useradd, systemctl).
+	// removals and a file renamed over a symlink can change where a
+	// cached path leads (a new node cannot: a cached walk went through
+	// existing nodes only, and a file cannot replace a directory), so
+	// Remove, RemoveAll and such a Commit empty it, and so does Forget,
+	// for changes made outside the Root (useradd, systemctl).
 	mu   sync.Mutex
 	dirs map[string]*dirRef
 }
@@ -135,7 +136,19 @@ type loc struct {
 	// dir, when set, is the cached directory parent belongs to: close
 	// lets go of it instead of closing parent.
 	dir *dirRef
+	// node is what Loc.Lstat found at base, for Commit: whether a
+	// rename there replaces a symlink.
+	node nodeKind
 }
+
+// nodeKind is what a loc knows of the node at its base.
+type nodeKind uint8
+
+const (
+	nodeUnknown nodeKind = iota // not looked at
+	nodeLink                    // a symlink
+	nodeOther                   // absent, or anything but a symlink
+)
 
 func (l loc) close() {
 	if l.dir != nil {
@@ -166,9 +179,12 @@ func (r *Root) walk(p string, create bool) (loc, error) {
 	return r.walkMode(p, create, false)
 }
 
-// walkMode is walk; with virtual, a missing directory ends the walk with
-// the rest of the path appended lexically (nothing below a missing
-// directory can be a symlink) and loc.parent -1.
+// walkMode is walk; with virtual, a missing directory does not end the
+// walk: the components below it are kept lexically (nothing below a
+// missing directory can be a symlink), until a ".." climbs back above it
+// into the real tree, where the walk goes on as walk with create would
+// go, having made the missing directories. A walk that ends below a
+// missing directory returns loc.parent -1.
 func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 	if !path.IsAbs(p) {
 		return loc{}, fmt.Errorf("%s: %w", p, ErrNotRelative)
@@ -202,13 +218,22 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		}
 	}
 	links := 0
+	// missing are the components below the top of the stack that do not
+	// exist (virtual only).
+	var missing []string
 	for len(queue) > 1 {
 		c := queue[0]
 		queue = queue[1:]
-		switch c {
-		case "", ".":
+		switch {
+		case c == "" || c == ".":
 			continue
-		case "..":
+		case len(missing) > 0 && c == "..":
+			missing = missing[:len(missing)-1]
+			continue
+		case len(missing) > 0:
+			missing = append(missing, c)
+			continue
+		case c == "..":
 			if len(stack) > 1 {
 				closeAbove(len(stack) - 1)
 			}
@@ -217,24 +242,15 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 		top := stack[len(stack)-1].fd
 		fd, err := openDir(top, c)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err = unix.Mkdirat(top, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
-				fd, err = openDir(top, c)
-				if err == nil {
-					err = unix.Fchmod(fd, 0o755)
-				}
-			}
+			fd, err = makeDir(top, c)
 		}
 		if err == nil {
 			stack = append(stack, frame{fd: fd, name: c})
 			continue
 		}
 		if virtual && errors.Is(err, unix.ENOENT) {
-			real := path.Join(realOf(stack, c), strings.Join(queue, "/"))
-			if !strings.HasPrefix(real, "/") {
-				real = "/"
-			}
-			closeAbove(1)
-			return loc{parent: -1, real: real}, nil
+			missing = append(missing, c)
+			continue
 		}
 		if !errors.Is(err, unix.ELOOP) && !errors.Is(err, unix.ENOTDIR) {
 			closeAbove(1)
@@ -258,6 +274,10 @@ func (r *Root) walkMode(p string, create, virtual bool) (loc, error) {
 	last := queue[0]
 	top := stack[len(stack)-1]
 	real := realOf(stack, "")
+	if len(missing) > 0 {
+		closeAbove(1)
+		return loc{parent: -1, real: path.Join(real, path.Join(missing...), last)}, nil
+	}
 	if last == ".." || last == "." {
 		// Only reachable through symlink targets ending in "." or "..",
 		// which the queue never leaves last; kept for safety.
@@ -315,6 +335,30 @@ func realOf(stack []frame, name string) string {
 		parts = append(parts, name)
 	}
 	return "/" + strings.Join(parts, "/")
+}
+
+// makeDir makes the directory name in dirfd 0755 and opens it. When
+// something appeared there since the walk found nothing (a concurrent
+// walk's directory, MkdirAll's with its own mode, a symlink), that is
+// opened as it is: only a directory made here is chmodded (mkdirat's mode
+// is cut by the umask), never one another caller made with its own mode.
+func makeDir(dirfd int, name string) (int, error) {
+	err := unix.Mkdirat(dirfd, name, 0o755)
+	if err != nil && !errors.Is(err, unix.EEXIST) {
+		return -1, err
+	}
+	made := err == nil
+	fd, err := openDir(dirfd, name)
+	if err != nil {
+		return -1, err
+	}
+	if made {
+		if err := unix.Fchmod(fd, 0o755); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
 }
 
 func openDir(dirfd int, name string) (int, error) {
@@ -602,8 +646,21 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	}
 	parent, base := t.dir.parent, t.dir.base
 	if !noReplace {
+		node := t.dir.node
+		if node == nodeUnknown {
+			node = nodeOther
+			var st unix.Stat_t
+			if unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				node = nodeLink
+			}
+		}
 		if err := unix.Renameat(parent, t.tmp, parent, base); err != nil {
 			return &fs.PathError{Op: "rename", Path: t.Real, Err: err}
+		}
+		if node == nodeLink {
+			// Cached paths through the symlink led where it pointed;
+			// now they lead to a file, which has nothing below it.
+			t.r.Forget()
 		}
 		return nil
 	}
@@ -853,8 +910,13 @@ func removeAllAt(parent int, name string) error {
 	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
 		return err
 	}
-	if err := eachIn(parent, name, removeAllAt); err != nil {
-		return err
+	if eerr := eachIn(parent, name, removeAllAt); eerr != nil {
+		if errors.Is(eerr, unix.ENOTDIR) || errors.Is(eerr, unix.ELOOP) {
+			// Not a directory after all: EPERM was unlink's own answer (an
+			// immutable file, a sticky directory), the reason to report.
+			return err
+		}
+		return eerr
 	}
 	err = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 	if errors.Is(err, unix.ENOENT) {
@@ -934,6 +996,18 @@ func (r *Root) Chmod(p string, mode fs.FileMode) error {
 		return r.pathError("chmod", p, err)
 	}
 	defer l.close()
+	// fchmodat2(2) (Linux 6.6) changes the node without opening it, so
+	// a socket, a device without a driver or a file flint may not read
+	// is no harder than a file; AT_SYMLINK_NOFOLLOW makes it refuse a
+	// symlink (EOPNOTSUPP), which is also what it says where it is
+	// missing: then the node is opened and changed through fchmod.
+	err = unix.Fchmodat(l.parent, l.base, ModeToUnix(mode), unix.AT_SYMLINK_NOFOLLOW)
+	if !errors.Is(err, unix.EOPNOTSUPP) {
+		if err != nil {
+			return r.pathError("chmod", p, err)
+		}
+		return nil
+	}
 	// O_NONBLOCK|O_NOCTTY: opening a FIFO or a tty must not block or
 	// take a terminal; O_NOFOLLOW: never chmod a symlink's target.
 	fd, err := unix.Openat(l.parent, l.base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
@@ -988,10 +1062,15 @@ func (l *Loc) Lstat() (info Info, ok bool, err error) {
 	var st unix.Stat_t
 	err = unix.Fstatat(l.l.parent, l.l.base, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
+		l.l.node = nodeOther
 		return Info{}, false, nil
 	}
 	if err != nil {
 		return Info{}, false, l.r.pathError("lstat", l.path, err)
+	}
+	l.l.node = nodeOther
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		l.l.node = nodeLink
 	}
 	return infoOf(&st), true, nil
 }

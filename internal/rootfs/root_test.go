@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // attackRoot makes a sandbox with a root and an "outside" directory beside
@@ -482,4 +484,134 @@ func TestCommitModeExact(t *testing.T) {
 	}
 	commit("/acl/a", 0o644, -1, -1)
 	commit("/u/e", 0o644, -1, -1)
+}
+
+// TestMakeDirKeepsAnotherCallersMode: a walk that finds a directory
+// missing and then loses the race to make it (another goroutine's walk,
+// or MkdirAll giving it 0700) must open that directory as it is, not
+// chmod it 0755; one it makes itself is 0755 whatever the umask.
+func TestMakeDirKeepsAnotherCallersMode(t *testing.T) {
+	dir := t.TempDir()
+	top, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(top)
+	if err := os.Mkdir(filepath.Join(dir, "theirs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	for _, tt := range []struct {
+		name string
+		want fs.FileMode
+	}{
+		{"theirs", 0o700},
+		{"mine", 0o755},
+	} {
+		fd, err := makeDir(top, tt.name)
+		if err != nil {
+			t.Fatalf("makeDir(%s) = %v", tt.name, err)
+		}
+		unix.Close(fd)
+		if fi, err := os.Stat(filepath.Join(dir, tt.name)); err != nil || fi.Mode().Perm() != tt.want {
+			t.Errorf("after makeDir(%s): %v, %v; want mode %v", tt.name, fi.Mode(), err, tt.want)
+		}
+	}
+	// A file or a symlink that appeared is not a directory to open (the
+	// kernel says ENOTDIR or ELOOP for a symlink under O_NOFOLLOW and
+	// O_DIRECTORY: the walk reads the link on either).
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	os.Symlink("/", filepath.Join(dir, "link"))
+	for _, name := range []string{"file", "link"} {
+		if _, err := makeDir(top, name); !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+			t.Errorf("makeDir(%s) = %v, want ENOTDIR or ELOOP", name, err)
+		}
+	}
+}
+
+// TestCommitOverSymlinkForgetsCache: once a file is renamed over a
+// symlink to a directory, paths through that symlink, cached when it was
+// one, lead nowhere: the file has nothing below it. Both ways to commit,
+// with and without a Loc's Lstat.
+func TestCommitOverSymlinkForgetsCache(t *testing.T) {
+	for _, viaLoc := range []bool{false, true} {
+		r, dir, _ := attackRoot(t)
+		if err := os.Symlink("/real", filepath.Join(dir, "lnk")); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteFile("/lnk/a", nil, 0o644); err != nil { // caches /lnk/
+			t.Fatal(err)
+		}
+		if viaLoc {
+			at, err := r.Locate("/lnk")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info, ok, err := at.Lstat(); err != nil || !ok || info.Mode&fs.ModeSymlink == 0 {
+				t.Fatalf("Loc(/lnk).Lstat() = %v, %v, %v; want a symlink", info, ok, err)
+			}
+			tmp, err := at.CreateTemp(0o644, -1, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tmp.Commit(0o644, -1, -1); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := r.WriteFile("/lnk", []byte("a file now"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteFile("/lnk/b", nil, 0o644); !errors.Is(err, ErrNotDir) {
+			t.Errorf("via Loc %v: WriteFile(/lnk/b) with /lnk a file = %v, want ErrNotDir", viaLoc, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "real/b")); err == nil {
+			t.Errorf("via Loc %v: /lnk/b landed in /real/b through the symlink /lnk no longer is", viaLoc)
+		}
+	}
+}
+
+// TestResolveClimbsOutOfMissing: a symlink whose target goes through a
+// missing directory and back up ("missing/../link") resolves to where a
+// write then lands: the walk that writes makes the missing directory and
+// climbs out of it, into links that Resolve must follow too.
+func TestResolveClimbsOutOfMissing(t *testing.T) {
+	tests := []struct {
+		link, target string
+		in, want     string
+	}{
+		{"/dd", "missing/../../real-link", "/dd/x", "/real/x"},
+		{"/real/m", "nope/nope2/../../../etc", "/real/m/x", "/x"},
+		{"/real/n", "nope/../../up/real", "/real/n/sub/x", "/real/sub/x"},
+		{"/real/o", "nope/deeper/..", "/real/o/x", "/real/nope/x"},
+	}
+	for _, tt := range tests {
+		r, dir, outside := attackRoot(t)
+		if err := os.Symlink(tt.target, filepath.Join(dir, tt.link)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Resolve(tt.in); err != nil || got != tt.want {
+			t.Errorf("Resolve(%s) with %s -> %s = %q, %v; want %q", tt.in, tt.link, tt.target, got, err, tt.want)
+		}
+		at, err := r.Locate(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at.Real() != tt.want {
+			t.Errorf("Locate(%s).Real() = %q, want %q", tt.in, at.Real(), tt.want)
+		}
+		tmp, err := at.CreateTemp(0o644, -1, -1)
+		if err != nil {
+			t.Fatalf("Locate(%s).CreateTemp() = %v", tt.in, err)
+		}
+		if tmp.Real != tt.want {
+			t.Errorf("CreateTemp(%s).Real = %q, want %q", tt.in, tmp.Real, tt.want)
+		}
+		if err := tmp.Commit(0o644, -1, -1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, tt.want)); err != nil {
+			t.Errorf("write to %s: nothing at %s: %v", tt.in, tt.want, err)
+		}
+		assertOutsideUntouched(t, outside)
+	}
 }
