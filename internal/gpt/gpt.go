@@ -122,6 +122,8 @@ type Table struct {
 	header []byte
 	// entrySize is the entry size read; only EntrySize can be written.
 	entrySize int
+	// remakeMBR is set when the last usable sector moved.
+	remakeMBR bool
 }
 
 // New is an empty table for a disk of the given size, as sgdisk makes one
@@ -375,9 +377,21 @@ func (t *Table) FitDisk(sectors int64) bool {
 	if t.BackupLBA == last && t.LastUsable < last {
 		return false
 	}
-	t.BackupLBA = last
-	t.LastUsable = uint64(sectors) - t.FirstUsable
+	t.MoveBackupToEnd(sectors)
 	return true
+}
+
+// MoveBackupToEnd puts the backup header in the last sector of a disk of
+// the given size and makes the last usable sector the one before the
+// backup entries, wherever they were (sgdisk --move-second-header).
+func (t *Table) MoveBackupToEnd(sectors int64) {
+	t.BackupLBA = uint64(sectors - 1)
+	if last := uint64(sectors) - t.FirstUsable; last != t.LastUsable {
+		t.LastUsable = last
+		// gdisk remakes a protective MBR then: it probably no longer
+		// covers the disk.
+		t.remakeMBR = true
+	}
 }
 
 // Write writes the table to a disk of the given size, in the order the
@@ -418,13 +432,14 @@ func (t *Table) Write(w io.WriterAt, sectors int64) error {
 	return nil
 }
 
-// headerSector renders a header sector: the one read (its bytes past the
-// header kept), or zeros.
+// headerSector renders a header sector: the first 512 bytes of the one
+// read (its bytes past the header kept, as gdisk keeps its 512-byte
+// header structure), then zeros.
 func (t *Table) headerSector(current, backup, entriesLBA uint64, entriesCRC uint32) []byte {
 	b := make([]byte, t.SectorSize)
 	size := uint32(headerSize)
 	if len(t.header) == t.SectorSize {
-		copy(b, t.header)
+		copy(b, t.header[:512])
 		// gdisk keeps a header size up to its 512-byte structure.
 		if s := binary.LittleEndian.Uint32(t.header[12:]); s > headerSize && s <= 512 {
 			size = s

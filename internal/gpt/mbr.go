@@ -60,26 +60,32 @@ func mbrKind(b []byte) MBRKind {
 }
 
 // ProtectiveMBR is sector 0 as Write writes it for a disk of the given
-// size. A hybrid MBR is kept as it is, and so is a protective one whose
-// 0xEE partition covers the disk from sector 1 (as far as 32 bits reach).
-// Anything else is replaced by a fresh protective MBR as gdisk makes one
-// (BasicMBRData::MakeProtectiveMBR without clearing the boot code): the
-// boot code kept, the disk signature and the other partitions zeroed, one
-// 0xEE partition from sector 1 to the end of the disk. sgdisk differs on
-// two rare disks: it resizes the 0xEE partition of a hybrid MBR on a disk
-// that grew, and it writes no protective partition at all over a valid
-// MBR that lists no partitions.
+// size. As gdisk does (GPTData::MoveSecondHeaderToEnd and PartitionScan),
+// a hybrid MBR is kept as it is, and so is a protective one, unless the
+// last usable sector moved (MoveBackupToEnd) or a partition in it runs
+// past the end of the disk. Anything else is replaced by a fresh
+// protective MBR as gdisk makes one (BasicMBRData::MakeProtectiveMBR
+// without clearing the boot code): the boot code kept, the disk signature
+// and the other partitions zeroed, one 0xEE partition from sector 1 to the
+// end of the disk (as far as 32 bits reach). sgdisk differs on two rare
+// disks: it resizes the 0xEE partition of a hybrid MBR when the last
+// usable sector moves, and it writes no protective partition at all over
+// a valid MBR that lists no partitions.
 func (t *Table) ProtectiveMBR(sectors int64) [512]byte {
 	size := uint32(min(sectors-1, 0xFFFFFFFF))
 	switch t.Kind() {
 	case Hybrid:
 		return t.MBR
 	case Protective:
+		fits := true
 		for i := range 4 {
 			e := t.MBR[mbrEntries+i*mbrEntrySize:]
-			if e[4] == protectiveType && binary.LittleEndian.Uint32(e[8:]) == 1 && binary.LittleEndian.Uint32(e[12:]) == size {
-				return t.MBR
+			if e[4] != 0 && int64(binary.LittleEndian.Uint32(e[8:]))+int64(binary.LittleEndian.Uint32(e[12:])) > sectors {
+				fits = false
 			}
+		}
+		if fits && !t.remakeMBR {
+			return t.MBR
 		}
 	}
 	var b [512]byte

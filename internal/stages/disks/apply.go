@@ -90,6 +90,10 @@ func (s *stage) buildTable(ra io.ReaderAt, plan DiskPlan) (*gpt.Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	if plan.MoveBackupHeader {
+		// The plan may use the sectors past the old last usable one.
+		t.MoveBackupToEnd(plan.Sectors)
+	}
 	entry := func(n int) (*gpt.Entry, error) {
 		if n < 1 || n > len(t.Entries) {
 			return nil, fmt.Errorf("partition %d: the table has %d entries", n, len(t.Entries))

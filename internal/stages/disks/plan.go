@@ -519,7 +519,11 @@ func newGeometry(s DiskState, wipe bool) (geometry, error) {
 		g.first, g.last = 2+entrySectors, end
 	} else {
 		g.first, g.last = s.FirstUsable, s.LastUsable
-		if s.Sectors > 0 && end > g.last {
+		// Moving the backup header to the end makes the last usable
+		// sector the disk's size minus the first usable one (gdisk's
+		// GPTData::MoveSecondHeaderToEnd): as far from the end as the
+		// first is from the start, whatever the table's entries take.
+		if end = s.Sectors - s.FirstUsable; s.Sectors > 0 && end > g.last {
 			g.oldLast, g.last = g.last, end
 		}
 	}

@@ -72,8 +72,11 @@ func TestTableMatchesSgdisk(t *testing.T) {
 		// setup is sgdisk's arguments for the image before the stage
 		// ("" for a blank disk); grow is the MiB added after it.
 		setup []string
-		grow  int64
-		disk  string
+		// sfdisk is a script for sfdisk instead (a table sgdisk cannot
+		// make).
+		sfdisk string
+		grow   int64
+		disk   string
 	}{
 		{name: "blank disk", disk: fmt.Sprintf(`{"partitions":[
 			{"number":1,"label":"EFI-SYSTEM","sizeMiB":16,"typeGuid":"C12A7328-F81F-11D2-BA4B-00A0C93EC93B","guid":%q},
@@ -92,6 +95,8 @@ func TestTableMatchesSgdisk(t *testing.T) {
 				{"number":3,"label":"grow","sizeMiB":6,"resize":true},
 				{"number":4,"label":"redone","sizeMiB":2,"wipePartitionEntry":true,"guid":%q},
 				{"label":"new","sizeMiB":4,"guid":%q}]}`, g(4), g(5))},
+		{name: "a table whose usable sectors stop short of its backup", sfdisk: "label: gpt\nlast-lba: 100000\nstart=2048, size=8192, name=a\n",
+			disk: fmt.Sprintf(`{"partitions":[{"label":"fill","guid":%q}]}`, g(2))},
 		{name: "a disk that grew", setup: []string{"--new=1:2048:+8M", "--change-name=1:gone", "--new=2:0:0", "--change-name=2:root"}, grow: 32,
 			disk: `{"partitions":[{"number":1,"shouldExist":false,"wipePartitionEntry":true},{"number":2,"label":"root","resize":true,"sizeMiB":0}]}`},
 	} {
@@ -107,13 +112,20 @@ func TestTableMatchesSgdisk(t *testing.T) {
 			if tc.setup != nil {
 				run(t, "sgdisk", append(tc.setup, img)...)
 			}
+			if tc.sfdisk != "" {
+				cmd := exec.Command("sfdisk", "-q", img)
+				cmd.Stdin = strings.NewReader(tc.sfdisk)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("sfdisk: %v\n%s", err, out)
+				}
+			}
 			if tc.grow != 0 {
 				if err := os.Truncate(img, (64+tc.grow)<<20); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var state DiskState
-			if tc.setup != nil {
+			if tc.setup != nil || tc.sfdisk != "" {
 				var err error
 				if state, err = ParseSfdiskJSON(run(t, "sfdisk", "--json", img)); err != nil {
 					t.Fatal(err)
