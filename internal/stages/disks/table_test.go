@@ -132,10 +132,13 @@ func TestTableMatchesSgdisk(t *testing.T) {
 				}
 			}
 			state.Device, state.LogicalSectorSize, state.Sectors = img, 512, (64+tc.grow)<<11
-			var disk config.Disk
-			cfg := parseConfig(t, fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"disks":[%s]}}`,
-				strings.Replace(tc.disk, "{", fmt.Sprintf(`{"device":%q,`, img), 1)))
-			disk = cfg.Storage.Disks[0]
+			raw := fmt.Sprintf(`{"ignition":{"version":"3.4.0"},"storage":{"disks":[%s]}}`,
+				strings.Replace(tc.disk, "{", fmt.Sprintf(`{"device":%q,`, img), 1))
+			cfg, report, err := config.Parse([]byte(raw))
+			if err != nil {
+				t.Fatalf("config.Parse(%s) = %v\n%s", raw, err, report)
+			}
+			disk := cfg.Storage.Disks[0]
 			plan, err := Plan(disk, state)
 			if err != nil {
 				t.Fatalf("Plan() = %v", err)
