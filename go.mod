@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/ProtonMail/go-crypto v1.5.2
 	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/google/uuid v1.6.0
 	github.com/klauspost/compress v1.20.4
 	github.com/mdlayher/vsock v1.4.0
 	github.com/ulikunitz/xz v0.5.17

@@ -76,6 +76,9 @@ var allowedModules = map[string]bool{
 	"github.com/flintboot/flint":           true,
 	"github.com/coreos/go-systemd/v22":     true, // unit file parsing, journal
 	"github.com/vincent-petithory/dataurl": true, // data URLs, as the spec defines them
+	// GUIDs of partitions and disks (internal/gpt): parsing, and the
+	// random version-4 ones sgdisk would pick; a few KiB.
+	"github.com/google/uuid": true,
 	// applehv: AF_VSOCK dialing with context cancellation (vsock, and
 	// socket under it, which needs x/net/bpf, x/sync and x/sys); about
 	// 90 KiB of binary against ~70 lines of raw socket code to keep.

@@ -4,38 +4,166 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/flintboot/flint/internal/blockdev"
-	"github.com/flintboot/flint/internal/sys"
+	"github.com/flintboot/flint/internal/gpt"
 )
 
-// applyPlan writes one disk's plan with a single sgdisk run, makes the
-// kernel see the new table, and checks that it does: every partition of
-// the plan at its sectors, every other partition gone. A plan without
-// changes writes nothing.
+// applyPlan writes one disk's plan: it reads the GPT on the disk (or
+// starts a new one), removes, resizes and adds the plan's entries, keeps
+// every other entry bit for bit, writes the table (internal/gpt, which
+// writes what sgdisk would), and tells the kernel partition by partition.
+// A plan without changes writes nothing.
 func (s *stage) applyPlan(ctx context.Context, plan DiskPlan) error {
-	args := plan.SgdiskArgs()
-	if args == nil {
+	if !plan.Changes() {
 		s.log.Info("disk " + plan.Device + ": the partition table already matches the config")
 		return nil
 	}
-	what := "writing the partition table of " + plan.Device
-	_, err := s.command(ctx, "partition", what, "sgdisk", args...)
-	var ce *sys.CommandError
-	if plan.WipeTable && errors.As(err, &ce) && ce.ExitCode == 2 {
-		// sgdisk exits 2 when it found a damaged table, even as it
-		// zaps it; Ignition retries once. The run is idempotent:
-		// it starts from a zapped disk either way.
-		s.log.Warn("sgdisk found a damaged partition table on "+plan.Device+"; running it again", "op", "partition")
-		_, err = s.command(ctx, "partition", what+" (again)", "sgdisk", args...)
+	dev, err := s.Devices.Device(plan.Device)
+	if err != nil {
+		return fmt.Errorf("disk %s: %w", plan.Device, err)
+	}
+	op := s.op("partition", "writing the partition table of "+plan.Device)
+	d, err := s.OpenDisk(plan.Device)
+	if err != nil {
+		return op.Fail(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			d.Close()
+		}
+	}()
+	t, err := s.buildTable(d, plan)
+	if err == nil {
+		err = t.Write(d, plan.Sectors)
+	}
+	if err == nil {
+		err = d.Sync()
 	}
 	if err != nil {
+		return op.Fail(fmt.Errorf("disk %s: writing the partition table: %w", plan.Device, err))
+	}
+	op.Finish()
+	if err := s.syncKernel(d, dev, plan); err != nil {
 		return err
 	}
-	return s.syncKernel(ctx, plan)
+	// Closing unlocks the disk: udev delays the events of a locked disk,
+	// so the trigger comes after.
+	closed = true
+	if err := d.Close(); err != nil {
+		return err
+	}
+	if s.Udev {
+		if _, err := s.Runner.Run(ctx, "udevadm", "trigger", "--settle", plan.Device); err != nil {
+			s.log.Warn("udevadm trigger failed", "op", "partition", "device", plan.Device, "error", err)
+		}
+	}
+	return nil
+}
+
+// buildTable is the table the plan leaves on the disk. The table read
+// must hold every partition the plan keeps or changes where the plan
+// (from sfdisk's reading) says: a disagreement fails before anything is
+// written.
+func (s *stage) buildTable(ra io.ReaderAt, plan DiskPlan) (*gpt.Table, error) {
+	var t *gpt.Table
+	var err error
+	if plan.NewTable {
+		mbr := make([]byte, 512)
+		if _, err := ra.ReadAt(mbr, 0); err != nil {
+			return nil, fmt.Errorf("reading sector 0: %w", err)
+		}
+		var g uuid.UUID
+		if g, err = uuid.NewRandomFromReader(s.random()); err != nil {
+			return nil, fmt.Errorf("a disk GUID: %w", err)
+		}
+		t, err = gpt.New(plan.LogicalSectorSize, plan.Sectors, g, mbr)
+	} else {
+		t, err = gpt.Read(ra, plan.LogicalSectorSize, plan.Sectors)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if plan.MoveBackupHeader {
+		// The plan may use the sectors past the old last usable one.
+		t.MoveBackupToEnd(plan.Sectors)
+	}
+	entry := func(n int) (*gpt.Entry, error) {
+		if n < 1 || n > len(t.Entries) {
+			return nil, fmt.Errorf("partition %d: the table has %d entries", n, len(t.Entries))
+		}
+		return &t.Entries[n-1], nil
+	}
+	old := map[int]gpt.Entry{}
+	for _, pp := range plan.Partitions {
+		e, err := entry(pp.Number)
+		if err != nil {
+			return nil, err
+		}
+		if pp.Action == Create {
+			if !plan.NewTable && e.Used() {
+				return nil, fmt.Errorf("partition %d: %w: the table has an entry the plan does not know", pp.Number, ErrTableChanged)
+			}
+			continue
+		}
+		if plan.NewTable {
+			continue
+		}
+		o := pp.Old
+		if o == nil {
+			o = &PartitionState{Start: pp.Start, Size: pp.Size}
+		}
+		if !e.Used() || int64(e.First) != o.Start || int64(e.Last) != o.End() {
+			return nil, fmt.Errorf("partition %d: %w: sectors %d-%d in the table, %d-%d when planned", pp.Number, ErrTableChanged, e.First, e.Last, o.Start, o.End())
+		}
+		old[pp.Number] = *e
+		if pp.Action != Keep {
+			*e = gpt.Entry{}
+		}
+	}
+	for _, pp := range plan.Partitions {
+		e, _ := entry(pp.Number)
+		switch pp.Action {
+		case Resize:
+			// sgdisk resizes by deleting and re-creating with the same
+			// start, name, type, GUID and attributes: the entry is
+			// the old one with a new end.
+			*e = old[pp.Number]
+			e.Last = uint64(pp.End())
+		case Create, Recreate:
+			ne, err := s.newEntry(pp)
+			if err != nil {
+				return nil, fmt.Errorf("partition %d: %w", pp.Number, err)
+			}
+			*e = ne
+		}
+	}
+	return t, nil
+}
+
+// newEntry is a new partition's entry: a GUID the config gives, or a
+// random one as sgdisk picks.
+func (s *stage) newEntry(pp PartitionPlan) (gpt.Entry, error) {
+	e := gpt.Entry{First: uint64(pp.Start), Last: uint64(pp.End()), Attributes: pp.Attributes}
+	var err error
+	if e.Type, err = uuid.Parse(pp.TypeGUID); err != nil {
+		return e, fmt.Errorf("type GUID %q: %w", pp.TypeGUID, err)
+	}
+	if pp.GUID != "" {
+		e.GUID, err = uuid.Parse(pp.GUID)
+	} else {
+		e.GUID, err = uuid.NewRandomFromReader(s.random())
+	}
+	if err != nil {
+		return e, fmt.Errorf("GUID %q: %w", pp.GUID, err)
+	}
+	return e, e.SetName(pp.Label)
 }
 
 // kernelExtent is a partition as the kernel sees it, in 512-byte units.
@@ -54,21 +182,16 @@ func want(plan DiskPlan) map[int]kernelExtent {
 	return w
 }
 
-// syncKernel tells the kernel about the new table. `partx -u` alone does
-// not add new partitions on util-linux 2.38, and without udev nothing else
-// will, so after it every difference left is fixed partition by partition
-// (partx -d, then -u, then -a, so that no added partition overlaps a stale
-// one), and the kernel's view is checked against the plan.
-func (s *stage) syncKernel(ctx context.Context, plan DiskPlan) error {
-	disk, err := s.Devices.Device(plan.Device)
-	if err != nil {
-		return fmt.Errorf("disk %s: %w", plan.Device, err)
-	}
-	if _, err := s.command(ctx, "partition", "telling the kernel about "+plan.Device, "partx", "-u", plan.Device); err != nil {
-		// Ignition only notes partx failures: the check below
-		// decides, after the fixes partition by partition.
-		s.log.Warn("partx could not update every partition; fixing them one by one", "op", "partition", "error", err)
-	}
+// syncKernel tells the kernel about the new table one partition at a time
+// (BLKPG, as partx and parted do), rather than asking it to re-read the
+// whole table (BLKRRPART, which fails while any partition of the disk is
+// in use, and which sgdisk follows with seconds of sleep): it removes the
+// partitions the table no longer has or that moved, resizes those that
+// only changed size, then adds the new and moved ones, so that no added
+// partition overlaps a stale one. A partition in use cannot be removed:
+// the kernel refuses (EBUSY), and so does the stage. Then the kernel's
+// view is checked against the plan.
+func (s *stage) syncKernel(k PartitionKernel, disk blockdev.Device, plan DiskPlan) error {
 	w := want(plan)
 	have, err := s.kernelView(disk)
 	if err != nil {
@@ -97,23 +220,30 @@ func (s *stage) syncKernel(ctx context.Context, plan DiskPlan) error {
 	slices.Sort(add)
 	var errs []error
 	for _, step := range []struct {
-		flag, verb string
-		nums       []int
-	}{{"-d", "removing", del}, {"-u", "resizing", upd}, {"-a", "adding", add}} {
+		verb string
+		nums []int
+		call func(n int, e kernelExtent) error
+	}{
+		{"removing", del, func(n int, _ kernelExtent) error { return k.DeletePartition(n) }},
+		{"resizing", upd, func(n int, e kernelExtent) error { return k.ResizePartition(n, e.start*512, e.size*512) }},
+		{"adding", add, func(n int, e kernelExtent) error { return k.AddPartition(n, e.start*512, e.size*512) }},
+	} {
 		for _, n := range step.nums {
+			e := w[n]
 			what := fmt.Sprintf("%s partition %d of %s in the kernel", step.verb, n, plan.Device)
-			if _, err := s.command(ctx, "partition", what, "partx", step.flag, "--nr", strconv.Itoa(n), plan.Device); err != nil {
-				errs = append(errs, err)
+			if step.verb != "removing" {
+				what += fmt.Sprintf(" (512-byte sectors %d+%d)", e.start, e.size)
 			}
+			op := s.op("partition", what)
+			if err := step.call(n, e); err != nil {
+				errs = append(errs, op.Fail(err))
+				continue
+			}
+			op.Finish()
 		}
 	}
 	if err := s.verifyKernel(disk, w); err != nil {
 		return errors.Join(append([]error{err}, errs...)...)
-	}
-	if s.Udev {
-		if _, err := s.Runner.Run(ctx, "udevadm", "trigger", "--settle", plan.Device); err != nil {
-			s.log.Warn("udevadm trigger failed", "op", "partition", "device", plan.Device, "error", err)
-		}
 	}
 	return nil
 }

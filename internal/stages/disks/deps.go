@@ -21,7 +21,7 @@ type Deps struct {
 	// Config is the full config the engine rendered.
 	Config config.Config
 	Logger *slog.Logger
-	// Runner runs sfdisk, sgdisk, partx, blkid, wipefs, mkfs, mdadm,
+	// Runner runs sfdisk, blkid, wipefs, mkfs, mdadm,
 	// cryptsetup and clevis. Without udev its environment must have
 	// NoUdevEnv.
 	Runner  Runner
@@ -52,9 +52,41 @@ type Deps struct {
 	// DevDir is where the stage makes the links udev would, when udev
 	// does not run ("" means /dev).
 	DevDir string
+	// OpenDisk opens a whole disk to rewrite its partition table and
+	// tell the kernel about the change; nil means sys.OpenDisk.
+	OpenDisk func(path string) (Disk, error)
 	// SerialMkfs runs one mkfs at a time instead of GOMAXPROCS (for the
 	// benchmark, and for a machine whose disks dislike parallel writes).
 	SerialMkfs bool
+}
+
+// Disk is a whole disk open for rewriting its partition table;
+// *sys.Disk is the real one. Reads and writes go to the disk, Sync
+// flushes them; the kernel's partitions change only through
+// PartitionKernel.
+type Disk interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+	Sync() error
+	PartitionKernel
+}
+
+// PartitionKernel tells the kernel about one partition at a time (the
+// BLKPG ioctl). Extents are in bytes.
+type PartitionKernel interface {
+	AddPartition(number int, start, length int64) error
+	DeletePartition(number int) error
+	ResizePartition(number int, start, length int64) error
+}
+
+// openSysDisk is the real Deps.OpenDisk.
+func openSysDisk(path string) (Disk, error) {
+	d, err := sys.OpenDisk(path)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Fetcher fetches a resource as the files stage does; the engine's

@@ -38,6 +38,10 @@
 // sgdisk's (gdisk 1.0.9): partitions start on multiples of the alignment (1
 // MiB, or less when an existing partition is not aligned that far), a start
 // of 0 is the start of the largest free block, and a size of 0 fills the
-// free block the partition starts in. Because the plan carries explicit
-// sector numbers, applying it does not depend on sgdisk choosing the same.
+// free block the partition starts in. The stage writes the table itself
+// (internal/gpt: what sgdisk would write for the plan, every entry it
+// keeps bit for bit) and tells the kernel partition by partition with
+// BLKPG, instead of running sgdisk, which re-reads the whole table and
+// then sleeps; a partition the kernel will not drop because it is in use
+// fails the stage. The tests check the written tables against sgdisk's.
 package disks

@@ -33,7 +33,8 @@ var ErrDeviceTimeout = errors.New("device did not appear")
 var ErrNotSupported = errors.New("not supported")
 
 // ErrKernelView means the kernel's partitions differ from the table just
-// written, even after partx: later steps would format the wrong extents.
+// written, even after telling it partition by partition: later steps
+// would format the wrong extents.
 var ErrKernelView = errors.New("the kernel's view of the partitions differs from the plan")
 
 // ErrFilesystemMismatch means a device holds a filesystem the config does
@@ -48,3 +49,8 @@ var ErrLuksMismatch = errors.New("cannot reuse the device for the LUKS volume")
 // ErrInUse means a device the config would change is in use: mounted, an
 // active swap area, a RAID member or under an open LUKS volume.
 var ErrInUse = errors.New("device is in use")
+
+// ErrTableChanged means the GPT read to apply a plan does not hold the
+// partitions the plan was made from (sfdisk read something else): the
+// stage writes nothing rather than guess.
+var ErrTableChanged = errors.New("the partition table differs from the one planned on")

@@ -3,24 +3,31 @@ package disks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/flintboot/flint/internal/blockdev"
+	gptlib "github.com/flintboot/flint/internal/gpt"
 	"github.com/flintboot/flint/internal/sys"
 )
 
 // fakeOS is a stateful fake of the machine the stage runs on: disks with
-// a partition table (what sgdisk writes, sfdisk reads) and a kernel view
-// of their partitions (what partx changes, sysfs shows), signatures on
-// devices (what wipefs and mkfs change, blkid reads), symlinks and mounts.
-// It records every command's argv. Its partx -u behaves as util-linux
-// 2.38's does on a loop device: it removes and resizes, but adds nothing.
+// a partition table (what the stage writes as GPT bytes, sfdisk reads) and
+// a kernel view of their partitions (what BLKPG changes, sysfs shows),
+// signatures on devices (what wipefs and mkfs change, blkid reads),
+// symlinks and mounts. It records every command's argv, and every table
+// write ("gpt-write DISK N:FIRST-LAST:LABEL...") and BLKPG call
+// ("blkpg-add DISK N START+SIZE", in 512-byte units) as if they were
+// commands.
 type fakeOS struct {
 	mu    sync.Mutex
 	disks map[string]*fakeDisk // by node
@@ -34,8 +41,9 @@ type fakeOS struct {
 	calls   [][]string
 	// fail makes a command fail: argv[0] → error (a *sys.CommandError).
 	fail map[string]error
-	// partxAddIgnored makes partx -a succeed without adding anything.
-	partxAddIgnored bool
+	// blkpgAddIgnored makes BLKPG_ADD_PARTITION succeed without adding
+	// anything.
+	blkpgAddIgnored bool
 	// mkfsGate, when set, is called inside every mkfs run, to measure
 	// how many run at once.
 	mkfsGate func()
@@ -101,8 +109,7 @@ func (f *fakeOS) wrote() []string {
 	for _, c := range f.argvs() {
 		name, _, _ := strings.Cut(c, " ")
 		switch {
-		case name == "sgdisk", name == "wipefs" && !strings.HasPrefix(c, "wipefs -n"), strings.HasPrefix(name, "mkfs"), name == "mkswap",
-			name == "partx" && !strings.HasPrefix(c, "partx --show"):
+		case name == "gpt-write", strings.HasPrefix(name, "blkpg-"), name == "wipefs" && !strings.HasPrefix(c, "wipefs -n"), strings.HasPrefix(name, "mkfs"), name == "mkswap":
 			out = append(out, c)
 		}
 	}
@@ -143,19 +150,6 @@ func (f *fakeOS) Run(ctx context.Context, name string, args ...string) ([]byte, 
 			return fail(1, "sfdisk: "+dev+": does not contain a recognized partition table")
 		}
 		return sfdiskJSONOf(dev, d.table), nil
-	case "sgdisk":
-		d := f.disks[dev]
-		if d == nil {
-			return fail(2, "Problem opening "+dev)
-		}
-		return nil, d.sgdisk(args[:len(args)-1])
-	case "partx":
-		d := f.disks[dev]
-		if d == nil {
-			return fail(1, "partx: "+dev+": failed to read partition table")
-		}
-		d.partx(args[:len(args)-1], f.partxAddIgnored)
-		return nil, nil
 	case "blkid":
 		p, ok := f.sigs[dev]
 		if !ok || p.Type == "" {
@@ -209,88 +203,6 @@ func (f *fakeOS) mkfs(argv []string) ([]byte, error) {
 	f.sigs[argv[len(argv)-1]] = p
 	f.mu.Unlock()
 	return nil, nil
-}
-
-// sgdisk applies the options the planner's argv uses.
-func (d *fakeDisk) sgdisk(opts []string) error {
-	if d.table == nil {
-		d.gpt()
-	}
-	t := d.table
-	for _, o := range opts {
-		k, v, _ := strings.Cut(o, "=")
-		n, rest, _ := strings.Cut(v, ":")
-		num, _ := strconv.Atoi(n)
-		switch k {
-		case "--zap-all":
-			d.table = nil
-			d.gpt()
-			t = d.table
-			// sgdisk does not tell the kernel; the kernel keeps its view.
-		case "--move-second-header", "--set-alignment":
-		case "--delete":
-			i := indexOf(t.Partitions, num)
-			if i < 0 {
-				return fmt.Errorf("sgdisk: no partition %d", num)
-			}
-			t.Partitions = slices.Delete(t.Partitions, i, i+1)
-		case "--new":
-			s, e, _ := strings.Cut(rest, ":")
-			start, _ := strconv.ParseInt(s, 10, 64)
-			end, _ := strconv.ParseInt(e, 10, 64)
-			t.Partitions = append(t.Partitions, PartitionState{Number: num, Start: start, Size: end - start + 1,
-				TypeGUID: linuxFilesystem, GUID: fmt.Sprintf("00000000-0000-4000-9000-%012d", num)})
-		case "--change-name", "--typecode", "--partition-guid":
-			i := indexOf(t.Partitions, num)
-			switch k {
-			case "--change-name":
-				t.Partitions[i].Label = rest
-			case "--typecode":
-				t.Partitions[i].TypeGUID = rest
-			case "--partition-guid":
-				t.Partitions[i].GUID = rest
-			}
-		default:
-			return fmt.Errorf("sgdisk: option %s not faked", o)
-		}
-	}
-	slices.SortFunc(t.Partitions, func(a, b PartitionState) int { return a.Number - b.Number })
-	return nil
-}
-
-func (d *fakeDisk) partx(opts []string, addIgnored bool) {
-	f := int64(d.ss / 512)
-	table := map[int]kernelExtent{}
-	if d.table != nil {
-		for _, p := range d.table.Partitions {
-			table[p.Number] = kernelExtent{p.Start * f, p.Size * f}
-		}
-	}
-	if len(opts) == 1 && opts[0] == "-u" {
-		for n, k := range d.kernel {
-			t, ok := table[n]
-			switch {
-			case !ok:
-				delete(d.kernel, n)
-			case t.start == k.start:
-				d.kernel[n] = t
-			}
-		}
-		return
-	}
-	n, _ := strconv.Atoi(opts[2])
-	switch opts[0] {
-	case "-d":
-		delete(d.kernel, n)
-	case "-a":
-		if t, ok := table[n]; ok && !addIgnored {
-			d.kernel[n] = t
-		}
-	case "-u":
-		if t, ok := table[n]; ok {
-			d.kernel[n] = t
-		}
-	}
 }
 
 func sfdiskJSONOf(dev string, t *DiskState) []byte {
@@ -444,4 +356,195 @@ func (g *gate) enter() {
 	g.mu.Lock()
 	g.active--
 	g.mu.Unlock()
+}
+
+// openDisk implements Deps.OpenDisk: the disk's table rendered as GPT
+// bytes in a sparse in-memory image; syncing it after a write reads the
+// table back (what sfdisk then reports).
+func (f *fakeOS) openDisk(path string) (Disk, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.fail["open"]; err != nil {
+		return nil, err
+	}
+	d := f.disks[path]
+	if d == nil {
+		return nil, fmt.Errorf("opening disk %s: %w", path, fs.ErrNotExist)
+	}
+	sectors := d.size * 512 / int64(d.ss)
+	img := &fakeImage{f: f, d: d, sectors: map[int64][]byte{}}
+	if t := d.table; t != nil {
+		// The table as a tool wrote it for a disk of the size its
+		// header describes (smaller than the disk when it grew).
+		described := t.LastUsable + t.FirstUsable
+		tbl, err := gptlib.New(d.ss, described, uuid.MustParse("0A1B2C3D-0000-4000-8000-000000000000"), nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range t.Partitions {
+			e := gptlib.Entry{Type: uuid.MustParse(p.TypeGUID), GUID: uuid.MustParse(p.GUID), First: uint64(p.Start), Last: uint64(p.End()), Attributes: p.Attributes}
+			if err := e.SetName(p.Label); err != nil {
+				return nil, err
+			}
+			tbl.Entries[p.Number-1] = e
+		}
+		if err := tbl.Write(img, described); err != nil {
+			return nil, fmt.Errorf("fake table of %s: %w", path, err)
+		}
+	}
+	img.written = false
+	img.size = sectors * int64(d.ss)
+	return img, nil
+}
+
+// fakeImage is a disk opened by the fake's openDisk.
+type fakeImage struct {
+	f       *fakeOS
+	d       *fakeDisk
+	sectors map[int64][]byte // by byte offset / sector size
+	size    int64
+	written bool
+	closed  bool
+}
+
+func (m *fakeImage) sector(i int64) []byte {
+	b, ok := m.sectors[i]
+	if !ok {
+		b = make([]byte, m.d.ss)
+		m.sectors[i] = b
+	}
+	return b
+}
+
+func (m *fakeImage) ReadAt(b []byte, off int64) (int, error) {
+	if m.size > 0 && off+int64(len(b)) > m.size {
+		return 0, fmt.Errorf("read past the end of %s", m.d.node)
+	}
+	ss := int64(m.d.ss)
+	for n := 0; n < len(b); {
+		o := off + int64(n)
+		n += copy(b[n:], m.sector(o / ss)[o%ss:])
+	}
+	return len(b), nil
+}
+
+func (m *fakeImage) WriteAt(b []byte, off int64) (int, error) {
+	if m.size > 0 && off+int64(len(b)) > m.size {
+		return 0, fmt.Errorf("write past the end of %s", m.d.node)
+	}
+	m.written = true
+	ss := int64(m.d.ss)
+	for n := 0; n < len(b); {
+		o := off + int64(n)
+		n += copy(m.sector(o / ss)[o%ss:], b[n:])
+	}
+	return len(b), nil
+}
+
+// Close fails when called twice.
+func (m *fakeImage) Close() error {
+	if m.closed {
+		return errors.New("already closed")
+	}
+	m.closed = true
+	return nil
+}
+
+// Sync reads back what was written, as the table sfdisk will report, and
+// records the write.
+func (m *fakeImage) Sync() error {
+	if !m.written {
+		return nil
+	}
+	m.written = false
+	t, err := gptlib.Read(m, m.d.ss, m.size/int64(m.d.ss))
+	if err != nil {
+		return fmt.Errorf("fake: reading back the table of %s: %w", m.d.node, err)
+	}
+	st := &DiskState{Table: "gpt", LogicalSectorSize: m.d.ss, FirstUsable: int64(t.FirstUsable), LastUsable: int64(t.LastUsable)}
+	call := []string{"gpt-write", m.d.node}
+	for i, e := range t.Entries {
+		if !e.Used() {
+			continue
+		}
+		st.Partitions = append(st.Partitions, PartitionState{
+			Number: i + 1, Start: int64(e.First), Size: int64(e.Last-e.First) + 1, Label: e.NameString(),
+			TypeGUID: strings.ToUpper(e.Type.String()), GUID: strings.ToUpper(e.GUID.String()), Attributes: e.Attributes,
+		})
+		call = append(call, fmt.Sprintf("%d:%d-%d:%s", i+1, e.First, e.Last, e.NameString()))
+	}
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	m.d.table = st
+	m.f.calls = append(m.f.calls, call)
+	return nil
+}
+
+// blkpg records a BLKPG call and returns the error f.fail has for it.
+func (m *fakeImage) blkpg(op string, n int, e *kernelExtent) error {
+	call := []string{"blkpg-" + op, m.d.node, strconv.Itoa(n)}
+	if e != nil {
+		call = append(call, fmt.Sprintf("%d+%d", e.start, e.size))
+	}
+	m.f.calls = append(m.f.calls, call)
+	return m.f.fail["blkpg-"+op]
+}
+
+// AddPartition fails as the kernel does: EBUSY for a number in use or an
+// overlap.
+func (m *fakeImage) AddPartition(n int, start, length int64) error {
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	e := kernelExtent{start / 512, length / 512}
+	if err := m.blkpg("add", n, &e); err != nil {
+		return err
+	}
+	for k, o := range m.d.kernel {
+		if k == n || (o.start < e.start+e.size && e.start < o.start+o.size) {
+			return fmt.Errorf("adding partition %d of %s in the kernel (BLKPG): %w", n, m.d.node, syscall.EBUSY)
+		}
+	}
+	if !m.f.blkpgAddIgnored {
+		m.d.kernel[n] = e
+	}
+	return nil
+}
+
+// DeletePartition fails as the kernel does: ENXIO for a partition it
+// does not know, EBUSY for one in use.
+func (m *fakeImage) DeletePartition(n int) error {
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	if err := m.blkpg("del", n, nil); err != nil {
+		return err
+	}
+	if _, ok := m.d.kernel[n]; !ok {
+		return fmt.Errorf("removing partition %d of %s in the kernel (BLKPG): %w", n, m.d.node, syscall.ENXIO)
+	}
+	dev := m.f.device(m.d, n)
+	if len(m.f.mounts[dev.MajorMinor]) > 0 || len(dev.Holders) > 0 {
+		return fmt.Errorf("removing partition %d of %s in the kernel (BLKPG): %w", n, m.d.node, syscall.EBUSY)
+	}
+	delete(m.d.kernel, n)
+	return nil
+}
+
+// ResizePartition fails as the kernel does: ENXIO for a partition it
+// does not know, EINVAL for a different start.
+func (m *fakeImage) ResizePartition(n int, start, length int64) error {
+	m.f.mu.Lock()
+	defer m.f.mu.Unlock()
+	e := kernelExtent{start / 512, length / 512}
+	if err := m.blkpg("resize", n, &e); err != nil {
+		return err
+	}
+	o, ok := m.d.kernel[n]
+	switch {
+	case !ok:
+		return fmt.Errorf("resizing partition %d of %s in the kernel (BLKPG): %w", n, m.d.node, syscall.ENXIO)
+	case o.start != e.start:
+		return fmt.Errorf("resizing partition %d of %s in the kernel (BLKPG): %w", n, m.d.node, syscall.EINVAL)
+	}
+	m.d.kernel[n] = e
+	return nil
 }

@@ -214,7 +214,7 @@ func TestRunCreatesAnArrayAVolumeOnItAndAFilesystemInIt(t *testing.T) {
 	}
 	var writes []string
 	for _, c := range f.writesStorage() {
-		if !strings.HasPrefix(c, "sgdisk") && !strings.HasPrefix(c, "partx") {
+		if !strings.HasPrefix(c, "gpt-write") && !strings.HasPrefix(c, "blkpg-") {
 			writes = append(writes, c)
 		}
 	}

@@ -57,8 +57,13 @@ type DiskPlan struct {
 	// Device is the disk to apply the plan to.
 	Device            string
 	LogicalSectorSize int
+	// Sectors is the disk's size in logical sectors.
+	Sectors int64
 	// WipeTable destroys the table (and every partition) first.
 	WipeTable bool
+	// NewTable says the disk gets a new, empty GPT before the plan's
+	// partitions: the table is wiped, or the disk holds no GPT.
+	NewTable bool
 	// MoveBackupHeader relocates the backup GPT to the end of a disk that
 	// grew since its table was written, so the new space is usable. sgdisk
 	// moves it on any write anyway, but only --move-second-header lets the
@@ -87,8 +92,10 @@ func (p DiskPlan) Changes() bool {
 	return false
 }
 
-// SgdiskArgs is the argv (without "sgdisk") that applies the plan in one
-// sgdisk run, or nil when the plan changes nothing. Every partition gets
+// SgdiskArgs is the argv (without "sgdisk") that would apply the plan in
+// one sgdisk run, or nil when the plan changes nothing. The stage writes
+// the table itself (internal/gpt); the tests run sgdisk with these
+// arguments to check that both write the same table. Every partition gets
 // explicit sectors, so the result does not depend on sgdisk's defaults.
 // Deletes come before creates: sgdisk applies options in order, and a
 // recreated or resized partition reuses its number.
@@ -235,8 +242,10 @@ func Plan(disk config.Disk, state DiskState) (DiskPlan, error) {
 	plan := DiskPlan{
 		Device:            cmp.Or(state.Device, disk.Device),
 		LogicalSectorSize: state.LogicalSectorSize,
+		Sectors:           state.Sectors,
 		WipeTable:         isTrue(disk.WipeTable),
 	}
+	plan.NewTable = plan.WipeTable || state.Table != "gpt"
 	g, err := newGeometry(state, plan.WipeTable)
 	if err != nil {
 		return plan, fmt.Errorf("disk %s: %w", dev, err)
@@ -510,7 +519,11 @@ func newGeometry(s DiskState, wipe bool) (geometry, error) {
 		g.first, g.last = 2+entrySectors, end
 	} else {
 		g.first, g.last = s.FirstUsable, s.LastUsable
-		if s.Sectors > 0 && end > g.last {
+		// Moving the backup header to the end makes the last usable
+		// sector the disk's size minus the first usable one (gdisk's
+		// GPTData::MoveSecondHeaderToEnd): as far from the end as the
+		// first is from the start, whatever the table's entries take.
+		if end = s.Sectors - s.FirstUsable; s.Sectors > 0 && end > g.last {
 			g.oldLast, g.last = g.last, end
 		}
 	}

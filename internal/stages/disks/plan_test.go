@@ -19,7 +19,7 @@ func ptr[T any](v T) *T { return &v }
 func guid(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
 // gpt is a 512-byte-sector disk with a GPT describing all of it.
-func gpt(sectors int64, parts ...PartitionState) DiskState {
+func gptState(sectors int64, parts ...PartitionState) DiskState {
 	return DiskState{
 		Device: "/dev/vda", Table: "gpt", LogicalSectorSize: 512, Sectors: sectors,
 		FirstUsable: 34, LastUsable: sectors - 34, Partitions: parts,
@@ -28,7 +28,7 @@ func gpt(sectors int64, parts ...PartitionState) DiskState {
 
 // grown is a 2 GiB disk whose GPT still describes the first 1 GiB.
 func grown(parts ...PartitionState) DiskState {
-	s := gpt(2*disk1G, parts...)
+	s := gptState(2*disk1G, parts...)
 	s.LastUsable = disk1G - 34
 	return s
 }
@@ -85,7 +85,7 @@ var planCases = []planCase{
 	// The decision matrix, named after Ignition's blackbox cases.
 	{
 		name:  "partition.create",
-		state: gpt(disk1G),
+		state: gptState(disk1G),
 		disk: disk(config.Partition{Number: 1, Label: ptr("p1"), SizeMiB: ptr(100),
 			TypeGUID: ptr("c12a7328-f81f-11d2-ba4b-00a0c93ec93b"), GUID: ptr("aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee")}),
 		want: []string{`create 1 2048-206847 "p1"`},
@@ -93,55 +93,55 @@ var planCases = []planCase{
 	},
 	{
 		name:  "partition.create.withstartmib",
-		state: gpt(disk1G),
+		state: gptState(disk1G),
 		disk:  disk(config.Partition{Number: 1, Label: ptr("p1"), StartMiB: ptr(10), SizeMiB: ptr(5)}),
 		want:  []string{`create 1 20480-30719 "p1"`},
 		argv:  "--new=1:20480:30719 --change-name=1:p1 --typecode=1:$L /dev/vda",
 	},
 	{
 		name:  "partition.create.wipetable",
-		state: gpt(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 204800, "b")),
+		state: gptState(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 204800, "b")),
 		disk:  wiped(config.Partition{Number: 1, Label: ptr("root")}),
 		want:  []string{`create 1 2048-2097118 "root"`},
 		argv:  "--zap-all --new=1:2048:2097118 --change-name=1:root --typecode=1:$L /dev/vda",
 	},
 	{
 		name:  "partition.create.startsize0",
-		state: gpt(disk1G),
+		state: gptState(disk1G),
 		disk:  disk(config.Partition{Number: 1, Label: ptr("p"), StartMiB: ptr(0), SizeMiB: ptr(0)}),
 		want:  []string{`create 1 2048-2097118 "p"`},
 		argv:  "--new=1:2048:2097118 --change-name=1:p --typecode=1:$L /dev/vda",
 	},
 	{
 		name:  "partition.create.numbersize0",
-		state: gpt(disk1G),
+		state: gptState(disk1G),
 		disk:  disk(config.Partition{Label: ptr("x"), SizeMiB: ptr(0)}),
 		want:  []string{`create 1 2048-2097118 "x"`},
 		argv:  "--new=1:2048:2097118 --change-name=1:x --typecode=1:$L /dev/vda",
 	},
 	{
 		name:  "partition.append",
-		state: gpt(disk1G, part(1, 2048, 204800, "one")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one")),
 		disk:  disk(config.Partition{Number: 2, Label: ptr("data"), SizeMiB: ptr(0)}),
 		want:  []string{`create 2 206848-2097118 "data"`, `keep 1 2048-206847 "one"`},
 		argv:  "--new=2:206848:2097118 --change-name=2:data --typecode=2:$L /dev/vda",
 	},
 	{
 		name:  "partition.no-op.nonexistent",
-		state: gpt(disk1G, part(1, 2048, 204800, "one")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one")),
 		disk:  disk(config.Partition{Number: 5, ShouldExist: ptr(false)}),
 		want:  []string{`keep 1 2048-206847 "one"`},
 	},
 	{
 		name:  "partition.delete",
-		state: gpt(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two")),
 		disk:  disk(config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
 		want:  []string{`delete 2 206848-411647 "two"`, `keep 1 2048-206847 "one"`},
 		argv:  "--delete=2 /dev/vda",
 	},
 	{
 		name:  "partition.delete.all",
-		state: gpt(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two")),
 		disk: disk(
 			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)},
 			config.Partition{Number: 1, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
@@ -150,20 +150,20 @@ var planCases = []planCase{
 	},
 	{
 		name:  "parition.no-op",
-		state: gpt(disk1G, part(1, 2048, 204800, "data")),
+		state: gptState(disk1G, part(1, 2048, 204800, "data")),
 		disk: disk(config.Partition{Number: 1, Label: ptr("data"), StartMiB: ptr(1), SizeMiB: ptr(100),
 			GUID: ptr(strings.ToLower(guid(1))), TypeGUID: ptr(strings.ToLower(linuxFilesystem))}),
 		want: []string{`keep 1 2048-206847 "data"`},
 	},
 	{
 		name:  "partition.match.sizestart.unspecd",
-		state: gpt(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 204800, "b")),
+		state: gptState(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 204800, "b")),
 		disk:  disk(config.Partition{Number: 1, Label: ptr("a")}, config.Partition{Number: 2, Label: ptr("b")}),
 		want:  []string{`keep 1 2048-206847 "a"`, `keep 2 206848-411647 "b"`},
 	},
 	{
 		name:  "partition.match.all.withwipe",
-		state: gpt(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 1890271, "b")),
+		state: gptState(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 1890271, "b")),
 		disk: disk(
 			config.Partition{Number: 1, Label: ptr("a"), StartMiB: ptr(1), SizeMiB: ptr(100), WipePartitionEntry: ptr(true)},
 			config.Partition{Number: 2, Label: ptr("b"), StartMiB: ptr(101), SizeMiB: ptr(0), WipePartitionEntry: ptr(true)}),
@@ -171,20 +171,20 @@ var planCases = []planCase{
 	},
 	{
 		name:  "partition.match.rootfillsdisk",
-		state: gpt(disk1G, part(1, 2048, 2095071, "root")),
+		state: gptState(disk1G, part(1, 2048, 2095071, "root")),
 		disk:  disk(config.Partition{Number: 1, Label: ptr("root"), StartMiB: ptr(0), SizeMiB: ptr(0)}),
 		want:  []string{`keep 1 2048-2097118 "root"`},
 	},
 	{
 		name:  "partition.match.recreate",
-		state: gpt(disk1G, part(1, 2048, 204800, "old")),
+		state: gptState(disk1G, part(1, 2048, 204800, "old")),
 		disk:  disk(config.Partition{Number: 1, Label: ptr("new"), WipePartitionEntry: ptr(true)}),
 		want:  []string{`recreate 1 2048-2097118 "new"`},
 		argv:  "--delete=1 --new=1:2048:2097118 --change-name=1:new --typecode=1:$L /dev/vda",
 	},
 	{
 		name:  "partition.match.recreate.delete.add",
-		state: gpt(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two"), part(3, 411648, 204800, "three")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two"), part(3, 411648, 204800, "three")),
 		disk: disk(
 			config.Partition{Number: 1, Label: ptr("ONE"), StartMiB: ptr(1), SizeMiB: ptr(100), WipePartitionEntry: ptr(true)},
 			config.Partition{Label: ptr("four"), SizeMiB: ptr(50)},
@@ -196,7 +196,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "partition.resizeExistingPartition",
-		state: gpt(disk1G, PartitionState{Number: 1, Start: 2048, Size: 204800, Label: "data", TypeGUID: linuxFilesystem, GUID: guid(1), Attributes: 1 << 2}),
+		state: gptState(disk1G, PartitionState{Number: 1, Start: 2048, Size: 204800, Label: "data", TypeGUID: linuxFilesystem, GUID: guid(1), Attributes: 1 << 2}),
 		disk:  disk(config.Partition{Number: 1, SizeMiB: ptr(200), Resize: ptr(true)}),
 		want:  []string{`resize 1 2048-411647 "data"`},
 		argv:  "--delete=1 --new=1:2048:411647 --change-name=1:data --typecode=1:$L --partition-guid=1:$G1 --attributes=1:=:0000000000000004 /dev/vda",
@@ -246,7 +246,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "partition.number0",
-		state: gpt(disk1G, part(1, 2048, 204800, "one")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one")),
 		disk: disk(
 			config.Partition{Label: ptr("a"), SizeMiB: ptr(10)},
 			config.Partition{Number: 3, Label: ptr("c"), SizeMiB: ptr(10)},
@@ -256,7 +256,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "partitions.complex",
-		state: gpt(disk1G, part(1, 2048, 2048, "BIOS-BOOT"), part(2, 4096, 260096, "EFI-SYSTEM"), part(4, 264192, 786432, "root"), part(9, 1050624, 20480, "old")),
+		state: gptState(disk1G, part(1, 2048, 2048, "BIOS-BOOT"), part(2, 4096, 260096, "EFI-SYSTEM"), part(4, 264192, 786432, "root"), part(9, 1050624, 20480, "old")),
 		disk: disk(
 			config.Partition{Number: 2, Label: ptr("EFI-SYSTEM")},
 			config.Partition{Number: 4, Label: ptr("root"), Resize: ptr(true), SizeMiB: ptr(500)},
@@ -269,7 +269,7 @@ var planCases = []planCase{
 	// Placement.
 	{
 		name:  "start 0 takes the largest free block; an explicit start fills its own hole",
-		state: gpt(disk1G, part(1, 2048, 20480, "one"), part(3, 102400, 20480, "three")),
+		state: gptState(disk1G, part(1, 2048, 20480, "one"), part(3, 102400, 20480, "three")),
 		disk: disk(
 			config.Partition{Number: 2, Label: ptr("x"), SizeMiB: ptr(20)},
 			config.Partition{Number: 4, Label: ptr("y"), StartMiB: ptr(11), SizeMiB: ptr(0)}),
@@ -278,7 +278,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "start 0 after a delete takes the freed space",
-		state: gpt(disk1G, part(1, 2048, 20480, "one"), part(2, 22528, 2048000, "two"), part(3, 2070528, 26591, "three")),
+		state: gptState(disk1G, part(1, 2048, 20480, "one"), part(2, 22528, 2048000, "two"), part(3, 2070528, 26591, "three")),
 		disk: disk(
 			config.Partition{Label: ptr("new")},
 			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
@@ -287,7 +287,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "alignment rounds a default start up to 1 MiB",
-		state: gpt(disk1G, part(1, 2048, 1000, "one")),
+		state: gptState(disk1G, part(1, 2048, 1000, "one")),
 		disk:  disk(config.Partition{Number: 2, Label: ptr("x"), SizeMiB: ptr(1)}),
 		want:  []string{`create 2 4096-6143 "x"`, `keep 1 2048-3047 "one"`},
 		argv:  "--new=2:4096:6143 --change-name=2:x --typecode=2:$L /dev/vda",
@@ -296,14 +296,14 @@ var planCases = []planCase{
 		// gdisk lowers its alignment until every existing start is a
 		// multiple of it: 34 = 2 × 17.
 		name:  "alignment follows an unaligned existing partition",
-		state: gpt(disk1G, part(1, 34, 2048, "one")),
+		state: gptState(disk1G, part(1, 34, 2048, "one")),
 		disk:  disk(config.Partition{Number: 2, Label: ptr("x"), SizeMiB: ptr(1)}),
 		want:  []string{`create 2 2082-4129 "x"`, `keep 1 34-2081 "one"`},
 		argv:  "--new=2:2082:4129 --change-name=2:x --typecode=2:$L /dev/vda",
 	},
 	{
 		name:  "wipeTable starts over at 1 MiB alignment",
-		state: gpt(disk1G, part(1, 34, 2048, "one")),
+		state: gptState(disk1G, part(1, 34, 2048, "one")),
 		disk:  wiped(config.Partition{Number: 1, Label: ptr("x"), SizeMiB: ptr(1)}),
 		want:  []string{`create 1 2048-4095 "x"`},
 		argv:  "--zap-all --new=1:2048:4095 --change-name=1:x --typecode=1:$L /dev/vda",
@@ -312,7 +312,7 @@ var planCases = []planCase{
 		// The largest block, 34-2047, cannot be aligned within itself, so
 		// gdisk leaves the start at 34.
 		name:  "a block too small to align in: sgdisk must not move the start",
-		state: gpt(disk1G, part(1, 2048, 2040, "one"), part(2, 4096, 2093023, "two")),
+		state: gptState(disk1G, part(1, 2048, 2040, "one"), part(2, 4096, 2093023, "two")),
 		disk:  disk(config.Partition{Number: 3, Label: ptr("tiny")}),
 		want:  []string{`create 3 34-2047 "tiny"`, `keep 1 2048-4087 "one"`, `keep 2 4096-2097118 "two"`},
 		argv:  "--set-alignment=1 --new=3:34:2047 --change-name=3:tiny --typecode=3:$L /dev/vda",
@@ -337,7 +337,7 @@ var planCases = []planCase{
 	// In use.
 	{
 		name:  "a partition in use may be kept",
-		state: gpt(disk1G, busy(part(1, 2048, 204800, "root"), "mounted at /sysroot")),
+		state: gptState(disk1G, busy(part(1, 2048, 204800, "root"), "mounted at /sysroot")),
 		disk:  disk(config.Partition{Number: 1, Label: ptr("root")}, config.Partition{Number: 2, Label: ptr("var"), SizeMiB: ptr(1)}),
 		want:  []string{`keep 1 2048-206847 "root"`, `create 2 206848-208895 "var"`},
 		argv:  "--new=2:206848:208895 --change-name=2:var --typecode=2:$L /dev/vda",
@@ -345,7 +345,7 @@ var planCases = []planCase{
 	{
 		name: "a disk in use with nothing to change",
 		state: func() DiskState {
-			s := gpt(disk1G, part(1, 2048, 204800, "root"))
+			s := gptState(disk1G, part(1, 2048, 204800, "root"))
 			s.InUse = "mounted at /mnt"
 			return s
 		}(),
@@ -355,25 +355,25 @@ var planCases = []planCase{
 	// Conflicts.
 	{
 		name:      "partition.delete.nowipe",
-		state:     gpt(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two")),
+		state:     gptState(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two")),
 		disk:      disk(config.Partition{Number: 2, ShouldExist: ptr(false)}),
 		conflicts: []string{"partition 2 exists but shouldExist is false; set wipePartitionEntry: true to delete it"},
 	},
 	{
 		name:      "partition.match.fail",
-		state:     gpt(disk1G, part(1, 2048, 204800, "a")),
+		state:     gptState(disk1G, part(1, 2048, 204800, "a")),
 		disk:      disk(config.Partition{Number: 1, Label: ptr("b")}),
 		conflicts: []string{`partition 1 does not match the config (label is "a", the config wants "b") and wipePartitionEntry is not set`},
 	},
 	{
 		name:      "partition.partialmatch.fail",
-		state:     gpt(disk1G, part(1, 2048, 204800, "a")),
+		state:     gptState(disk1G, part(1, 2048, 204800, "a")),
 		disk:      disk(config.Partition{Number: 1, Label: ptr("a"), SizeMiB: ptr(200), TypeGUID: ptr("C12A7328-F81F-11D2-BA4B-00A0C93EC93B")}),
 		conflicts: []string{"partition 1 does not match the config (size is 204800 sectors, the config wants 409600, type GUID is " + linuxFilesystem + ", the config wants C12A7328-F81F-11D2-BA4B-00A0C93EC93B)"},
 	},
 	{
 		name:  "partition.partialmatch.fail.nonexistent: every conflict is reported",
-		state: gpt(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 204800, "b")),
+		state: gptState(disk1G, part(1, 2048, 204800, "a"), part(2, 206848, 204800, "b")),
 		disk: disk(
 			config.Partition{Number: 1, Label: ptr("x")},
 			config.Partition{Number: 2, ShouldExist: ptr(false)},
@@ -382,25 +382,25 @@ var planCases = []planCase{
 	},
 	{
 		name:      "partition.resizePartition.mismatch.config",
-		state:     gpt(disk1G, part(1, 2048, 204800, "a")),
+		state:     gptState(disk1G, part(1, 2048, 204800, "a")),
 		disk:      disk(config.Partition{Number: 1, Label: ptr("b"), SizeMiB: ptr(200), Resize: ptr(true)}),
 		conflicts: []string{"resize only changes the size, and wipePartitionEntry is not set"},
 	},
 	{
 		name:      "partition.match.failstofill",
-		state:     gpt(disk1G, part(1, 2048, 204800, "a")),
+		state:     gptState(disk1G, part(1, 2048, 204800, "a")),
 		disk:      disk(config.Partition{Number: 1, Label: ptr("a"), SizeMiB: ptr(0)}),
 		conflicts: []string{"partition 1 does not match the config (size is 204800 sectors, the config wants 2095071)"},
 	},
 	{
 		name:      "partition.match.failstostart",
-		state:     gpt(disk1G, part(1, 20480, 204800, "a")),
+		state:     gptState(disk1G, part(1, 20480, 204800, "a")),
 		disk:      disk(config.Partition{Number: 1, Label: ptr("a"), StartMiB: ptr(0)}),
 		conflicts: []string{"partition 1 does not match the config (start is sector 20480, the config wants 2048)"},
 	},
 	{
 		name:  "partitions that do not fit",
-		state: gpt(disk1G, part(1, 2048, 204800, "one"), part(3, 614400, 20480, "three")),
+		state: gptState(disk1G, part(1, 2048, 204800, "one"), part(3, 614400, 20480, "three")),
 		disk: disk(
 			config.Partition{Number: 2, Label: ptr("x"), StartMiB: ptr(101), SizeMiB: ptr(250)},
 			config.Partition{Number: 4, Label: ptr("y"), SizeMiB: ptr(2000)},
@@ -418,7 +418,7 @@ var planCases = []planCase{
 		// in config order: a fill listed before a kept partition takes
 		// the kept partition's space.
 		name:  "a kept partition listed after a fill",
-		state: gpt(disk1G, part(1, 2048, 204800, "a")),
+		state: gptState(disk1G, part(1, 2048, 204800, "a")),
 		disk: disk(
 			config.Partition{Number: 2, Label: ptr("b")},
 			config.Partition{Number: 1, Label: ptr("a")}),
@@ -426,7 +426,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "in use: no delete, resize or re-create",
-		state: gpt(disk1G, busy(part(1, 2048, 2048, "a"), "mounted at /sysroot"), busy(part(2, 4096, 2048, "b"), "RAID member of /dev/md0"), busy(part(3, 6144, 2048, "c"), "open LUKS volume root")),
+		state: gptState(disk1G, busy(part(1, 2048, 2048, "a"), "mounted at /sysroot"), busy(part(2, 4096, 2048, "b"), "RAID member of /dev/md0"), busy(part(3, 6144, 2048, "c"), "open LUKS volume root")),
 		disk: disk(
 			config.Partition{Number: 1, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)},
 			config.Partition{Number: 2, SizeMiB: ptr(2), Resize: ptr(true)},
@@ -439,7 +439,7 @@ var planCases = []planCase{
 	},
 	{
 		name:  "in use: no wipeTable",
-		state: gpt(disk1G, busy(part(1, 2048, 2048, "a"), "mounted at /sysroot"), part(2, 4096, 2048, "b"), busy(part(3, 6144, 2048, "c"), "swap")),
+		state: gptState(disk1G, busy(part(1, 2048, 2048, "a"), "mounted at /sysroot"), part(2, 4096, 2048, "b"), busy(part(3, 6144, 2048, "c"), "swap")),
 		disk:  wiped(),
 		conflicts: []string{
 			"partition 1 is in use (mounted at /sysroot): refusing to wipe the partition table",
@@ -448,7 +448,7 @@ var planCases = []planCase{
 	},
 	{
 		name:      "in use: the whole disk",
-		state:     func() DiskState { s := gpt(disk1G); s.InUse = "mounted at /mnt"; return s }(),
+		state:     func() DiskState { s := gptState(disk1G); s.InUse = "mounted at /mnt"; return s }(),
 		disk:      disk(config.Partition{Number: 1, Label: ptr("x")}),
 		conflicts: []string{"the disk is in use (mounted at /mnt): refusing to change its partition table"},
 	},

@@ -42,6 +42,9 @@ func Run(ctx context.Context, d Deps) error {
 	if d.DeviceTimeout == 0 {
 		d.DeviceTimeout = DefaultDeviceTimeout
 	}
+	if d.OpenDisk == nil {
+		d.OpenDisk = openSysDisk
+	}
 	s := &stage{Deps: d, log: d.Logger}
 	st := d.Config.Storage
 
@@ -140,9 +143,9 @@ func (s *stage) createVolumes(ctx context.Context, vols []*luksRun) error {
 	return nil
 }
 
-// applyPlans applies every disk's plan, the disks at the same time: each
-// sgdisk run spends two seconds sleeping after it writes (gdisk's
-// DiskSync), and the disks are independent. Every failure is reported.
+// applyPlans applies every disk's plan, the disks at the same time: the
+// disks are independent, and each waits on its own device's writes.
+// Every failure is reported.
 func (s *stage) applyPlans(ctx context.Context, disks []diskRun) error {
 	errs := make([]error, len(disks))
 	var wg sync.WaitGroup

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/oplog"
@@ -50,6 +54,7 @@ func runStage(t *testing.T, f *fakeOS, cfg string, tweak ...func(*Deps)) (error,
 		// Nothing of the host's: no swap, and links and keys in the
 		// test's own directories.
 		Swaps: func() ([]string, error) { return nil, nil }, DevDir: t.TempDir(), TempDir: t.TempDir(),
+		OpenDisk: f.openDisk,
 	}
 	for _, fn := range tweak {
 		fn(&d)
@@ -81,10 +86,9 @@ func TestRunPartitionsAndFormatsABlankDisk(t *testing.T) {
 	}
 	checkCalls(t, f.argvs(), []string{
 		"sfdisk --json /dev/vda",
-		"sgdisk --new=1:2048:206847 --change-name=1:boot --typecode=1:C12A7328-F81F-11D2-BA4B-00A0C93EC93B --new=2:206848:2097118 --change-name=2:root --typecode=2:" + linuxFilesystem + " /dev/vda",
-		"partx -u /dev/vda",
-		"partx -a --nr 1 /dev/vda",
-		"partx -a --nr 2 /dev/vda",
+		"gpt-write /dev/vda 1:2048-206847:boot 2:206848-2097118:root",
+		"blkpg-add /dev/vda 1 2048+204800",
+		"blkpg-add /dev/vda 2 206848+1890271",
 		"blkid -p -o export /dev/vda1",
 		"blkid -p -o export /dev/vda2",
 		"wipefs -a /dev/vda1",
@@ -93,12 +97,20 @@ func TestRunPartitionsAndFormatsABlankDisk(t *testing.T) {
 		"mkfs.ext4 -E lazy_itable_init=1 -F -U 5a4b8c2e-1d2f-4e3a-9b8c-7d6e5f4a3b2c -L root /dev/vda2",
 	})
 	for _, want := range []string{
-		"[started] writing the partition table of /dev/vda: sgdisk --new=1:2048:206847",
+		"[finished] writing the partition table of /dev/vda",
+		"[finished] adding partition 2 of /dev/vda in the kernel (512-byte sectors 206848+1890271)",
 		"[finished] creating the ext4 filesystem on /dev/vda2: mkfs.ext4",
 		"create   partition 1 \"boot\"",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q", want)
+		}
+	}
+
+	// GUIDs the config leaves out are random (version 4), as sgdisk's.
+	for _, p := range f.disks["/dev/vda"].table.Partitions {
+		if u, err := uuid.Parse(p.GUID); err != nil || u.Version() != 4 {
+			t.Errorf("partition %d has GUID %q, want a random one", p.Number, p.GUID)
 		}
 	}
 
@@ -188,7 +200,7 @@ func TestRunFailsOnAForeignFilesystemBeforeTouchingAny(t *testing.T) {
 		t.Fatalf("Run() = %v, want ErrFilesystemMismatch", err)
 	}
 	for _, c := range f.wrote() {
-		if !strings.HasPrefix(c, "sgdisk") && !strings.HasPrefix(c, "partx") {
+		if !strings.HasPrefix(c, "gpt-write") && !strings.HasPrefix(c, "blkpg-") {
 			t.Errorf("Run() ran %q after a filesystem conflict", c)
 		}
 	}
@@ -379,8 +391,8 @@ func TestWaitForDevices(t *testing.T) {
 	if !strings.Contains(log, "/dev/disk/by-path/virtio-1 is /dev/vda") {
 		t.Errorf("the log does not say where the link led")
 	}
-	if c := f.argvs(); len(c) < 2 || !strings.HasSuffix(c[1], " /dev/vda") {
-		t.Errorf("commands %q, want sgdisk on the resolved node", c)
+	if c := f.argvs(); len(c) < 2 || !strings.HasPrefix(c[1], "gpt-write /dev/vda ") {
+		t.Errorf("commands %q, want the table written to the resolved node", c)
 	}
 
 	start := time.Now()
@@ -421,7 +433,7 @@ func TestUdevSettlesWhenPresent(t *testing.T) {
 func TestRunFailsWhenTheKernelDoesNotFollow(t *testing.T) {
 	f := newFakeOS()
 	f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 2048, "gone"))
-	f.partxAddIgnored = true
+	f.blkpgAddIgnored = true
 	err, _ := runStage(t, f, `{"ignition":{"version":"3.4.0"},"storage":{"disks":[{"device":"/dev/vda","wipeTable":true,"partitions":[
 		{"label":"a","number":1,"sizeMiB":2},{"label":"b","number":2,"sizeMiB":2}]}]}}`)
 	if !errors.Is(err, ErrKernelView) {
@@ -444,10 +456,16 @@ func TestRunResizesAndDeletesInTheKernel(t *testing.T) {
 	}
 	checkCalls(t, f.argvs(), []string{
 		"sfdisk --json /dev/vda",
-		"sgdisk --delete=2 --delete=3 --new=3:768:1791 --change-name=3:c --typecode=3:" + linuxFilesystem + " --partition-guid=3:" + guid(3) + " /dev/vda",
-		"partx -u /dev/vda",
+		"gpt-write /dev/vda 1:256-511:a 3:768-1791:c",
+		"blkpg-del /dev/vda 2",
+		"blkpg-resize /dev/vda 3 6144+8192",
 	})
 	d := f.disks["/dev/vda"]
+	// The resized entry keeps its GUID, type and name, and the kept one
+	// is untouched.
+	if got, want := d.table.Partitions, []PartitionState{part(1, 256, 256, "a"), part(3, 768, 1024, "c")}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("table after = %+v, want %+v", got, want)
+	}
 	if want := map[int]kernelExtent{1: {2048, 2048}, 3: {6144, 8192}}; !mapsEqual(d.kernel, want) {
 		t.Errorf("kernel view %v, want %v", d.kernel, want)
 	}
@@ -525,4 +543,19 @@ func TestObserveDiskInUse(t *testing.T) {
 	if _, err := s.observeDisk(context.Background(), "/dev/vda1"); err == nil || !strings.Contains(err.Error(), "not a whole disk") {
 		t.Errorf("observeDisk(partition) = %v, want a refusal", err)
 	}
+}
+
+// TestRunStopsWhenTheKernelRefuses: a partition the kernel will not drop
+// (EBUSY: something opened it after the plan was made) fails the stage;
+// nothing re-reads the whole table instead.
+func TestRunStopsWhenTheKernelRefuses(t *testing.T) {
+	f := newFakeOS()
+	f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 2048, "a"), part(2, 4096, 2048, "b"))
+	f.fail["blkpg-del"] = fmt.Errorf("removing partition 2 of /dev/vda in the kernel (BLKPG): %w", syscall.EBUSY)
+	err, _ := runStage(t, f, `{"ignition":{"version":"3.4.0"},"storage":{"disks":[{"device":"/dev/vda","partitions":[
+		{"number":2,"shouldExist":false,"wipePartitionEntry":true}]}]}}`)
+	if !errors.Is(err, syscall.EBUSY) || !errors.Is(err, ErrKernelView) {
+		t.Fatalf("Run() = %v, want EBUSY and ErrKernelView", err)
+	}
+	checkCalls(t, f.wrote(), []string{"gpt-write /dev/vda 1:2048-4095:a", "blkpg-del /dev/vda 2"})
 }

@@ -16,7 +16,7 @@ const linuxFilesystem = "0FC63DAF-8483-4772-8E79-3D69D8477DE4"
 // geometry, its partition table and what of it is in use. The planner
 // reads nothing else.
 type DiskState struct {
-	// Device is the disk's path, as the apply side will pass it to sgdisk.
+	// Device is the disk's path, as the apply side will open it.
 	Device string
 	// Table is the partition table type as sfdisk names it: "gpt", "dos",
 	// or "" when the disk has none.

@@ -1,0 +1,128 @@
+package sys
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// loop attaches a sparse image of mib MiB to a free loop device with
+// partition support, and detaches that device when the test ends. It
+// skips without root.
+func loop(t *testing.T, mib int64) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create loop devices (make test runs it as root)")
+	}
+	if _, err := exec.LookPath("losetup"); err != nil {
+		t.Skip("losetup is not installed")
+	}
+	img := filepath.Join(t.TempDir(), "disk.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, mib<<20); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("losetup", "-f", "--show", "-P", img).Output()
+	if err != nil {
+		t.Skipf("losetup -f --show -P: %v", err)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command("losetup", "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", dev, err, out)
+		}
+	})
+	return dev
+}
+
+// kernelPart reads a partition's start and size (512-byte units) from
+// sysfs, or reports it absent.
+func kernelPart(t *testing.T, dev string, n int) (start, size int64, ok bool) {
+	t.Helper()
+	dir := filepath.Join("/sys/class/block", filepath.Base(dev)+"p"+strconv.Itoa(n))
+	read := func(f string) int64 {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return 0, 0, false
+	}
+	return read("start"), read("size"), true
+}
+
+// TestDiskPartitions adds, resizes and removes partitions in the kernel
+// of a loop device for real, and checks that a partition in use is not
+// removed.
+func TestDiskPartitions(t *testing.T) {
+	dev := loop(t, 16)
+	d, err := OpenDisk(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.AddPartition(2, 1<<20, 4<<20); err != nil {
+		t.Fatalf("AddPartition(2) = %v", err)
+	}
+	if s, n, ok := kernelPart(t, dev, 2); !ok || s != 2048 || n != 8192 {
+		t.Fatalf("after AddPartition(2): %d+%d (%v), want 2048+8192", s, n, ok)
+	}
+	if err := d.AddPartition(3, 4<<20, 1<<20); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("AddPartition(3) over partition 2 = %v, want EBUSY", err)
+	}
+	if err := d.ResizePartition(2, 1<<20, 8<<20); err != nil {
+		t.Fatalf("ResizePartition(2) = %v", err)
+	}
+	if s, n, ok := kernelPart(t, dev, 2); !ok || s != 2048 || n != 16384 {
+		t.Fatalf("after ResizePartition(2): %d+%d (%v), want 2048+16384", s, n, ok)
+	}
+	// An open partition is busy: the kernel refuses to drop it.
+	p, err := waitOpen(dev + "p2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeletePartition(2); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("DeletePartition(2) while open = %v, want EBUSY", err)
+	}
+	p.Close()
+	if err := d.DeletePartition(2); err != nil {
+		t.Fatalf("DeletePartition(2) = %v", err)
+	}
+	if _, _, ok := kernelPart(t, dev, 2); ok {
+		t.Errorf("partition 2 is still in sysfs after DeletePartition")
+	}
+	if err := d.DeletePartition(2); !errors.Is(err, syscall.ENXIO) {
+		t.Errorf("DeletePartition(2) again = %v, want ENXIO", err)
+	}
+}
+
+// waitOpen opens a partition node, which devtmpfs makes shortly after
+// the kernel adds the partition.
+func waitOpen(node string) (*os.File, error) {
+	var err error
+	for range 500 {
+		var f *os.File
+		if f, err = os.OpenFile(node, os.O_RDONLY|syscall.O_EXCL, 0); err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil, err
+}
