@@ -97,7 +97,9 @@ func (s *stage) removeStaleTemps() error {
 	for _, dir := range dirs {
 		removed, err := s.root.RemoveStaleTemps(dir, byDir[dir])
 		if err != nil {
-			return fmt.Errorf("temporary files in %s: %w", dir, err)
+			// Named by the entry's path, as every other error of the
+			// stage is: the directory alone may not say which entry.
+			return fmt.Errorf("%s: temporary files beside it: %w", path.Join(dir, byDir[dir][0]), err)
 		}
 		if len(removed) > 0 {
 			s.log.Info("removed the temporary files a killed run left", oplog.OpKey, "files", "dir", dir, "names", removed)
