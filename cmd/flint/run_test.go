@@ -34,7 +34,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{"warnings allowed", []string{"validate", warns}, "", 0, `warning at $.storge, line 1 col 33: unused key storge; did you mean "storage"?`},
 		{"strict makes warnings fatal", []string{"validate", "-strict", warns}, "", 1, "unused key storge"},
 		{"invalid", []string{"validate", invalid}, "", 1, `error at $.storage.files.0.path, line 2 col 29: path not absolute: "etc/x"`},
-		{"stdin", []string{"validate", "-"}, `{"ignition":{"version":"2.3.0"}}`, 1, "spec 1.x and 2.x configs must be translated"},
+		{"stdin", []string{"validate", "-"}, `{"ignition":{"version":"1.0.0"}}`, 1, "spec 1.x configs must be translated"},
 		{"several files are prefixed", []string{"validate", valid, invalid}, "", 1, invalid + ": error at"},
 		{"missing file", []string{"validate", "/nonexistent.ign"}, "", 1, ""},
 		{"no file", []string{"validate"}, "", 2, ""},
