@@ -682,8 +682,13 @@ func (t *translator) disks(n *node) []any {
 			// Sizes in sectors have no spec 3 field; ign-converter refuses
 			// them as deprecated. Zero meant the default, as in 3.x.
 			for _, k := range []string{"size", "start"} {
-				if v, ok := t.integer(pm[k], key(pe, k)); ok && v != 0 {
-					t.errorf(pm[k], key(pe, k), "%s counts 512-byte sectors, which spec 3.x cannot express; write %sMiB instead", k, k)
+				v, ok := t.integer(pm[k], key(pe, k))
+				switch {
+				case !ok || v == 0:
+				case v%2048 == 0:
+					t.errorf(pm[k], key(pe, k), "%s is %d sectors (%d MiB with 512-byte sectors), which spec 3.x cannot express: write %sMiB (spec 2.3.0 and later) instead", k, v, v/2048, k)
+				default:
+					t.errorf(pm[k], key(pe, k), "%s is %d sectors, which spec 3.x cannot express: write %sMiB (spec 2.3.0 and later) instead", k, v, k)
 				}
 			}
 			parts = append(parts, op)
@@ -1023,7 +1028,7 @@ func (t *translator) networkd(n *node, first int, paths map[string]entry, links 
 	const p = "$.networkd"
 	m := t.object(n, p, fields{"units": 0})
 	var out []any
-	add := func(src *node, p2, name, contents string) {
+	add := func(src, contents *node, p2, name string) {
 		full := path.Join(t.fs["root"], networkdDir, name)
 		if prev, dup := paths[full]; dup {
 			t.errorf(src, p2, "networkd unit file %s is also %s at %s; spec 3.x allows one entry per path", full, prev.what, prev.path2)
@@ -1032,11 +1037,16 @@ func (t *translator) networkd(n *node, first int, paths map[string]entry, links 
 		paths[full] = entry{what: "networkd unit", path2: p2, n: src}
 		p3 := idx("$.storage.files", first+len(out))
 		t.origin(p3, src, p2)
+		text := ""
+		if contents != nil {
+			text = contents.str
+			t.origin(key(p3, "contents.source"), contents, key(p2, "contents"))
+		}
 		out = append(out, map[string]any{
 			"path":      full,
 			"mode":      int64(0o644),
 			"overwrite": true,
-			"contents":  map[string]any{"source": "data:," + url.PathEscape(contents)},
+			"contents":  map[string]any{"source": "data:," + url.PathEscape(text)},
 		})
 	}
 	up := key(p, "units")
@@ -1053,7 +1063,7 @@ func (t *translator) networkd(n *node, first int, paths map[string]entry, links 
 			continue
 		}
 		if c, ok := t.str(um["contents"], key(ep, "contents")); ok && c != "" {
-			add(u, ep, name, c)
+			add(u, um["contents"], ep, name)
 		}
 		dp := key(ep, "dropins")
 		for j, d := range t.list(um["dropins"], dp) {
@@ -1064,8 +1074,11 @@ func (t *translator) networkd(n *node, first int, paths map[string]entry, links 
 				t.errorf(d, key(dep, "name"), "a networkd drop-in needs a name without a slash")
 				continue
 			}
-			c, _ := t.str(dm["contents"], key(dep, "contents"))
-			add(d, dep, name+".d/"+dn, c)
+			var c *node
+			if _, ok := t.str(dm["contents"], key(dep, "contents")); ok {
+				c = dm["contents"]
+			}
+			add(d, c, dep, name+".d/"+dn)
 		}
 	}
 	return out
