@@ -22,7 +22,7 @@ func Parse(raw []byte) (Config, Report, error) {
 }
 
 // ParseDeclared is Parse, also returning the version the config declares.
-// A spec 2.x config (2.0.0 to 2.3.0, 2.4.0-experimental) is translated to
+// A spec 2.x config (2.0.0 to 2.4.0, 2.4.0-experimental) is translated to
 // 3.x first (see translateSpec2), and its declared 2.x version returned.
 func ParseDeclared(raw []byte) (Config, Version, Report, error) {
 	cfg, declared, v, r, err := parseAny(raw)

@@ -74,7 +74,7 @@ func parseTranslated(out []byte, res spec2.Result, r *Report) (Config, Version, 
 	return cfg, v, r3, err
 }
 
-// TranslateSpec2 translates a spec 2.x config (2.0.0 to 2.3.0, or
+// TranslateSpec2 translates a spec 2.x config (2.0.0 to 2.4.0, or
 // 2.4.0-experimental) to spec 3.x JSON, as the flint translate command
 // prints it, with the semantics of Flatcar's boot-time translator. The
 // result is checked as Parse checks any config; the report places every

@@ -9,7 +9,7 @@ import (
 )
 
 // translateV2 is flint translate for a spec 2.x JSON config (2.0.0 to
-// 2.3.0, 2.4.0-experimental): the spec 3.x config, indented by two spaces
+// 2.4.0, 2.4.0-experimental): the spec 3.x config, indented by two spaces
 // when pretty (as Butane's --pretty), and the report, whose entries name the
 // 2.x document's paths and positions. handled is false when src is not a
 // spec 2.x config, which then goes to the Butane translator.

@@ -6,7 +6,7 @@ import "errors"
 // details.
 var (
 	// ErrVersion means ignition.version is a 2.x version that was never
-	// released (only 2.0.0 to 2.3.0 and 2.4.0-experimental were).
+	// released (2.0.0 to 2.4.0, and 2.4.0-experimental).
 	ErrVersion = errors.New("unsupported spec 2.x version")
 	// ErrInvalid means the config breaks a rule of its 2.x spec or holds
 	// something spec 3.x cannot express.

@@ -1,5 +1,5 @@
 // Package spec2 reads configs written in the Ignition config spec 2.x
-// (2.0.0 to 2.3.0, and 2.4.0-experimental) and translates them to spec 3.x,
+// (2.0.0 to 2.4.0, and 2.4.0-experimental) and translates them to spec 3.x,
 // with the semantics of the translator Flatcar Container Linux runs at boot
 // (flatcar/ign-converter, translate/v24tov31/v24tov31.go, fed by the 2.x
 // upgrade chain of flatcar/ignition config/v2_*/translate.go), which is what
@@ -50,14 +50,16 @@ type Result struct {
 }
 
 // minorOf maps each released 2.x version to its minor number, which gates
-// the fields a config may use.
+// the fields a config may use. 2.4.0 is coreos/ignition's release (branch
+// spec2x, doc/configuration-v2_4.md) of the fields Flatcar kept as
+// 2.4.0-experimental; both translate alike.
 var minorOf = map[string]int{
-	"2.0.0": 0, "2.1.0": 1, "2.2.0": 2, "2.3.0": 3, "2.4.0-experimental": 4,
+	"2.0.0": 0, "2.1.0": 1, "2.2.0": 2, "2.3.0": 3, "2.4.0-experimental": 4, "2.4.0": 4,
 }
 
 // Versions lists the 2.x versions Translate reads, oldest first.
 func Versions() []string {
-	return []string{"2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.4.0-experimental"}
+	return []string{"2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.4.0-experimental", "2.4.0"}
 }
 
 // IsSpec2 reports whether a version string belongs to spec 2.x.

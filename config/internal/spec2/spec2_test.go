@@ -29,6 +29,7 @@ func TestTranslate(t *testing.T) {
 	}{
 		{"version 2.0.0 becomes 3.0.0", `{"ignition":{"version":"2.0.0"}}`, `{"ignition":{"version":"3.0.0"}}`},
 		{"version 2.4.0-experimental becomes 3.1.0", `{"ignition":{"version":"2.4.0-experimental"}}`, `{"ignition":{"version":"3.1.0"}}`},
+		{"version 2.4.0 becomes 3.1.0", `{"ignition":{"version":"2.4.0","proxy":{"httpsProxy":"http://p"}}}`, `{"ignition":{"version":"3.1.0","proxy":{"httpsProxy":"http://p"}}}`},
 		{"append becomes merge; replace, timeouts, CAs kept",
 			`{"ignition":{"version":"2.2.0","config":{"append":[{"source":"https://a/x.ign","verification":{"hash":"sha512-00"}}],"replace":{"source":"https://a/r.ign"}},
 			  "timeouts":{"httpTotal":30,"httpResponseHeaders":5},"security":{"tls":{"certificateAuthorities":[{"source":"https://a/ca.pem"}]}}}}`,
