@@ -878,7 +878,16 @@ func (t *translator) nodePath(n *node, p string, report bool) (string, bool) {
 		}
 		return "", false
 	}
-	return path.Join(base, pathNode.str), true
+	full := path.Join(base, pathNode.str)
+	if base != "/" && full != base && !strings.HasPrefix(full, base+"/") {
+		// Ignition 0.x joined the two the same way, so "/../x" left the
+		// filesystem; in 3.x it would land somewhere else on the root.
+		if report {
+			t.errorf(pathNode, key(p, "path"), "path %q climbs out of filesystem %q", pathNode.str, fsNode.str)
+		}
+		return "", false
+	}
+	return full, true
 }
 
 // node translates what files, directories and links share, and checks that
@@ -1060,8 +1069,8 @@ func (t *translator) networkd(n *node, first int, paths map[string]entry, links 
 			t.errorf(u, key(ep, "name"), "a networkd unit needs a name")
 			continue
 		}
-		if strings.Contains(name, "/") {
-			t.errorf(um["name"], key(ep, "name"), "networkd unit name %q has a slash", name)
+		if strings.Contains(name, "/") || name == "." || name == ".." {
+			t.errorf(um["name"], key(ep, "name"), "networkd unit name %q is not a file name", name)
 			continue
 		}
 		if c, ok := t.str(um["contents"], key(ep, "contents")); ok && c != "" {
@@ -1072,8 +1081,8 @@ func (t *translator) networkd(n *node, first int, paths map[string]entry, links 
 			dep := idx(dp, j)
 			dm := t.object(d, dep, fields{"name": 2, "contents": 2})
 			dn, ok := t.str(dm["name"], key(dep, "name"))
-			if !ok || dn == "" || strings.Contains(dn, "/") {
-				t.errorf(d, key(dep, "name"), "a networkd drop-in needs a name without a slash")
+			if !ok || dn == "" || strings.Contains(dn, "/") || dn == "." || dn == ".." {
+				t.errorf(d, key(dep, "name"), "a networkd drop-in needs a file name")
 				continue
 			}
 			var c *node
