@@ -68,6 +68,7 @@ func IsSpec2(version string) bool { return strings.HasPrefix(version, "2.") }
 // translator holds the state of one translation.
 type translator struct {
 	raw   []byte
+	lines lines
 	minor int
 	res   *Result
 	fs    map[string]string // 2.x filesystem name -> 3.x path
@@ -83,7 +84,7 @@ func Translate(raw []byte) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	t := &translator{raw: raw, res: &res, fs: map[string]string{"root": "/"}}
+	t := &translator{raw: raw, lines: newLines(raw), res: &res, fs: map[string]string{"root": "/"}}
 	if root.kind != kObject {
 		t.errorf(root, "$", "a config is a JSON object, found %s", root.kind)
 		return res, ErrInvalid
@@ -130,7 +131,7 @@ func (r *Result) fatal() bool {
 }
 
 func (t *translator) add(isErr bool, n *node, p, format string, args ...any) {
-	line, col := position(t.raw, n.off)
+	line, col := t.lines.position(n.off)
 	t.res.Entries = append(t.res.Entries, Entry{Error: isErr, Path: p, Line: line, Column: col, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -144,7 +145,7 @@ func (t *translator) warnf(n *node, p, format string, args ...any) {
 
 // origin records that the translated value at p3 came from n at p2.
 func (t *translator) origin(p3 string, n *node, p2 string) {
-	line, col := position(t.raw, n.off)
+	line, col := t.lines.position(n.off)
 	t.res.Origins[p3] = Origin{Path: p2, Line: line, Column: col}
 }
 

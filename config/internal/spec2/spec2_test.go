@@ -3,6 +3,7 @@ package spec2
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -266,6 +267,33 @@ func TestLookup(t *testing.T) {
 		got, ok := res.Lookup(p3)
 		if !ok || got != want {
 			t.Errorf("Lookup(%s) = %+v, %v, want %+v", p3, got, ok, want)
+		}
+	}
+}
+
+// BenchmarkTranslate translates a 2.2.0 config of 2,000 files and 200 units.
+func BenchmarkTranslate(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"ignition":{"version":"2.2.0"},"storage":{"files":[`)
+	for i := range 2000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "\n"+`{"filesystem":"root","path":"/var/lib/f%04d","mode":420,"contents":{"source":"data:,file%%20%d"}}`, i, i)
+	}
+	sb.WriteString(`]},"systemd":{"units":[`)
+	for i := range 200 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "\n"+`{"name":"u%03d.service","enabled":true,"contents":"[Service]\nExecStart=/bin/true"}`, i)
+	}
+	sb.WriteString(`]}}`)
+	raw := []byte(sb.String())
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if _, err := Translate(raw); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

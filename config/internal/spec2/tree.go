@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -133,14 +134,28 @@ func (n *node) member(key string) *node {
 	return found
 }
 
+// lines indexes where each line of a document starts, so that positions
+// cost a binary search, not a scan from the start: a translation records
+// one for nearly every value.
+type lines struct {
+	raw    []byte
+	starts []int
+}
+
+func newLines(raw []byte) lines {
+	starts := []int{0}
+	for i, c := range raw {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return lines{raw: raw, starts: starts}
+}
+
 // position converts a byte offset into a 1-based line and column, the
 // column counted in characters.
-func position(raw []byte, off int) (line, col int) {
-	if off > len(raw) {
-		off = len(raw)
-	}
-	before := raw[:off]
-	line = bytes.Count(before, []byte{'\n'}) + 1
-	lineStart := bytes.LastIndexByte(before, '\n') + 1
-	return line, utf8.RuneCount(before[lineStart:]) + 1
+func (l lines) position(off int) (line, col int) {
+	off = min(off, len(l.raw))
+	i := sort.Search(len(l.starts), func(i int) bool { return l.starts[i] > off }) - 1
+	return i + 1, utf8.RuneCount(l.raw[l.starts[i]:off]) + 1
 }
