@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/flintboot/flint/config/internal/typo"
 )
 
 // Entry is one problem found in the 2.x document.
@@ -175,7 +177,18 @@ func (t *translator) object(n *node, p string, f fields) map[string]*node {
 		v := n.vals[i]
 		switch {
 		case canon == "":
-			t.warnf(v, key(p, k), "unused key %s", k)
+			var known []string
+			for name, since := range f {
+				if since <= t.minor {
+					known = append(known, name)
+				}
+			}
+			sort.Strings(known) // map order must not pick among equals
+			if s := typo.Closest(k, known); s != "" {
+				t.warnf(v, key(p, k), "unused key %s; did you mean %q?", k, s)
+			} else {
+				t.warnf(v, key(p, k), "unused key %s", k)
+			}
 		case f[canon] > t.minor:
 			t.warnf(v, key(p, k), "unused key %s: spec 2.%d.0 added it, the config declares %s", k, f[canon], t.res.Declared)
 		case v.kind != kNull:

@@ -233,6 +233,7 @@ func TestVersionGates(t *testing.T) {
 		{`{"ignition":{"version":"2.1.0"},"networkd":{"units":[{"name":"a.network","dropins":[]}]}}`, "$.networkd.units.0.dropins"},
 		{`{"ignition":{"version":"2.0.0"},"storage":{"directories":[]}}`, "$.storage.directories"},
 		{`{"ignition":{"version":"2.2.0"},"storage":{"fils":[]}}`, "$.storage.fils"},
+		{`{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/a","mod":420}]}}`, "$.storage.files.0.mod"},
 	}
 	for _, tt := range tests {
 		res, err := Translate([]byte(tt.in))
@@ -247,6 +248,10 @@ func TestVersionGates(t *testing.T) {
 		if !found {
 			t.Errorf("Translate(%s) entries = %+v, want an unused-key warning at %s", tt.in, res.Entries, tt.path)
 		}
+	}
+	res, _ := Translate([]byte(`{"ignition":{"version":"2.2.0"},"storage":{"files":[{"filesystem":"root","path":"/a","mod":420}]}}`))
+	if len(res.Entries) != 1 || res.Entries[0].Message != `unused key mod; did you mean "mode"?` {
+		t.Errorf("Translate(mod) entries = %+v, want a hint at mode", res.Entries)
 	}
 }
 
