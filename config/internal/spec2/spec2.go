@@ -1014,9 +1014,9 @@ func (t *translator) contents(fm map[string]*node, p2, p3 string) map[string]any
 // appendTo folds a 2.x file entry that appends to a path an earlier file
 // entry writes into that file, as one 3.x file with several append
 // resources: Ignition 0.x applied the entries in order, so the result is the
-// same, and coreos/ignition's docs/migrating-configs.md translates it so
-// (ign-converter refuses it as a duplicate path). A mode or owner the later
-// entry sets wins, as it did when 2.x applied it last.
+// same, and the migrating-configs.md page of coreos/ignition's documentation
+// translates it so (ign-converter refuses it as a duplicate path). A mode or
+// owner the later entry sets wins, as it did when 2.x applied it last.
 func (t *translator) appendTo(prev entry, n *node, fm map[string]*node, p2 string) {
 	of := prev.out
 	list, _ := of["append"].([]any)
