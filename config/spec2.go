@@ -106,3 +106,7 @@ func DeclaresSpec2(raw []byte) bool {
 	doc, _, err := parseSyntax(raw)
 	return err == nil && declaresSpec2(doc)
 }
+
+// Spec2Versions lists the spec 2.x versions ParseDeclared translates,
+// oldest first.
+func Spec2Versions() []string { return spec2.Versions() }

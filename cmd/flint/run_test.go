@@ -42,6 +42,9 @@ func TestValidateExitCodes(t *testing.T) {
 		{"no command", nil, "", 2, ""},
 		{"unknown command", []string{"frobnicate"}, "", 2, ""},
 		{"version", []string{"version"}, "", 0, "3.7.0-experimental"},
+		{"version lists 2.x", []string{"version"}, "", 0, "spec 2.x configs, translated to 3.x: 2.0.0, 2.1.0, 2.2.0, 2.3.0, 2.4.0-experimental, 2.4.0"},
+		{"a 2.x config validates", []string{"validate", "-"}, `{"ignition":{"version":"2.1.0"},"storage":{"files":[{"filesystem":"root","path":"/a","mod":420}]}}`, 0,
+			`warning at $.storage.files.0.mod, line 1 col 86: unused key mod; did you mean "mode"?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

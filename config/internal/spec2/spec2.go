@@ -175,6 +175,7 @@ func (t *translator) object(n *node, p string, f fields) map[string]*node {
 			}
 		}
 		v := n.vals[i]
+		at := &node{off: n.koffs[i]} // unused keys are reported at the key, as the 3.x decoder does
 		switch {
 		case canon == "":
 			var known []string
@@ -185,12 +186,12 @@ func (t *translator) object(n *node, p string, f fields) map[string]*node {
 			}
 			sort.Strings(known) // map order must not pick among equals
 			if s := typo.Closest(k, known); s != "" {
-				t.warnf(v, key(p, k), "unused key %s; did you mean %q?", k, s)
+				t.warnf(at, key(p, k), "unused key %s; did you mean %q?", k, s)
 			} else {
-				t.warnf(v, key(p, k), "unused key %s", k)
+				t.warnf(at, key(p, k), "unused key %s", k)
 			}
 		case f[canon] > t.minor:
-			t.warnf(v, key(p, k), "unused key %s: spec 2.%d.0 added it, the config declares %s", k, f[canon], t.res.Declared)
+			t.warnf(at, key(p, k), "unused key %s: spec 2.%d.0 added it, the config declares %s", k, f[canon], t.res.Declared)
 		case v.kind != kNull:
 			got[canon] = v
 		}

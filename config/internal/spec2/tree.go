@@ -35,6 +35,7 @@ type node struct {
 	num   json.Number // kNumber
 	b     bool        // kBool
 	keys  []string    // kObject, in document order
+	koffs []int       // kObject, where each key starts
 	vals  []*node     // kObject, parallel to keys
 	elems []*node     // kArray
 }
@@ -89,6 +90,7 @@ func readValue(dec *json.Decoder, raw []byte) (*node, error) {
 		case '{':
 			n.kind = kObject
 			for dec.More() {
+				koff := valueStart(raw, int(dec.InputOffset()))
 				kt, err := dec.Token()
 				if err != nil {
 					return nil, err
@@ -99,6 +101,7 @@ func readValue(dec *json.Decoder, raw []byte) (*node, error) {
 					return nil, err
 				}
 				n.keys = append(n.keys, key)
+				n.koffs = append(n.koffs, koff)
 				n.vals = append(n.vals, v)
 			}
 		case '[':
