@@ -17,51 +17,36 @@ import (
 // otherwise wraps ErrEmpty, ErrSyntax, ErrInvalidVersion, ErrUnknownVersion or
 // ErrInvalid.
 func Parse(raw []byte) (Config, Report, error) {
-	cfg, _, r, err := ParseDeclared(raw)
-	return cfg, r, err
+	cfg, v, r, err := parse(raw)
+	if errors.Is(err, errSpec2) {
+		cfg, _, r, err := parseSpec2(raw)
+		return cfg, r, err
+	}
+	if err != nil {
+		return Config{}, r, err
+	}
+	upgrade(&cfg, v)
+	return cfg, r, nil
 }
 
 // ParseDeclared is Parse, also returning the version the config declares.
-// A spec 2.x config (2.0.0 to 2.4.0, 2.4.0-experimental) is translated to
-// 3.x first (see translateSpec2), and its declared 2.x version returned.
 func ParseDeclared(raw []byte) (Config, Version, Report, error) {
-	cfg, declared, v, r, err := parseAny(raw)
-	if err != nil {
-		return Config{}, declared, r, err
-	}
-	upgrade(&cfg, v)
-	return cfg, declared, r, nil
-}
-
-// parseAny is parse for a config of any spec, returning the version it
-// declares and the 3.x version its checked model was read as.
-func parseAny(raw []byte) (cfg Config, declared, v Version, r Report, err error) {
-	doc, r, err := parseSyntax(raw)
-	if err != nil {
-		return Config{}, Version{}, Version{}, r, err
-	}
-	if declaresSpec2(doc) {
+	cfg, v, r, err := parse(raw)
+	if errors.Is(err, errSpec2) {
 		return parseSpec2(raw)
 	}
-	cfg, v, r, err = check(doc, r)
-	return cfg, v, v, r, err
-}
-
-// parse reads and checks a spec 3.x config.
-func parse(raw []byte) (Config, Version, Report, error) {
-	doc, r, err := parseSyntax(raw)
 	if err != nil {
-		return Config{}, Version{}, r, err
+		return Config{}, v, r, err
 	}
-	return check(doc, r)
+	upgrade(&cfg, v)
+	return cfg, v, r, nil
 }
 
-// parseSyntax reads the JSON text.
-func parseSyntax(raw []byte) (*jsontree.Doc, Report, error) {
+func parse(raw []byte) (Config, Version, Report, error) {
 	var r Report
 	if len(bytes.Trim(raw, " \t\r\n")) == 0 { // JSON whitespace only (RFC 8259 §2)
 		r.Entries = append(r.Entries, Entry{Severity: SeverityError, Message: "the config is empty"})
-		return nil, r, ErrEmpty
+		return Config{}, Version{}, r, ErrEmpty
 	}
 	doc, err := jsontree.Parse(raw)
 	if err != nil {
@@ -71,14 +56,8 @@ func parseSyntax(raw []byte) (*jsontree.Doc, Report, error) {
 		} else {
 			r.Entries = append(r.Entries, Entry{Severity: SeverityError, Message: err.Error()})
 		}
-		return nil, r, fmt.Errorf("%w: %w", ErrSyntax, err)
+		return Config{}, Version{}, r, fmt.Errorf("%w: %w", ErrSyntax, err)
 	}
-	return doc, r, nil
-}
-
-// check checks a parsed spec 3.x config against the rules of the version it
-// declares.
-func check(doc *jsontree.Doc, r Report) (Config, Version, Report, error) {
 	v, err := declaredVersion(doc, &r)
 	if err != nil {
 		return Config{}, v, r, err
@@ -166,8 +145,8 @@ func declaredVersion(doc *jsontree.Doc, r *Report) (Version, error) {
 	v, err := ParseVersion(ver.Str)
 	if err != nil {
 		msg := err.Error()
-		if strings.HasPrefix(ver.Str, "1.") {
-			msg += "; spec 1.x configs must be translated to 3.x first"
+		if strings.HasPrefix(ver.Str, "1.") || strings.HasPrefix(ver.Str, "2.") {
+			msg += "; spec 1.x and 2.x configs must be translated to 3.x first"
 		}
 		add(jsonPath{"ignition", "version"}, ver.Offset, msg)
 		return Version{}, err

@@ -110,7 +110,7 @@ var ruleTable = []ruleRow{
 	{name: "version 2.x never released", vers: versAll, in: `{"ignition":{"version":"2.5.0"}}`,
 		want: []ruleWant{errAt("$.ignition.version", "2.5.0 is not a released spec 2.x version; flint translates 2.0.0, 2.1.0")}},
 	{name: "version 1.x", vers: versAll, in: `{"ignition":{"version":"1.0.0"}}`,
-		want: []ruleWant{errAt("$.ignition.version", "spec 1.x configs must be translated to 3.x first")}},
+		want: []ruleWant{errAt("$.ignition.version", "spec 1.x and 2.x configs must be translated to 3.x first")}},
 	{name: "version unknown", vers: versAll, in: `{"ignition":{"version":"3.8.0"}}`,
 		want: []ruleWant{errAt("$.ignition.version", "unsupported config version: 3.8.0; supported versions are")}},
 	{name: "version not semver", vers: versAll, in: `{"ignition":{"version":"3.4"}}`,

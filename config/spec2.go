@@ -4,34 +4,34 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flintboot/flint/config/internal/jsontree"
 	"github.com/flintboot/flint/config/internal/spec2"
 )
 
-// declaresSpec2 reports whether a document's ignition.version, found as
-// declaredVersion finds it, is a 2.x version.
-func declaresSpec2(doc *jsontree.Doc) bool {
-	if doc.Root.Kind != jsontree.Object {
-		return false
-	}
-	ign := memberSet(doc.Root, "ignition")
-	if ign == nil || ign.Kind != jsontree.Object {
-		return false
-	}
-	ver := memberSet(ign, "version")
-	return ver != nil && ver.Kind == jsontree.String && spec2.IsSpec2(ver.Str)
-}
+// errSpec2 marks a config that declares a spec 2.x version: parse stops at
+// the version, and Parse and ParseDeclared translate the config instead.
+var errSpec2 = errors.New("a spec 2.x config")
 
-// parseSpec2 translates a spec 2.x config to 3.x and checks the result. The
-// report holds the translation's entries, then the 3.x checker's, each
+// spec2VersionError is ParseVersion's error for a 2.x version: still
+// ErrUnknownVersion to its callers, and errSpec2 to ParseDeclared.
+type spec2VersionError struct{ error }
+
+func (e spec2VersionError) Unwrap() []error { return []error{e.error, errSpec2} }
+
+// parseSpec2 translates a spec 2.x config to 3.x and checks the result,
+// returning the model upgraded as Parse does and the 2.x version declared.
+// The report holds the translation's entries, then the 3.x checker's, each
 // placed at the 2.x value it concerns.
-func parseSpec2(raw []byte) (Config, Version, Version, Report, error) {
-	out, declared, r, err := translateSpec2(raw)
+func parseSpec2(raw []byte) (Config, Version, Report, error) {
+	res, declared, r, err := translateSpec2(raw)
 	if err != nil {
-		return Config{}, declared, Version{}, r, err
+		return Config{}, declared, r, err
 	}
-	cfg, v, _, err := parseTranslated(out.JSON, out, &r)
-	return cfg, declared, v, r, err
+	cfg, v, err := parseTranslated(res, &r)
+	if err != nil {
+		return Config{}, declared, r, err
+	}
+	upgrade(&cfg, v)
+	return cfg, declared, r, nil
 }
 
 // translateSpec2 runs the 2.x translator and converts its entries.
@@ -60,8 +60,8 @@ func translateSpec2(raw []byte) (spec2.Result, Version, Report, error) {
 
 // parseTranslated checks the translated document, moving each entry to the
 // 2.x value the translated one came from and appending it to r.
-func parseTranslated(out []byte, res spec2.Result, r *Report) (Config, Version, Report, error) {
-	cfg, v, r3, err := parse(out)
+func parseTranslated(res spec2.Result, r *Report) (Config, Version, error) {
+	cfg, v, r3, err := parse(res.JSON)
 	for _, e := range r3.Entries {
 		if o, ok := res.Lookup(e.Path); ok {
 			e.Path, e.Line, e.Column = o.Path, o.Line, o.Column
@@ -71,7 +71,7 @@ func parseTranslated(out []byte, res spec2.Result, r *Report) (Config, Version, 
 		e.Message += " (in the spec 3.x translation)"
 		r.Entries = append(r.Entries, e)
 	}
-	return cfg, v, r3, err
+	return cfg, v, err
 }
 
 // TranslateSpec2 translates a spec 2.x config (2.0.0 to 2.4.0, or
@@ -82,19 +82,20 @@ func parseTranslated(out []byte, res spec2.Result, r *Report) (Config, Version, 
 // ErrInvalidVersion, ErrUnknownVersion or ErrInvalid; a config that does
 // not declare a 2.x version is ErrInvalidVersion.
 func TranslateSpec2(raw []byte) ([]byte, Report, error) {
-	doc, r, err := parseSyntax(raw)
-	if err != nil {
+	_, _, r, err := parse(raw)
+	switch {
+	case errors.Is(err, errSpec2):
+	case err != nil && !errors.Is(err, ErrInvalid):
 		return nil, r, err
-	}
-	if !declaresSpec2(doc) {
-		r.Entries = append(r.Entries, Entry{Severity: SeverityError, Path: "$.ignition.version", Message: "not a spec 2.x config"})
+	default:
+		r = Report{Entries: []Entry{{Severity: SeverityError, Path: "$.ignition.version", Message: "not a spec 2.x config"}}}
 		return nil, r, fmt.Errorf("%w: not a spec 2.x config", ErrInvalidVersion)
 	}
 	res, _, r, err := translateSpec2(raw)
 	if err != nil {
 		return nil, r, err
 	}
-	if _, _, _, err := parseTranslated(res.JSON, res, &r); err != nil {
+	if _, _, err := parseTranslated(res, &r); err != nil {
 		return nil, r, err
 	}
 	return res.JSON, r, nil
@@ -103,8 +104,8 @@ func TranslateSpec2(raw []byte) ([]byte, Report, error) {
 // DeclaresSpec2 reports whether raw is a JSON config whose ignition.version
 // is a 2.x version, which ParseDeclared and TranslateSpec2 translate.
 func DeclaresSpec2(raw []byte) bool {
-	doc, _, err := parseSyntax(raw)
-	return err == nil && declaresSpec2(doc)
+	_, _, _, err := parse(raw)
+	return errors.Is(err, errSpec2)
 }
 
 // Spec2Versions lists the spec 2.x versions ParseDeclared translates,

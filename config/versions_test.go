@@ -96,7 +96,7 @@ func TestParseRejectsVersion(t *testing.T) {
 		{`{"ignition":{"config":{}}}`, ErrInvalidVersion, "$.ignition", "ignition.version is missing"},
 		{`{}`, ErrInvalidVersion, "$", "ignition.version is missing"},
 		{`{"storage":{"files":[]}}`, ErrInvalidVersion, "$", "ignition.version is missing"},
-		{`{"ignition":{"version":"1.0.0"}}`, ErrUnknownVersion, "$.ignition.version", "spec 1.x configs must be translated to 3.x first"},
+		{`{"ignition":{"version":"1.0.0"}}`, ErrUnknownVersion, "$.ignition.version", "spec 1.x and 2.x configs must be translated to 3.x first"},
 		{`{"ignition":{"version":"2.5.0"}}`, ErrUnknownVersion, "$.ignition.version", "2.5.0 is not a released spec 2.x version"},
 		{`{"ignition":{"version":"2.5.0-experimental"}}`, ErrUnknownVersion, "$.ignition.version", "flint translates 2.0.0, 2.1.0, 2.2.0, 2.3.0, 2.4.0-experimental, 2.4.0"},
 		{`{"ignition":{"version":"4.0.0"}}`, ErrUnknownVersion, "$.ignition.version", "unsupported config version: 4.0.0"},

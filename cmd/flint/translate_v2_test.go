@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -48,5 +51,35 @@ func TestTranslateV2LeavesOthers(t *testing.T) {
 		if _, _, handled, err := translateV2([]byte(in), false); handled || err != nil {
 			t.Errorf("translateV2(%q) = handled %v, %v, want it left to the Butane translator", in, handled, err)
 		}
+	}
+}
+
+// TestSpec2Commands checks what flint validate and flint version say about
+// spec 2.x configs.
+func TestSpec2Commands(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		out   string
+	}{
+		{"version lists 2.x", []string{"version"}, "", 0, "spec 2.x configs, translated to 3.x: 2.0.0, 2.1.0, 2.2.0, 2.3.0, 2.4.0-experimental, 2.4.0"},
+		{"a 2.x config validates", []string{"validate", "-"}, `{"ignition":{"version":"2.1.0"},"storage":{"files":[{"filesystem":"root","path":"/a","mod":420}]}}`, 0,
+			`warning at $.storage.files.0.mod, line 1 col 86: unused key mod; did you mean "mode"?`},
+		{"a 2.x config refused", []string{"validate", "-"}, `{"ignition":{"version":"2.3.0"},"storage":{"files":[{"filesystem":"data","path":"/a"}]}}`, 1,
+			`error at $.storage.files.0.filesystem, line 1 col 67: filesystem "data" is not defined in storage.filesystems`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
+			if code := exitCode(err, io.Discard); code != tt.code {
+				t.Errorf("flint %v = exit %d (%v), want %d\n%s%s", tt.args, code, err, tt.code, stdout.String(), stderr.String())
+			}
+			if !strings.Contains(stdout.String()+stderr.String(), tt.out) {
+				t.Errorf("flint %v printed\n%s%s\nwant %q", tt.args, stdout.String(), stderr.String(), tt.out)
+			}
+		})
 	}
 }
