@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config/internal/jsontree"
+	"github.com/flintboot/flint/config/internal/typo"
 )
 
 // fieldInfo describes one JSON key of a model struct.
@@ -324,44 +325,15 @@ func duplicateKey(keys []string, seen map[string]bool) bool {
 
 // suggest offers the closest known key when it is close enough to be a typo.
 func suggest(key string, si *structInfo) string {
-	best, bestDist := "", 3
-	limit := len(key)/3 + 1
-	if limit > 2 {
-		limit = 2
+	names := make([]string, len(si.fields))
+	for i, f := range si.fields {
+		names[i] = f.name
 	}
-	for _, f := range si.fields {
-		if dist := editDistance(strings.ToLower(key), strings.ToLower(f.name)); dist < bestDist && dist <= limit {
-			best, bestDist = f.name, dist
-		}
-	}
+	best := typo.Closest(key, names)
 	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64 // no key is that long; do not spend time on junk
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func truncate(s string, n int) string {

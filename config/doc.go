@@ -9,4 +9,9 @@
 // ignition.config.merge and base configs; Redacted renders a config for logs
 // without its secrets. The package does no I/O: fetching referenced configs
 // is the engine's job.
+//
+// A config declaring spec 2.x (2.0.0 to 2.4.0, 2.4.0-experimental) is
+// translated to 3.x first, as Flatcar's Ignition translates it at boot
+// (internal/spec2), and then checked like any other; the report places
+// every problem in the 2.x document.
 package config

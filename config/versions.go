@@ -80,7 +80,11 @@ func ParseVersion(s string) (Version, error) {
 			return v, nil
 		}
 	}
-	return Version{}, fmt.Errorf("%w: %s; supported versions are %s", ErrUnknownVersion, s, supportedList())
+	err := fmt.Errorf("%w: %s; supported versions are %s", ErrUnknownVersion, s, supportedList())
+	if v.Major == 2 {
+		return Version{}, spec2VersionError{err} // ParseDeclared translates these (spec2.go)
+	}
+	return Version{}, err
 }
 
 // parseSemver accepts MAJOR.MINOR.PATCH with an optional -PRERELEASE, numbers

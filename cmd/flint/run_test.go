@@ -37,7 +37,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{"warnings allowed", []string{"validate", warns}, "", 0, `warning at $.storge, line 1 col 33: unused key storge; did you mean "storage"?`},
 		{"strict makes warnings fatal", []string{"validate", "-strict", warns}, "", 1, "unused key storge"},
 		{"invalid", []string{"validate", invalid}, "", 1, `error at $.storage.files.0.path, line 2 col 29: path not absolute: "etc/x"`},
-		{"stdin", []string{"validate", "-"}, `{"ignition":{"version":"2.3.0"}}`, 1, "spec 1.x and 2.x configs must be translated"},
+		{"stdin", []string{"validate", "-"}, `{"ignition":{"version":"1.0.0"}}`, 1, "spec 1.x and 2.x configs must be translated"},
 		{"a Butane config, at its YAML lines", []string{"validate", "-files-dir", filepath.Dir(butane), butane}, "", 1, "error at $.storage.files.1.path, line 8 col 13: path not absolute"},
 		{"a Butane config without its files dir", []string{"validate", butane}, "", 1, "error at $.storage.files.0.contents.local, line 7 col 16: local file paths are relative"},
 		{"several files are prefixed", []string{"validate", valid, invalid}, "", 1, invalid + ": error at"},

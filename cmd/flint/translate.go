@@ -68,7 +68,12 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("translate: %w", err)
 	}
-	res, err := butane.Translate(src, butane.Options{FilesDir: filesDir, Pretty: pretty, Raw: raw})
+	var res butane.Result
+	if cfg, rep, ok, v2err := translateV2(src, pretty); ok {
+		res, err = butane.Result{Config: cfg, Report: rep}, v2err
+	} else {
+		res, err = butane.Translate(src, butane.Options{FilesDir: filesDir, Pretty: pretty, Raw: raw})
+	}
 	fmt.Fprint(stderr, res.Report.String())
 	if err != nil {
 		fmt.Fprintf(stderr, "flint translate: %s: the config was not translated\n", displayName(name))

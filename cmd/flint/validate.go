@@ -146,6 +146,7 @@ func runVersion(stdout io.Writer) error {
 	for i, v := range config.SupportedVersions {
 		specs[i] = v.String()
 	}
-	_, err := fmt.Fprintf(stdout, "flint %s\nconfig specs: %s\n", version, strings.Join(specs, ", "))
+	_, err := fmt.Fprintf(stdout, "flint %s\nconfig specs: %s\nspec 2.x configs, translated to 3.x: %s\n",
+		version, strings.Join(specs, ", "), strings.Join(config.Spec2Versions(), ", "))
 	return err
 }

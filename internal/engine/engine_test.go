@@ -619,3 +619,20 @@ func TestOpaqueURLCredentialsHidden(t *testing.T) {
 		})
 	}
 }
+
+// TestSpec2Configs checks that a spec 2.x user config, and a 2.x config it
+// appends, are translated at boot (2.x append is 3.x merge).
+func TestSpec2Configs(t *testing.T) {
+	child := `{"ignition":{"version":"2.1.0"},"networkd":{"units":[{"name":"00-eth0.network","contents":"[Match]\nName=eth0"}]}}`
+	h := newHarness(t, "fetch-offline", serve(`{"ignition":{"version":"2.2.0","config":{"append":[{"source":"data:,`+url.PathEscape(child)+`"}]}},
+		"storage":{"files":[{"filesystem":"root","path":"/own","contents":{"source":"data:,hi"}}]}}`))
+	h.mustRun("fetch-offline")
+	got := h.cache()
+	if paths := strings.Join(filePaths(got), " "); paths != "/own /etc/systemd/network/00-eth0.network" {
+		t.Fatalf("cached files = %q, want /own /etc/systemd/network/00-eth0.network", paths)
+	}
+	own := got.Storage.Files[0]
+	if own.Overwrite == nil || !*own.Overwrite {
+		t.Errorf("/own overwrite = %v, want true (2.x files overwrite)", own.Overwrite)
+	}
+}
