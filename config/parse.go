@@ -21,6 +21,10 @@ import (
 // be tens of megabytes): raw must not change afterwards.
 func Parse(raw []byte) (Config, Report, error) {
 	cfg, v, r, err := parse(raw)
+	if errors.Is(err, errSpec2) {
+		cfg, _, r, err := parseSpec2(raw)
+		return cfg, r, err
+	}
 	if err != nil {
 		return Config{}, r, err
 	}
@@ -32,6 +36,9 @@ func Parse(raw []byte) (Config, Report, error) {
 // As with Parse, raw must not change afterwards.
 func ParseDeclared(raw []byte) (Config, Version, Report, error) {
 	cfg, v, r, err := parse(raw)
+	if errors.Is(err, errSpec2) {
+		return parseSpec2(raw)
+	}
 	if err != nil {
 		return Config{}, v, r, err
 	}
