@@ -206,11 +206,17 @@ func buildFlint(t *testing.T, out, ldflags string) string {
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
 // features are the parts of flint a distro might ask the price of, each
-// named by the package that is its root. Translators belong here too:
-// today that is kickstart.
+// named by the package that is its root: the agent, the translators, the
+// workstation and installer commands, and the config library under them
+// all.
 var features = []struct{ name, root string }{
 	{"agent", "github.com/flintboot/flint/internal/agent"},
+	{"platform layer", "github.com/flintboot/flint/internal/platform"},
+	{"Butane translator", "github.com/flintboot/flint/internal/butane"},
 	{"kickstart translator", "github.com/flintboot/flint/internal/kickstart"},
+	{"cloud-config translator", "github.com/flintboot/flint/internal/cloudconfig"},
+	{"flint plan", "github.com/flintboot/flint/internal/plan"},
+	{"flint install", "github.com/flintboot/flint/internal/install"},
 	{"config library", "github.com/flintboot/flint/config"},
 }
 
