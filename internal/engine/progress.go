@@ -17,7 +17,7 @@ import (
 
 // progressSuffix names the files stage's journal beside the state file
 // (/run/ignition/state.files): one JSON line per entry applied, appended
-// as the stage goes, because rewriting the whole state file after each of
+// as the stage goes (progress.buf), because rewriting the whole state file after each of
 // thousands of entries would cost more than writing them. The next load
 // folds it into the state file.
 const progressSuffix = ".files"
