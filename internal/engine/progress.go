@@ -10,13 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/flintboot/flint/internal/rootfs"
 )
 
 // progressSuffix names the files stage's journal beside the state file
 // (/run/ignition/state.files): one JSON line per entry applied, appended
-// as the stage goes, because rewriting the whole state file after each of
+// as the stage goes (progress.buf), because rewriting the whole state file after each of
 // thousands of entries would cost more than writing them. The next load
 // folds it into the state file.
 const progressSuffix = ".files"
@@ -78,7 +79,21 @@ type progress struct {
 	done    map[string]bool
 	pending map[string]rootfs.FileID
 	f       *os.File
+	// buf holds the lines not written yet: Done lines wait for the next
+	// Pending line, which must reach the journal before its rename, and
+	// go out with it in one write(2) (or at close, or when maxBuffered
+	// is reached). A stage killed meanwhile loses only lines after the
+	// last write, which the next run gets over as it does with a stage
+	// killed before it recorded one entry: a file renamed into place
+	// had its Pending line written first and is recognised by its id;
+	// directories, links and files whose contents were kept are made
+	// again as they are. One write per file instead of two.
+	buf []byte
 }
+
+// maxBuffered bounds the Done lines held back (a config of directories
+// and links only writes no Pending line).
+const maxBuffered = 64 << 10
 
 func newProgress(path string, s State) *progress {
 	p := &progress{path: path, done: make(map[string]bool, len(s.FilesApplied)), pending: map[string]rootfs.FileID{}}
@@ -97,18 +112,50 @@ func (p *progress) Applied(entry string) (bool, rootfs.FileID) {
 
 func (p *progress) Pending(entry string, id rootfs.FileID) error {
 	p.pending[entry] = id
-	return p.append(progressRecord{Pending: entry, ID: &id})
+	p.buf = appendRecord(p.buf, "pending", entry)
+	p.buf = append(p.buf, `,"id":{"dev":`...)
+	p.buf = strconv.AppendUint(p.buf, id.Dev, 10)
+	p.buf = append(p.buf, `,"ino":`...)
+	p.buf = strconv.AppendUint(p.buf, id.Ino, 10)
+	p.buf = append(p.buf, "}}\n"...)
+	return p.flush()
 }
 
 func (p *progress) Done(entry string) error {
 	p.done[entry] = true
 	delete(p.pending, entry)
-	return p.append(progressRecord{Done: entry})
+	p.buf = appendRecord(p.buf, "done", entry)
+	p.buf = append(p.buf, "}\n"...)
+	if len(p.buf) >= maxBuffered {
+		return p.flush()
+	}
+	return nil
 }
 
-// append writes one line with one write(2): a process killed at any point
-// leaves whole lines, and at most the last one cut short.
-func (p *progress) append(rec progressRecord) error {
+// appendRecord appends the start of a journal line, {"key":"entry", as
+// json.Marshal writes a progressRecord.
+func appendRecord(b []byte, key, entry string) []byte {
+	b = append(b, `{"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	for i := 0; i < len(entry); i++ {
+		if c := entry[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			// Anything json.Marshal escapes goes through it.
+			q, _ := json.Marshal(entry)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, entry...)
+	return append(b, '"')
+}
+
+// flush writes the buffered lines with one write(2): a process killed at
+// any point leaves whole lines, and at most the last one cut short.
+func (p *progress) flush() error {
+	if len(p.buf) == 0 {
+		return nil
+	}
 	if p.f == nil {
 		if err := os.MkdirAll(filepath.Dir(p.path), 0o700); err != nil {
 			return fmt.Errorf("creating directory for %s: %w", p.path, err)
@@ -119,11 +166,8 @@ func (p *progress) append(rec progressRecord) error {
 		}
 		p.f = f
 	}
-	line, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	_, err = p.f.Write(append(line, '\n'))
+	_, err := p.f.Write(p.buf)
+	p.buf = p.buf[:0]
 	return err
 }
 
@@ -138,8 +182,11 @@ func (p *progress) close(s *State) error {
 	if len(p.pending) > 0 {
 		s.FilesPending = p.pending
 	}
-	if p.f == nil {
-		return nil
+	err := p.flush()
+	if p.f != nil {
+		if cerr := p.f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	return p.f.Close()
+	return err
 }

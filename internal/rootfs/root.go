@@ -485,6 +485,9 @@ type Temp struct {
 	// fd is written with write(2) directly: an *os.File would cost a
 	// fcntl and a finalizer for each of thousands of files.
 	fd int
+	// off is fd's offset: every write goes through Write and Rewind, so
+	// Offset needs no lseek(2).
+	off int64
 	// dir is the target's location: its parent open, its name.
 	dir loc
 	tmp string
@@ -624,10 +627,12 @@ func (t *Temp) Write(b []byte) (int, error) {
 			continue
 		}
 		if err != nil {
+			t.off += int64(n)
 			return n, &fs.PathError{Op: "write", Path: t.Real, Err: err}
 		}
 		n += m
 	}
+	t.off += int64(n)
 	return n, nil
 }
 
@@ -1091,11 +1096,7 @@ func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 // Offset is where the next write to the temporary file goes
 // (resource.Rewinder).
 func (t *Temp) Offset() (int64, error) {
-	off, err := unix.Seek(t.fd, 0, io.SeekCurrent)
-	if err != nil {
-		return 0, &fs.PathError{Op: "seek", Path: t.Real, Err: err}
-	}
-	return off, nil
+	return t.off, nil
 }
 
 // Rewind discards everything written from off on; the next write goes
@@ -1107,6 +1108,7 @@ func (t *Temp) Rewind(off int64) error {
 	if _, err := unix.Seek(t.fd, off, io.SeekStart); err != nil {
 		return &fs.PathError{Op: "seek", Path: t.Real, Err: err}
 	}
+	t.off = off
 	return nil
 }
 

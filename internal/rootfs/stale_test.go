@@ -121,7 +121,17 @@ func TestTempRewind(t *testing.T) {
 	if err := tmp.Rewind(off); err != nil {
 		t.Fatal(err)
 	}
-	tmp.Write([]byte("whole"))
+	tmp.Write([]byte("whol"))
+	// The offset follows writes and rewinds without asking the kernel:
+	// a second broken transfer goes back to where it started.
+	if off, err = tmp.Offset(); err != nil || off != 9 {
+		t.Fatalf("Offset after Rewind(5) and 4 bytes = %d, %v; want 9", off, err)
+	}
+	tmp.Write([]byte("ly broken"))
+	if err := tmp.Rewind(off); err != nil {
+		t.Fatal(err)
+	}
+	tmp.Write([]byte("e"))
 	id, err := tmp.ID()
 	if err != nil {
 		t.Fatal(err)
