@@ -35,11 +35,15 @@ const installUsage = `usage: flint install [OPTIONS] DEST
       --fetch-retries N        retries of a failed download (or infinite)
       --preserve-on-error      leave the partition table of a failed write
   -c, --config-file FILE       YAML options, keys are the long option names
+      --from-cmdline           install as the kernel command line says (coreos.inst.*)
 See docs/install.md.`
 
 // runInstall writes an OS image and its config to a disk. Logs and
 // progress go to stderr.
 func runInstall(ctx context.Context, args []string, stderr io.Writer) error {
+	if isLiveInstall(args) {
+		return runLiveInstall(ctx, args, stderr, defaultLiveOptions())
+	}
 	o, err := install.ParseArgs(args, nil)
 	if err != nil {
 		return usageError{fmt.Sprintf("install: %v\n\n%s", err, installUsage)}

@@ -12,6 +12,14 @@
 #      coreos-ignition-setup-user does the same for Ignition).
 #
 # Nothing found is not an error: the platform's config is read as usual.
+#
+# On a disk boot it also copies the NetworkManager keyfiles `flint install
+# --copy-network` left in coreos-firstboot-network/ on the filesystem
+# labelled boot into the initramfs's NetworkManager configuration, in
+# place of what nm-initrd-generator made from the kernel command line
+# (fedora-coreos-config, 35coreos-network/coreos-copy-firstboot-network.sh
+# does the same); the unit runs before nm-initrd.service reads them.
+#
 # The FLINT_SETUP_USER_* variables move its files for tests
 # (tests/blackbox/install_setup_user_test.go).
 
@@ -22,6 +30,7 @@ initrd_config=${FLINT_SETUP_USER_INITRD:-/config.ign}
 boot=${FLINT_SETUP_USER_BOOT:-/dev/disk/by-label/boot}
 cmdline=${FLINT_SETUP_USER_CMDLINE:-/proc/cmdline}
 mnt=${FLINT_SETUP_USER_MNT:-/run/flint/boot}
+nm_dir=${FLINT_SETUP_USER_NM:-/run/NetworkManager/system-connections}
 # How long a disk boot waits for the boot filesystem's link (udev makes it).
 timeout=${FLINT_SETUP_USER_TIMEOUT:-30}
 
@@ -35,9 +44,10 @@ install_config() {
     echo "flint-setup-user: the user config is $2"
 }
 
+initrd_done=0
 if [ -f "$initrd_config" ]; then
     install_config "$initrd_config" "$initrd_config from the initramfs"
-    exit 0
+    initrd_done=1
 fi
 
 disk_boot=0
@@ -67,8 +77,20 @@ done
 mkdir -p "$mnt"
 mount -o ro "$boot" "$mnt"
 status=0
-if [ -f "$mnt/ignition/config.ign" ]; then
+if [ "$initrd_done" = 0 ] && [ -f "$mnt/ignition/config.ign" ]; then
     install_config "$mnt/ignition/config.ign" "ignition/config.ign on the filesystem labelled boot" || status=$?
+fi
+net=$mnt/coreos-firstboot-network
+if [ "$status" = 0 ] && [ -d "$net" ] && [ -n "$(ls -A "$net")" ]; then
+    # The keyfiles win over the command line's network arguments: the
+    # installer's user chose them (and carried no ip= along with them).
+    # They can hold Wi-Fi or 802.1X secrets: 0600, as NetworkManager
+    # wants keyfiles anyway (nm-settings-keyfile(5)).
+    mkdir -p "$nm_dir"
+    rm -f "$nm_dir"/*
+    (umask 077 && cp "$net"/* "$nm_dir"/) || status=$?
+    chmod 0600 "$nm_dir"/* || status=$?
+    echo "flint-setup-user: the first boot's network is coreos-firstboot-network/ on the filesystem labelled boot: $(ls "$net" | tr '\n' ' ')"
 fi
 umount "$mnt"
 rmdir "$mnt" 2> /dev/null || true

@@ -111,9 +111,9 @@ install() {
         exit 1
     }
     # shellcheck disable=SC2086 # the lists are meant to split into words
-    # flint-setup-user copies a config with cat, cp, mv, chmod, mkdir,
-    # rmdir and sleep (dracut's base module brings most, not all of them).
-    inst_multiple $flint_required_tools journalctl sed sh cat cp mv chmod mkdir rmdir sleep || {
+    # flint-setup-user and flint-firstboot-done copy and remove a config
+    # with these (dracut's base module brings most, not all of them).
+    inst_multiple $flint_required_tools journalctl sed sh cat rm ls cp mv chmod mkdir rmdir sleep tr || {
         dfatal "flint: could not install the required tools"
         exit 1
     }
@@ -123,11 +123,13 @@ install() {
     inst_script "$moddir/flint-neednet.sh" /usr/libexec/flint-neednet
     inst_script "$moddir/flint-setup-user.sh" /usr/libexec/flint-setup-user
     inst_script "$moddir/flint-failure.sh" /usr/libexec/flint-failure
+    inst_script "$moddir/flint-firstboot-done.sh" /usr/libexec/flint-firstboot-done
     inst_script "$moddir/flint-generator" "$systemdutildir/system-generators/flint-generator"
 
     for unit in $flint_stage_units $flint_agent_units \
         $flint_failure_units flint-remount-sysroot.service flint-console.service \
         flint-network-kargs.service \
+        flint-firstboot-done.service \
         flint-complete.target flint-diskful.target \
         flint-subsequent.target flint-diskful-subsequent.target; do
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit" || {

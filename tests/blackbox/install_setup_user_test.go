@@ -2,9 +2,10 @@ package blackbox
 
 // flint-setup-user (dracut/30flint/flint-setup-user.sh) run as the
 // initramfs runs it, with its paths moved into a temp dir: the config of
-// an appended PXE initrd, the config `flint install` left on a real ext4
-// filesystem labelled boot on a loop device, and a live boot that looks
-// for neither.
+// an appended PXE initrd, the config and network keyfiles `flint install`
+// left on a real ext4 filesystem labelled boot on a loop device, and a
+// live boot that looks for neither; then flint-firstboot-done removing
+// the config and the stamp.
 
 import (
 	"os"
@@ -27,12 +28,18 @@ func TestSetupUser(t *testing.T) {
 	sh(t, "mkfs.ext4", "-q", "-L", "boot", l.partNode(1))
 	mnt := mountDir(t, dir, l.partNode(1), "ext4", false)
 	writeFile(t, filepath.Join(mnt, "ignition/config.ign"), `{"from": "boot"}`, 0o600)
+	writeFile(t, filepath.Join(mnt, "ignition.firstboot"), "set ignition_network_kcmdline=\"rd.neednet=1 ip=dhcp\"\n", 0o644)
+	writeFile(t, filepath.Join(mnt, "coreos-firstboot-network/ens2.nmconnection"), "[connection]\nid=ens2\n", 0o600)
+	writeFile(t, filepath.Join(mnt, "loader/entries/os.conf"), "title os\n", 0o644)
 	unmount(t, mnt)
 	writeFile(t, filepath.Join(dir, "initrd/config.ign"), `{"from": "initrd"}`, 0o644)
 
+	var nmDir string
 	run := func(t *testing.T, cmdline string, initrd bool) (string, string) {
 		t.Helper()
 		work := t.TempDir()
+		nmDir = filepath.Join(work, "run/NetworkManager/system-connections")
+		writeFile(t, filepath.Join(nmDir, "default_connection.nmconnection"), "from the command line\n", 0o600)
 		writeFile(t, filepath.Join(work, "cmdline"), cmdline+"\n", 0o644)
 		initrdConfig := filepath.Join(work, "none.ign")
 		if initrd {
@@ -45,6 +52,7 @@ func TestSetupUser(t *testing.T) {
 			"FLINT_SETUP_USER_BOOT="+l.partNode(1),
 			"FLINT_SETUP_USER_CMDLINE="+filepath.Join(work, "cmdline"),
 			"FLINT_SETUP_USER_MNT="+filepath.Join(work, "mnt"),
+			"FLINT_SETUP_USER_NM="+nmDir,
 			"FLINT_SETUP_USER_TIMEOUT=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -66,6 +74,12 @@ func TestSetupUser(t *testing.T) {
 	if got, out := run(t, "BOOT_IMAGE=/vmlinuz root=LABEL=root ignition.firstboot", false); got != `{"from": "boot"}` || !strings.Contains(out, "labelled boot") {
 		t.Errorf("disk boot: user.ign = %q (%s), want the boot filesystem's config", got, out)
 	}
+	// The install's keyfiles replace the command line's.
+	if names := dirNames(t, nmDir); strings.Join(names, " ") != "ens2.nmconnection" {
+		t.Errorf("disk boot: NetworkManager keyfiles %v, want only the install's ens2.nmconnection", names)
+	} else if fi, _ := os.Stat(filepath.Join(nmDir, "ens2.nmconnection")); fi.Mode() != 0o600 {
+		t.Errorf("keyfile mode %v, want 0600", fi.Mode())
+	}
 	if got, _ := run(t, "BOOT_IMAGE=/vmlinuz root=LABEL=root ignition.firstboot", true); got != `{"from": "initrd"}` {
 		t.Errorf("disk boot with an appended initrd: user.ign = %q, want the initrd's config", got)
 	}
@@ -75,7 +89,73 @@ func TestSetupUser(t *testing.T) {
 	if got, _ := run(t, "BOOT_IMAGE=/vmlinuz root=live:http://x/rootfs.img ignition.firstboot", false); got != "" {
 		t.Errorf("live boot without an initrd config: user.ign = %q, want none", got)
 	}
+	if names := dirNames(t, nmDir); strings.Join(names, " ") != "default_connection.nmconnection" {
+		t.Errorf("live boot: NetworkManager keyfiles %v, want the command line's left alone", names)
+	}
+
+	// flint-firstboot-done: nothing on a live boot, the config and the
+	// stamp (only them) on a disk boot.
+	done, err := filepath.Abs("../../dracut/30flint/flint-firstboot-done.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	finish := func(t *testing.T, cmdline string) string {
+		t.Helper()
+		work := t.TempDir()
+		writeFile(t, filepath.Join(work, "cmdline"), cmdline+"\n", 0o644)
+		cmd := exec.Command("sh", done)
+		cmd.Env = append(os.Environ(),
+			"FLINT_FIRSTBOOT_DONE_BOOT="+l.partNode(1),
+			"FLINT_FIRSTBOOT_DONE_CMDLINE="+filepath.Join(work, "cmdline"),
+			"FLINT_FIRSTBOOT_DONE_MNT="+filepath.Join(work, "mnt"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("flint-firstboot-done: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	listBoot := func(t *testing.T) string {
+		t.Helper()
+		m := mountDir(t, t.TempDir(), l.partNode(1), "ext4", true)
+		defer unmount(t, m)
+		var files []string
+		filepath.WalkDir(m, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				rel, _ := filepath.Rel(m, p)
+				files = append(files, rel)
+			}
+			return nil
+		})
+		return strings.Join(files, " ")
+	}
+	all := "coreos-firstboot-network/ens2.nmconnection ignition/config.ign ignition.firstboot loader/entries/os.conf"
+	finish(t, "BOOT_IMAGE=/vmlinuz root=live:http://x/rootfs.img ignition.firstboot")
+	if got := listBoot(t); got != all {
+		t.Errorf("after flint-firstboot-done on a live boot: %s, want %s", got, all)
+	}
+	out := finish(t, "BOOT_IMAGE=/vmlinuz root=LABEL=root ignition.firstboot")
+	if got, want := listBoot(t), "coreos-firstboot-network/ens2.nmconnection loader/entries/os.conf"; got != want {
+		t.Errorf("after flint-firstboot-done: %s, want %s (%s)", got, want, out)
+	}
+	// A second run finds nothing to do and says nothing.
+	if out := finish(t, "BOOT_IMAGE=/vmlinuz root=LABEL=root"); out != "" {
+		t.Errorf("flint-firstboot-done with nothing left printed %q", out)
+	}
 	if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), filepath.Base(dir)) {
 		t.Errorf("something is still mounted under %s", dir)
 	}
+}
+
+// dirNames lists a directory's entries.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

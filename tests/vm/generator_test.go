@@ -22,6 +22,7 @@ func TestGenerator(t *testing.T) {
 		"emergency.target.wants/flint-report-failure.service",
 		"flint-complete.target.requires/flint-diskful.target",
 		"initrd.target.requires/flint-complete.target",
+		"initrd.target.wants/flint-firstboot-done.service",
 	}
 	otherBoot := []string{
 		"flint-subsequent.target.wants/flint-diskful-subsequent.target",

@@ -202,12 +202,29 @@ func buildInitrd(t *testing.T, dir, flint, kver string) (img, log string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, "", nil, "./mkinitrd.sh", flint, kver, dir, img, probes)
+	run(t, "", nil, "./mkinitrd.sh", flint, kver, dir, img, probes, liveModule(t, dir))
 	out, err := os.ReadFile(filepath.Join(dir, "dracut.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return img, string(out)
+}
+
+// liveModule assembles the flintlive dracut module (testdata/99flintlive)
+// with the live installer's units and generator from dracut/systemd, and
+// returns its directory.
+func liveModule(t *testing.T, dir string) string {
+	t.Helper()
+	mod := filepath.Join(dir, "99flintlive")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	units, err := filepath.Glob(filepath.Join(repoRoot(t), "dracut", "systemd", "flint-installer*"))
+	if err != nil || len(units) == 0 {
+		t.Fatalf("no dracut/systemd/flint-installer* files (%v)", err)
+	}
+	run(t, "", nil, "cp", append(append([]string{"-p", filepath.Join("testdata", "99flintlive", "module-setup.sh")}, units...), mod)...)
+	return mod
 }
 
 // buildRoot makes the busybox root filesystem image with mkroot.sh.
@@ -245,6 +262,12 @@ type vm struct {
 	// Net attaches a NIC on QEMU's user network (10.0.2.2 is the host's
 	// 127.0.0.1).
 	Net bool
+	// FromDisk boots the first disk through its boot loader (SeaBIOS,
+	// then whatever the disk holds): no -kernel, -initrd or -append, so
+	// Args are unused.
+	FromDisk bool
+	// Timeout replaces bootTimeout when set.
+	Timeout time.Duration
 }
 
 // console is a boot's serial output, without \r and terminal escapes.
@@ -286,11 +309,16 @@ const earlyTimeout = 2 * time.Minute
 func (s *suite) bootOnce(t *testing.T, dir string, v vm) (c console, early bool) {
 	t.Helper()
 	args := []string{"-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2",
-		"-nodefaults", "-nographic", "-serial", "stdio", "-no-reboot",
-		"-kernel", s.kernel, "-initrd", s.initrd,
-		"-append", strings.Join(append([]string{"console=ttyS0", "panic=-1", "root=LABEL=" + rootLabel,
-			"rd.shell=0", "rd.emergency=poweroff"}, v.Args...), " "),
-		"-device", "virtio-rng-pci"}
+		"-nodefaults", "-nographic", "-serial", "stdio", "-no-reboot", "-device", "virtio-rng-pci"}
+	if !v.FromDisk {
+		args = append(args, "-kernel", s.kernel, "-initrd", s.initrd,
+			"-append", strings.Join(append([]string{"console=ttyS0", "panic=-1", "root=LABEL=" + rootLabel,
+				"rd.shell=0", "rd.emergency=poweroff"}, v.Args...), " "))
+	}
+	timeout := bootTimeout
+	if v.Timeout > 0 {
+		timeout = v.Timeout
+	}
 	if v.FwCfg != "" {
 		args = append(args, "-fw_cfg", "name=opt/com.coreos/config,file="+v.FwCfg)
 	}
@@ -305,15 +333,15 @@ func (s *suite) bootOnce(t *testing.T, dir string, v vm) (c console, early bool)
 		args:       args,
 		logPath:    logPath,
 		initMarker: "Run /init as init process",
-		timeout:    bootTimeout,
+		timeout:    timeout,
 		keepName:   strings.NewReplacer("/", "_").Replace(t.Name()) + "." + v.Name + ".console.log",
 	})
 	c = console{text: text, wall: wall}
 	switch {
 	case early:
 		return c, true
-	case wall >= bootTimeout:
-		t.Fatalf("boot %s: no power-off within %s; console:\n%s", v.Name, bootTimeout, tail(text, 80))
+	case wall >= timeout:
+		t.Fatalf("boot %s: no power-off within %s; console:\n%s", v.Name, timeout, tail(text, 80))
 	case err != nil:
 		t.Fatalf("boot %s: qemu: %v; console:\n%s", v.Name, err, tail(text, 80))
 	}

@@ -26,6 +26,7 @@ func TestVM(t *testing.T) {
 	t.Run("wrong-hash", s.testWrongHash)
 	t.Run("luks-raid", s.testLuksRaid)
 	t.Run("kargs-reboot", s.testKargs)
+	t.Run("bare-metal-install", s.testInstall)
 }
 
 // writeFile writes content to dir/name and returns the path.
