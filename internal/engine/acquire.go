@@ -154,7 +154,7 @@ func (r *stageRun) fetchFromSources(ctx context.Context) ([]byte, string, error)
 			op.Finish("result", "needs the network", "reason", err)
 			return nil, s.name, err
 		case err != nil:
-			return nil, s.name, op.Fail(fmt.Errorf("fetching the user config from %s: %w", s.name, err))
+			return nil, s.name, op.Fail(fmt.Errorf("fetching the user config from %s: %w", s.name, sizeHint(err)))
 		}
 		op.Finish("result", "found", "bytes", len(raw))
 		return raw, s.name, nil
@@ -200,7 +200,7 @@ func (r *stageRun) render(ctx context.Context, user config.Config) (config.Confi
 		}
 		raw, err := r.fetcher.FetchConfig(ctx, res)
 		if err != nil {
-			return config.Config{}, r.endFetch(op, err)
+			return config.Config{}, r.endFetch(op, sizeHint(err))
 		}
 		cfg, err := r.parse(raw, "referenced config "+shown)
 		if err != nil {
@@ -213,6 +213,15 @@ func (r *stageRun) render(ctx context.Context, user config.Config) (config.Confi
 	// Render's errors and the fetcher's name sources through
 	// config.DescribeURL: no data URL content or credential reaches them.
 	return config.Render(user, load)
+}
+
+// sizeHint adds to a fetch refused for its size (the fetcher stops at
+// the stage's config limit) how to raise the limit.
+func sizeHint(err error) error {
+	if errors.Is(err, resource.ErrTooLarge) {
+		return fmt.Errorf("%w; the kernel argument %s raises the limit", err, ArgMaxConfigSize)
+	}
+	return err
 }
 
 // endFetch ends a fetch operation that failed: needing the network is no
