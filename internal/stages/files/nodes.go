@@ -300,10 +300,17 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	}
 	var existing *rootfs.Info
 	if exists && !overwrite {
-		if err := existsError(what, info, hasSource); err != nil {
+		if hasSource && info.Mode.IsRegular() {
+			// Refused unless it is exactly what the entry writes,
+			// which commit compares once the contents are here: an
+			// earlier run of the stage lost with its progress (a
+			// power loss during the first boot) wrote it.
+			fresh = true
+		} else if err := existsError(what, info, hasSource); err != nil {
 			return fail(err)
+		} else {
+			existing = &info
 		}
-		existing = &info
 	}
 	mode := defaultFileMode
 	switch {
@@ -425,8 +432,15 @@ func existsError(what string, info rootfs.Info, hasSource bool) error {
 	if !info.Mode.IsRegular() {
 		return fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode))
 	}
+	if hasSource && info.Size == 0 {
+		// The likely story: an earlier boot wrote it, and lost its
+		// contents and the stage's progress (in /run) to a power
+		// failure before the stage synced the filesystem.
+		return fmt.Errorf("%s: %w and contents are given (it is empty: if a boot that lost power wrote it, "+
+			"remove it, or set overwrite: true on the entry, and boot again)", what, ErrExists)
+	}
 	if hasSource {
-		return fmt.Errorf("%s: %w and contents are given", what, ErrExists)
+		return fmt.Errorf("%s: %w and contents are given, not what it holds (contents, mode or owner differ)", what, ErrExists)
 	}
 	return nil
 }
@@ -452,15 +466,23 @@ func (s *stage) commit(j *fileJob) error {
 			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 		}
 	}
-	commit := j.tmp.Commit
-	if j.fresh {
-		commit = j.tmp.CommitNew
-	}
 	if err := s.recordPending("file "+j.f.Path, j.tmp); err != nil {
 		j.tmp.Abort()
 		return j.op.Fail(err)
 	}
-	if err := commit(j.mode, j.uid, j.gid); err != nil {
+	var err error
+	if j.fresh {
+		// Something already at the path is refused, unless it is
+		// exactly what this entry writes.
+		var same bool
+		if same, err = j.tmp.CommitNewOrSame(j.mode, j.uid, j.gid); same {
+			j.op.Finish(append(ownerAttrs(j.mode, j.uid, j.gid), "state", "already there: the same contents, mode and owner")...)
+			return s.recordDone("file " + j.f.Path)
+		}
+	} else {
+		err = j.tmp.Commit(j.mode, j.uid, j.gid)
+	}
+	if err != nil {
 		if j.fresh && errors.Is(err, fs.ErrExist) {
 			if info, lerr := s.root.Lstat(j.f.Path); lerr == nil {
 				return j.op.Fail(existsError("file "+j.f.Path, info, true))
