@@ -5,6 +5,7 @@ package rootfs
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -1130,6 +1131,30 @@ func (t *Temp) Rewind(off int64) error {
 		return &fs.PathError{Op: "seek", Path: t.Real, Err: err}
 	}
 	return nil
+}
+
+// Sync makes what was written to the temporary file durable (fsync(2)):
+// for a file whose rename must not land on the disk before its contents.
+func (t *Temp) Sync() error {
+	if err := unix.Fsync(t.fd); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Real, Err: err}
+	}
+	return nil
+}
+
+// Sum256 is the SHA-256 of what was written to the temporary file.
+func (t *Temp) Sum256() ([sha256.Size]byte, error) {
+	fd, err := unix.Openat(t.dir.parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return [sha256.Size]byte{}, &fs.PathError{Op: "open", Path: t.Real, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), t.Real)
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return [sha256.Size]byte(h.Sum(nil)), nil
 }
 
 // ID is the temporary file's FileID.

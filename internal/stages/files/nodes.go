@@ -259,9 +259,12 @@ type fileJob struct {
 	// forget says the rename replaces a symlink: the resolver's cached
 	// directories may have gone through it.
 	forget bool
-	done   chan struct{}
-	err    error
-	op     *oplog.Op
+	// journal says the file appends to what is there: it is recorded
+	// in AppendJournal before its rename.
+	journal bool
+	done    chan struct{}
+	err     error
+	op      *oplog.Op
 }
 
 func isRemote(r config.Resource) bool {
@@ -290,6 +293,17 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	// itself refuses to replace (CommitNew), so there is no lstat first.
 	// A fetch could take long, so that waits for no check.
 	fresh := !overwrite && hasSource && !remote
+	journal := journalled(f)
+	if journal {
+		applied, err := s.appendApplied(f)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", what, err))
+		}
+		if applied {
+			s.quick("files", what+": applied by an earlier run of this stage (recorded in "+AppendJournal+")").Finish()
+			return s.recordDone(what)
+		}
+	}
 	var info rootfs.Info
 	var exists bool
 	if !fresh {
@@ -343,7 +357,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		op.Finish(ownerAttrs(mode, uid, gid)...)
 		return s.recordDone(what)
 	}
-	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
+	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, journal: journal, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
 	// Renaming over a symlink changes where paths through it lead.
 	j.forget = exists && info.Mode&fs.ModeSymlink != 0
 	// Behind a slow fetch, the files after it wait with their temporary
@@ -462,6 +476,12 @@ func (s *stage) commit(j *fileJob) error {
 	}
 	if j.replace {
 		if err := s.root.RemoveAll(j.f.Path); err != nil {
+			j.tmp.Abort()
+			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
+		}
+	}
+	if j.journal {
+		if err := s.recordAppend(j); err != nil {
 			j.tmp.Abort()
 			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 		}

@@ -243,13 +243,13 @@ func TestCrypttabRerun(t *testing.T) {
 	tg.check(wantFile("etc/crypttab", "x UUID=uuid-of-vdb none luks,x-initrd.attach\n", 0o600))
 }
 
-// powerLossConfig is crashConfig without its append (appends are
-// TestRerunAfterPowerLossAppend's).
+// powerLossConfig is crashConfig and an empty file.
 const powerLossConfig = `{
 	"storage":{
 		"directories":[{"path":"/srv/data","overwrite":true,"mode":448}],
 		"files":[
 			{"path":"/etc/motd","contents":{"source":"data:,hello"}},
+			{"path":"/etc/existing","append":[{"source":"data:,%20appended"}]},
 			{"path":"/srv/data/remote","contents":{"source":"http://server/remote"}},
 			{"path":"/srv/data/more","contents":{"source":"data:,more"},"mode":384},
 			{"path":"/etc/empty","contents":{"source":"data:,"}}
@@ -266,8 +266,8 @@ const powerLossConfig = `{
 // in turn, then runs it again with the progress lost, as after a power
 // loss (the journal lives in /run): what the lost run wrote is recognised
 // by what it is (the same contents, mode and owner; a link to the same
-// target; a directory) and the rerun converges on an uninterrupted run's
-// tree.
+// target; a directory), an append by its record in AppendJournal on the
+// root, and the rerun converges on an uninterrupted run's tree.
 func TestRerunAfterPowerLoss(t *testing.T) {
 	clean := crashTarget(t)
 	whole := newFakeProgress()
@@ -275,6 +275,9 @@ func TestRerunAfterPowerLoss(t *testing.T) {
 		t.Fatalf("uninterrupted run: %v", err)
 	}
 	want := tree(t, clean.dir)
+	if want["etc/existing"] != "-rw-r--r-- kept appended" {
+		t.Fatalf("uninterrupted run: etc/existing = %q", want["etc/existing"])
+	}
 	for crash := 1; crash <= whole.calls; crash++ {
 		t.Run(fmt.Sprint("lost at record ", crash), func(t *testing.T) {
 			tg := crashTarget(t)
