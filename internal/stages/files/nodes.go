@@ -301,6 +301,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		}
 		if applied {
 			s.quick("files", what+": applied by an earlier run of this stage (recorded in "+AppendJournal+")").Finish()
+			s.relabelEarlier(f.Path)
 			return s.recordDone(what)
 		}
 	}
@@ -497,6 +498,7 @@ func (s *stage) commit(j *fileJob) error {
 		var same bool
 		if same, err = j.tmp.CommitNewOrSame(j.mode, j.uid, j.gid); same {
 			j.op.Finish(append(ownerAttrs(j.mode, j.uid, j.gid), "state", "already there: the same contents, mode and owner")...)
+			s.relabelEarlier(j.f.Path)
 			return s.recordDone("file " + j.f.Path)
 		}
 	} else {

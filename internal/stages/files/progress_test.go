@@ -1,6 +1,8 @@
 package files
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -331,5 +333,38 @@ func TestRerunNotTheSame(t *testing.T) {
 	err := tg.run(`{"storage":{"files":[{"path":"/etc/f","contents":{"source":"http://server/f"}}]}}`)
 	if !errors.Is(err, ErrExists) || tg.read("etc/f") != "old" {
 		t.Errorf("remote file over another = %v, %q; want ErrExists and the file kept", err, tg.read("etc/f"))
+	}
+}
+
+// TestRerunAfterPowerLossRelabels: a file the lost boot wrote (exactly
+// the entry's) and an append it recorded are relabelled by the rerun,
+// since the lost boot's relabel never ran.
+func TestRerunAfterPowerLossRelabels(t *testing.T) {
+	tg := newTarget(t)
+	tg.write("etc/selinux/config", "SELINUX=enforcing\nSELINUXTYPE=targeted\n")
+	const cfg = `{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}},
+		{"path":"/etc/existing","append":[{"source":"data:,more"}]}]}}`
+	tg.write("etc/existing", "kept")
+	if err := tg.run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The power loss: the run's progress is lost, its append record
+	// kept (it is removed only at the end of a run: put it back).
+	sum := sha256.Sum256([]byte("keptmore"))
+	tg.write("etc/.flint-files-appends", `{"file":"/etc/existing","sha256":"`+hex.EncodeToString(sum[:])+`"}`+"\n")
+	tg.runner.relabels = nil
+	if err := tg.run(cfg); err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	if got := tg.read("etc/existing"); got != "keptmore" {
+		t.Errorf("etc/existing = %q, want the fragment once", got)
+	}
+	for _, p := range []string{"/etc/motd", "/etc/existing"} {
+		if !contains(tg.runner.relabels, tg.dir+p) {
+			t.Errorf("relabelled %q, want %s among them", tg.runner.relabels, p)
+		}
+	}
+	if _, err := os.Lstat(tg.path("etc/.flint-files-appends")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the append record stays after the run: %v", err)
 	}
 }
