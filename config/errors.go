@@ -21,6 +21,9 @@ var (
 	// ErrTooLarge means a config is larger than the size limit it was read
 	// with (CheckSize): flint refuses it rather than parse it.
 	ErrTooLarge = errors.New("config is too large")
+	// ErrSourceRequired means a config to merge has no source: spec 3.0.0
+	// validates such an entry, but there is nothing to fetch (Render).
+	ErrSourceRequired = errors.New("source is required")
 	// ErrBadSize means a size limit is not a positive whole number with an
 	// optional K, M or G (ParseSize).
 	ErrBadSize = errors.New("not a size: use a number of bytes with an optional K, M or G, such as 128M")

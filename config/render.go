@@ -51,6 +51,13 @@ func render(cfg, settings Config, load Loader, depth int) (Config, Config, error
 	}
 	result := cfg
 	for i, res := range cfg.Ignition.Config.Merge {
+		if deref(res.Source) == "" {
+			// Valid in spec 3.0.0 (Validate), it still names nothing to
+			// merge: Ignition fails the same way when it fetches it
+			// (coreos/ignition internal/exec/engine.go,
+			// fetchReferencedConfig).
+			return Config{}, settings, fmt.Errorf("ignition.config.merge.%d: %w", i, ErrSourceRequired)
+		}
 		child, err := load(settings, res)
 		if err != nil {
 			return Config{}, settings, fmt.Errorf("ignition.config.merge.%d %s: %w", i, DescribeURL(deref(res.Source)), err)

@@ -80,6 +80,11 @@ func TestRender(t *testing.T) {
 			wantErr:     errors.New("ignition.config.merge.0 missing: not found"),
 		},
 		{
+			name:    "a merge entry without a source (valid in 3.0.0) fails before any fetch",
+			cfg:     Config{Ignition: Ignition{Config: IgnitionConfig{Merge: []Resource{{}, ref("never")}}}},
+			wantErr: ErrSourceRequired,
+		},
+		{
 			name:        "errors never show a data URL's content or a URL's credentials",
 			cfg:         Config{Ignition: Ignition{Config: IgnitionConfig{Merge: []Resource{ref("data:,SECRET"), ref("https://u:TOKEN@h/c.ign?sig=SIG")}}}},
 			configs:     map[string]Config{"data:,SECRET": {}},

@@ -307,8 +307,15 @@ var ruleTable = []ruleRow{
 		}},
 
 	// --- validate.go: ignition section and resources ---
-	{name: "merge needs a source", vers: versAll, in: `{"ignition":{"version":"$V","config":{"merge":[{}]}}}`,
+	{name: "merge needs a source", vers: versFrom("3.1.0"), in: `{"ignition":{"version":"$V","config":{"merge":[{}]}}}`,
 		want: []ruleWant{errAt("$.ignition.config.merge.0.source", "source is required")}},
+	// Ignition 3.0.0 validates a config reference without a source
+	// (coreos/ignition config/v3_0/types/ignition.go); it fails when
+	// fetched (TestRender).
+	{name: "merge without a source in 3.0", vers: versOnly("3.0.0"),
+		in: `{"ignition":{"version":"$V","config":{"merge":[{},{"source":"https://example.com/a"}]}}}`},
+	{name: "merge with an empty source in 3.0", vers: versOnly("3.0.0"),
+		in: `{"ignition":{"version":"$V","config":{"merge":[{"source":""}]}}}`},
 	{name: "CA needs a source", vers: versAll, in: `{"ignition":{"version":"$V","security":{"tls":{"certificateAuthorities":[{"source":""}]}}}}`,
 		want: []ruleWant{errAt("$.ignition.security.tls.certificateAuthorities.0.source", "source is required")}},
 	{name: "duplicate merge source", vers: versAll,

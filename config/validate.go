@@ -116,7 +116,14 @@ func (c *checker) ignition(ign Ignition, p jsonPath) {
 	merge := c.uniq("config")
 	for i, res := range ign.Config.Merge {
 		rp := c.at(p, "config", "merge", i)
-		c.requiredSource(res, rp)
+		if c.since(V3_1) {
+			// Spec 3.0.0's config reference had no such check
+			// (coreos/ignition config/v3_0/types/ignition.go:
+			// ValidateSource passes a nil source); 3.1.0 added it
+			// (config/v3_1/types/ignition.go, IgnitionConfig.Validate).
+			// Such an entry still fails when the config is rendered.
+			c.requiredSource(res, rp)
+		}
 		c.resource(res, rp, !c.since(V3_1))
 		merge.check(deref(res.Source), rp)
 	}

@@ -61,6 +61,7 @@ const StageFailedMessageID = "22e4122142524666b1688f12057c3755"
 type Fetcher interface {
 	Configure(ctx context.Context, ign config.Ignition) error
 	SetTotalTimeout(d time.Duration)
+	SetConfigLimit(n int64)
 	Fetch(ctx context.Context, res config.Resource, w io.Writer) error
 	FetchConfig(ctx context.Context, res config.Resource) ([]byte, error)
 	CABundle(ctx context.Context, ca config.Resource) ([]byte, error)
@@ -435,6 +436,9 @@ func (r *stageRun) run(ctx context.Context) error {
 	if r.stage.acquire != fromCache {
 		r.parser.OnSize = r.o.ConfigSize
 	}
+	// A remote config over the limit is refused at its first byte past
+	// it, not downloaded whole and then refused (fetch.Parser).
+	r.fetcher.SetConfigLimit(maxSize)
 	base, baseFound, err := r.baseConfig()
 	if err != nil {
 		return err

@@ -5,12 +5,17 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/resource"
 )
 
 // TestMaxConfigSize checks every config a fetch stage reads (user,
@@ -42,8 +47,10 @@ func TestMaxConfigSize(t *testing.T) {
 		{name: "raised with a unit", cmdline: "flint.config.max_size=1K", user: padded},
 		{name: "over the option's limit", max: 64, user: padded, wantErr: config.ErrTooLarge},
 		{name: "referenced config", cmdline: "flint.config.max_size=3K", user: merging},
-		{name: "referenced config over the limit", cmdline: "flint.config.max_size=1K", user: merging, wantErr: config.ErrTooLarge,
-			wantText: "referenced config data URL: config is too large: 2102 bytes, over the limit of 1024 bytes"},
+		// The fetcher stops reading at the limit: the referenced config
+		// is refused before it is whole.
+		{name: "referenced config over the limit", cmdline: "flint.config.max_size=1K", user: merging, wantErr: resource.ErrTooLarge,
+			wantText: "ignition.config.merge.0 data URL: data URL: writing: too large: more than 1 KiB; the kernel argument flint.config.max_size raises the limit"},
 		{name: "base config over the limit", cmdline: "flint.config.max_size=64", user: small, base: padded, wantErr: config.ErrTooLarge,
 			wantText: "base config "},
 		{name: "not a size", cmdline: "flint.config.max_size=lots", user: small, wantErr: config.ErrBadSize,
@@ -73,6 +80,43 @@ func TestMaxConfigSize(t *testing.T) {
 				t.Error("the stage cached a config it refused")
 			}
 		})
+	}
+}
+
+// TestMaxConfigSizeBoundsTheDownload serves the user config named on the
+// kernel command line one byte over the limit, then holds the connection
+// open: the fetch stage must fail at that byte, naming the limit and the
+// kernel argument, instead of reading the whole body before the size
+// check.
+func TestMaxConfigSizeBoundsTheDownload(t *testing.T) {
+	const limit = 1024
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Length", "100000000")
+		w.Write(bytes.Repeat([]byte(" "), limit+1))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	h := newHarness(t, "fetch", serve(`{"ignition":{"version":"3.4.0"}}`))
+	h.write("proc/cmdline", "ignition.config.url="+srv.URL+"/user.ign flint.config.max_size=1K\n")
+	start := time.Now()
+	err := h.run("fetch")
+	if !errors.Is(err, resource.ErrTooLarge) || !strings.Contains(err.Error(), "more than 1 KiB; the kernel argument flint.config.max_size raises the limit") {
+		t.Fatalf("Run() = %v, want ErrTooLarge naming the limit and the kernel argument", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Run() took %v: the fetch read on past the limit", d)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("the config was asked for %d times, want once", n)
+	}
+	if h.hasCache() {
+		t.Error("the stage cached a config it refused")
 	}
 }
 

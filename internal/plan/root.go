@@ -135,7 +135,12 @@ func (p *Plan) file(ctx context.Context, r reader, f config.File, o Options) Nod
 	case !isTrue(f.Overwrite) && !info.Mode.IsRegular():
 		return p.refuse(n, "exists and overwrite is false (it is %s)", kind(info.Mode))
 	case !isTrue(f.Overwrite) && hasSource:
-		return p.refuse(n, "exists and overwrite is false and contents are given")
+		// The stage takes a file exactly like the one it would write
+		// as applied (what a boot that lost power left).
+		if d := p.sameAsEntry(ctx, r, f, info, o); d != "" {
+			return p.refuse(n, "exists and overwrite is false and contents are given, not what it holds (%s)", d)
+		}
+		n.Action, n.Detail = "unchanged", "already what the entry writes"
 	case len(f.Append) > 0:
 		n.Action = "append"
 	case !hasSource && !isTrue(f.Overwrite):
@@ -144,7 +149,7 @@ func (p *Plan) file(ctx context.Context, r reader, f config.File, o Options) Nod
 		n.Action, n.Detail = "replace", "overwrite replaces what is there ("+kind(info.Mode)+")"
 	default:
 		n.Action = "replace"
-		n.Detail = p.compare(ctx, r, f, info, o)
+		n.Detail = p.compare(ctx, r, f, info, o, f.Mode)
 		if n.Detail == "" {
 			n.Action = "unchanged"
 		}
@@ -154,10 +159,10 @@ func (p *Plan) file(ctx context.Context, r reader, f config.File, o Options) Nod
 
 // compare tells whether a file's new contents and mode equal the existing
 // ones: "" when they do, else what differs or why it cannot tell.
-func (p *Plan) compare(ctx context.Context, r reader, f config.File, info rootfs.Info, o Options) string {
+func (p *Plan) compare(ctx context.Context, r reader, f config.File, info rootfs.Info, o Options, mode *int) string {
 	if f.Contents.Source == nil || *f.Contents.Source == "" {
 		if info.Size == 0 {
-			return modeDiff(f.Mode, info)
+			return modeDiff(mode, info)
 		}
 		return "the contents become empty"
 	}
@@ -181,7 +186,32 @@ func (p *Plan) compare(ctx context.Context, r reader, f config.File, info rootfs
 	if !bytes.Equal(old, buf.b.Bytes()) {
 		return "contents differ"
 	}
-	return modeDiff(f.Mode, info)
+	return modeDiff(mode, info)
+}
+
+// sameAsEntry tells whether the existing regular file is exactly what a
+// file entry that may not overwrite it writes: "" when it is, else what
+// differs or why it cannot tell. The mode defaults to 0644 and the owner
+// to root, as for a new file; an owner given by name is not looked up.
+func (p *Plan) sameAsEntry(ctx context.Context, r reader, f config.File, info rootfs.Info, o Options) string {
+	mode := 0o644
+	if f.Mode != nil {
+		mode = *f.Mode
+	}
+	if f.User.Name != nil && *f.User.Name != "" || f.Group.Name != nil && *f.Group.Name != "" {
+		return "an owner given by name is not compared"
+	}
+	uid, gid := 0, 0
+	if f.User.ID != nil {
+		uid = *f.User.ID
+	}
+	if f.Group.ID != nil {
+		gid = *f.Group.ID
+	}
+	if info.UID != uid || info.GID != gid {
+		return fmt.Sprintf("owner %d:%d, not %d:%d", info.UID, info.GID, uid, gid)
+	}
+	return p.compare(ctx, r, f, info, o, &mode)
 }
 
 // limitBuffer keeps up to maxCompare bytes, then only notes it was over.

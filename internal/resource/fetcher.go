@@ -17,8 +17,9 @@ import (
 	"github.com/flintboot/flint/internal/tftp"
 )
 
-// MaxConfigSize bounds what FetchConfig and Get hold in memory: a config or
-// a metadata answer larger than this is refused with ErrTooLarge.
+// MaxConfigSize bounds what FetchConfig and Get hold in memory unless
+// SetConfigLimit says otherwise: a config or a metadata answer larger than
+// this is refused with ErrTooLarge.
 const MaxConfigSize = 64 << 20
 
 // Ignition's defaults (coreos/ignition internal/resource/http.go).
@@ -109,6 +110,9 @@ type Fetcher struct {
 	transport *http.Transport
 	local     map[int]*http.Transport // by Request.LocalPort
 	caBundles map[string][]byte       // fetched CA bundles by source and hash
+	// configMax bounds FetchConfig and Get (SetConfigLimit); 0 is
+	// MaxConfigSize.
+	configMax int64
 	aws       awsState
 	gcs       gcsState
 	az        azState
@@ -266,6 +270,29 @@ func (f *Fetcher) SetTotalTimeout(d time.Duration) {
 	f.net.total = d
 }
 
+// SetConfigLimit bounds what later FetchConfig and Get calls read to n
+// bytes (after decompression): the transfer stops at the first byte past
+// it, with ErrTooLarge naming n, so a config over the stage's size limit
+// is never downloaded whole. n <= 0 restores MaxConfigSize. Fetch, which
+// streams files to disk, has no such bound.
+func (f *Fetcher) SetConfigLimit(n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.configMax = n
+}
+
+// newConfigBuffer returns the buffer of one FetchConfig or Get, bounded
+// by the config limit.
+func (f *Fetcher) newConfigBuffer() *limitedBuffer {
+	f.mu.Lock()
+	n := f.configMax
+	f.mu.Unlock()
+	if n <= 0 {
+		n = MaxConfigSize
+	}
+	return &limitedBuffer{max: n}
+}
+
 // install makes nc the configuration of later fetches.
 func (f *Fetcher) install(nc netConfig) {
 	f.mu.Lock()
@@ -310,11 +337,12 @@ func (f *Fetcher) Fetch(ctx context.Context, res config.Resource, w io.Writer) e
 
 // FetchConfig fetches a config (ignition.config.merge/replace, the URL on
 // the kernel command line) or a CA bundle whole, decompressed and verified.
-// It refuses more than MaxConfigSize bytes with ErrTooLarge. A connection
+// It refuses more than the config limit (SetConfigLimit, else
+// MaxConfigSize) with ErrTooLarge, reading no further. A connection
 // lost midway is retried from the start. A resource without a source
 // yields nil.
 func (f *Fetcher) FetchConfig(ctx context.Context, res config.Resource) ([]byte, error) {
-	buf := &limitedBuffer{max: MaxConfigSize}
+	buf := f.newConfigBuffer()
 	if err := f.fetch(ctx, res, bufferSink(buf)); err != nil {
 		return nil, err
 	}
@@ -375,7 +403,7 @@ func (f *Fetcher) Offline() bool { return f.opts.Offline }
 
 // Get makes one metadata request for a platform provider, with the
 // fetcher's retries and timeouts, and returns the body of the successful
-// answer (at most MaxConfigSize bytes). The request's headers override the
+// answer (at most the config limit: SetConfigLimit, else MaxConfigSize). The request's headers override the
 // default ones and are dropped on a redirect to another host.
 func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
 	u, err := url.Parse(r.URL)
@@ -397,7 +425,7 @@ func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
 	hr.body = r.Body
 	hr.retryStatus = r.RetryStatus
 	hr.localPort = r.LocalPort
-	buf := &limitedBuffer{max: MaxConfigSize}
+	buf := f.newConfigBuffer()
 	if err := f.do(ctx, hr, pipeline{name: name}, bufferSink(buf)); err != nil {
 		return nil, err
 	}

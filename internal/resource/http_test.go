@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -397,6 +398,64 @@ func TestFetchConfigTooLarge(t *testing.T) {
 	_, err := f.FetchConfig(context.Background(), res(srv.URL))
 	if !errors.Is(err, resource.ErrTooLarge) || !strings.Contains(err.Error(), "64 MiB") {
 		t.Errorf("FetchConfig of 65 MiB = %v, want ErrTooLarge naming the limit", err)
+	}
+}
+
+// TestConfigLimitStopsTheTransfer serves one byte more than the config
+// limit and then holds the connection open: the fetch must fail at that
+// byte, naming the limit, without waiting for the rest of the body (the
+// stall) or asking again. Exactly the limit is fine; files (Fetch) are not
+// configs and have no such bound.
+func TestConfigLimitStopsTheTransfer(t *testing.T) {
+	const limit = 1000
+	var requests atomic.Int32
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		// The length announced is the whole body's; the server sends
+		// one byte past the limit and waits.
+		w.Header().Set("Content-Length", "1000000")
+		w.Write(bytes.Repeat([]byte("x"), limit+1))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	defer stall.Close()
+	sized := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
+		w.Write(bytes.Repeat([]byte("x"), n))
+	}))
+	defer sized.Close()
+	f, _ := newFetcher(t, resource.Options{IdleTimeout: 10 * time.Second})
+	f.SetConfigLimit(limit)
+
+	for _, get := range []struct {
+		name string
+		do   func(url string) ([]byte, error)
+	}{
+		{"FetchConfig", func(url string) ([]byte, error) { return f.FetchConfig(t.Context(), res(url)) }},
+		{"Get", func(url string) ([]byte, error) { return f.Get(t.Context(), resource.Request{URL: url}) }},
+	} {
+		requests.Store(0)
+		start := time.Now()
+		_, err := get.do(stall.URL)
+		if !errors.Is(err, resource.ErrTooLarge) || !strings.Contains(err.Error(), "1000 bytes") {
+			t.Errorf("%s of %d bytes with a limit of %d = %v, want ErrTooLarge naming the limit", get.name, limit+1, limit, err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s took %v: it read on past the limit", get.name, d)
+		}
+		if n := requests.Load(); n != 1 {
+			t.Errorf("%s asked %d times, want once: a config over the limit is not retried", get.name, n)
+		}
+		if b, err := get.do(sized.URL + "/1000"); err != nil || len(b) != limit {
+			t.Errorf("%s of exactly the limit = %d bytes, %v; want %d bytes", get.name, len(b), err, limit)
+		}
+	}
+	var file bytes.Buffer
+	if err := f.Fetch(t.Context(), res(sized.URL+"/5000"), &file); err != nil || file.Len() != 5000 {
+		t.Errorf("Fetch of a 5000-byte file = %d bytes, %v; want 5000: files are not configs", file.Len(), err)
 	}
 }
 

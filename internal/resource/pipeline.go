@@ -245,14 +245,26 @@ func bufferSink(b *limitedBuffer) *sink {
 // limitedBuffer is a bytes.Buffer that refuses to grow past max.
 type limitedBuffer struct {
 	bytes.Buffer
-	max int
+	max int64
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > b.max {
-		return 0, fmt.Errorf("%w: more than %d MiB", ErrTooLarge, b.max>>20)
+	if int64(b.Len())+int64(len(p)) > b.max {
+		return 0, fmt.Errorf("%w: more than %s", ErrTooLarge, sizeString(b.max))
 	}
 	return b.Buffer.Write(p)
+}
+
+// sizeString writes a limit as its user gave it, most likely: in MiB or
+// KiB when it is a whole number of them, else in bytes.
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // fetchData decodes a data URL (RFC 2397) and runs it through p. The

@@ -3,7 +3,9 @@
 package rootfs
 
 import (
+	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -603,6 +605,106 @@ func (t *Temp) CommitNew(mode fs.FileMode, uid, gid int) error {
 	return t.finish(mode, uid, gid, true)
 }
 
+// CommitNewOrSame is CommitNew that also accepts, in place of nothing, a
+// regular file exactly like the temporary one: the same contents (byte
+// for byte), type and mode bits, owner and group. Then the temporary file
+// is removed, the target left as it is, and same is true. It is how a
+// run after a crash recognises what an earlier run wrote; only a target
+// that exists costs a comparison.
+func (t *Temp) CommitNewOrSame(mode fs.FileMode, uid, gid int) (same bool, err error) {
+	if t.done {
+		return false, fmt.Errorf("%s: already committed or aborted", t.Real)
+	}
+	err = t.commit(mode, uid, gid, true)
+	if err == nil {
+		t.done = true
+		unix.Close(t.fd)
+		t.dir.close()
+		return false, nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		var serr error
+		if same, serr = t.sameAsTarget(); serr != nil {
+			err = serr
+		}
+	}
+	t.Abort()
+	if same {
+		return true, nil
+	}
+	return false, err
+}
+
+// sameAsTarget compares the committed-to-be temporary file (its mode and
+// owner set) with the regular file at its target.
+func (t *Temp) sameAsTarget() (bool, error) {
+	parent, base := t.dir.parent, t.dir.base
+	var mine, theirs unix.Stat_t
+	if err := unix.Fstat(t.fd, &mine); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: t.Real, Err: err}
+	}
+	if err := unix.Fstatat(parent, base, &theirs, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false, &fs.PathError{Op: "stat", Path: t.Real, Err: err}
+	}
+	if theirs.Mode&unix.S_IFMT != unix.S_IFREG || theirs.Mode != mine.Mode ||
+		theirs.Uid != mine.Uid || theirs.Gid != mine.Gid || theirs.Size != mine.Size {
+		return false, nil
+	}
+	a, err := unix.Openat(parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, &fs.PathError{Op: "open", Path: t.Real, Err: err}
+	}
+	defer unix.Close(a)
+	// O_NONBLOCK: a FIFO swapped in since the stat must not hang us.
+	b, err := unix.Openat(parent, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false, &fs.PathError{Op: "open", Path: t.Real, Err: err}
+	}
+	defer unix.Close(b)
+	return sameContents(a, b, t.Real)
+}
+
+// sameContents compares what two descriptors read, to their ends.
+func sameContents(a, b int, name string) (bool, error) {
+	const chunk = 64 << 10
+	bufA, bufB := make([]byte, chunk), make([]byte, chunk)
+	for {
+		n, err := readFull(a, bufA)
+		if err != nil {
+			return false, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		m, err := readFull(b, bufB)
+		if err != nil {
+			return false, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n != m || !bytes.Equal(bufA[:n], bufB[:m]) {
+			return false, nil
+		}
+		if n < chunk {
+			return true, nil
+		}
+	}
+}
+
+// readFull reads into buf until it is full or the file ends.
+func readFull(fd int, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
 func (t *Temp) finish(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	if t.done {
 		return fmt.Errorf("%s: already committed or aborted", t.Real)
@@ -1110,6 +1212,30 @@ func (t *Temp) Rewind(off int64) error {
 	}
 	t.off = off
 	return nil
+}
+
+// Sync makes what was written to the temporary file durable (fsync(2)):
+// for a file whose rename must not land on the disk before its contents.
+func (t *Temp) Sync() error {
+	if err := unix.Fsync(t.fd); err != nil {
+		return &fs.PathError{Op: "fsync", Path: t.Real, Err: err}
+	}
+	return nil
+}
+
+// Sum256 is the SHA-256 of what was written to the temporary file.
+func (t *Temp) Sum256() ([sha256.Size]byte, error) {
+	fd, err := unix.Openat(t.dir.parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return [sha256.Size]byte{}, &fs.PathError{Op: "open", Path: t.Real, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), t.Real)
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return [sha256.Size]byte(h.Sum(nil)), nil
 }
 
 // ID is the temporary file's FileID.

@@ -97,6 +97,17 @@ func (t *Temp) Commit(mode fs.FileMode, uid, gid int) error { return errUnsuppor
 // Abort is unsupported on this system (see root.go).
 func (t *Temp) Abort() {}
 
+// Sync is unsupported on this system (see root.go).
+func (t *Temp) Sync() error { return errUnsupported }
+
+// Sum256 is unsupported on this system (see root.go).
+func (t *Temp) Sum256() ([32]byte, error) { return [32]byte{}, errUnsupported }
+
+// CommitNewOrSame is unsupported on this system (see root.go).
+func (t *Temp) CommitNewOrSame(mode fs.FileMode, uid, gid int) (bool, error) {
+	return false, errUnsupported
+}
+
 // Offset is unsupported on this system (see root.go).
 func (t *Temp) Offset() (int64, error) { return 0, errUnsupported }
 

@@ -183,12 +183,43 @@ func (a *applier) disable(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("asking whether it is enabled: %w", err)
 	}
+	// The preset line goes in first: once disabled, the unit is not
+	// enabled any more, so a run of the stage killed after the disable
+	// (and run again) would otherwise never write it. A line written for
+	// a disable that then fails is harmless: the stage fails, and its
+	// next run disables the unit and finds the line there.
+	a.addPreset("disable", name)
+	if err := a.appendPresetLine("disable " + name); err != nil {
+		return err
+	}
 	op := oplog.Begin(a.Logger, "units", "disabling unit "+name)
 	if _, err := a.Runner.Run(ctx, "systemctl", "--root", a.Dir, "disable", name); err != nil {
 		return op.Fail(fmt.Errorf("disabling: %w", err))
 	}
 	op.Finish()
-	a.addPreset("disable", name)
+	return nil
+}
+
+// appendPresetLine appends one line to the preset file now, unless the
+// file has it already.
+func (a *applier) appendPresetLine(line string) error {
+	old, err := a.Root.ReadFile(PresetFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading preset file %s: %w", PresetFile, err)
+	}
+	for _, l := range strings.Split(string(old), "\n") {
+		if strings.TrimSpace(l) == line {
+			return nil
+		}
+	}
+	op := oplog.Quick(a.Logger, "units", "writing preset file "+PresetFile+": "+line)
+	if err := a.Root.AppendFile(PresetFile, []byte(line+"\n"), 0o644); err != nil {
+		return op.Fail(fmt.Errorf("writing preset file %s: %w", PresetFile, err))
+	}
+	if !slices.Contains(a.written, PresetFile) {
+		a.written = append(a.written, PresetFile)
+	}
+	op.Finish()
 	return nil
 }
 
@@ -223,8 +254,9 @@ func (a *applier) unmask(unitPath string) error {
 	return nil
 }
 
-// writePresets appends every preset line, sorted so that the same config
-// always gives the same file. A line the file has already is not added
+// writePresets appends every preset line not written yet (a disable's is
+// written before the disable), sorted so that the same config always
+// gives the same file. A line the file has already is not added
 // again: a stage run again after a crash appends nothing twice, and a
 // preset line repeated would change nothing (systemd.preset(5): the first
 // matching line wins).
@@ -257,7 +289,9 @@ func (a *applier) writePresets() error {
 	if err := a.Root.AppendFile(PresetFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return op.Fail(fmt.Errorf("writing preset file %s: %w", PresetFile, err))
 	}
-	a.written = append(a.written, PresetFile)
+	if !slices.Contains(a.written, PresetFile) {
+		a.written = append(a.written, PresetFile)
+	}
 	op.Finish("lines", len(lines))
 	return nil
 }

@@ -268,6 +268,8 @@ func TestApplyErrors(t *testing.T) {
 			units:  []config.Unit{{Name: "a.service", Enabled: ptr(false)}},
 			runner: &fakeSystemctl{enabled: map[string]bool{"a.service": true}, failDisable: true},
 			wantIn: `unit "a.service": disabling: systemctl --root /sysroot disable a.service: exit status 1: boom`,
+			// The preset line is written before the disable.
+			written: 1,
 		},
 		{
 			name:   "systemctl missing",
@@ -309,6 +311,38 @@ type missingRunner struct{}
 
 func (missingRunner) Run(context.Context, string, ...string) ([]byte, error) {
 	return nil, fs.ErrNotExist
+}
+
+// TestApplyRerunAfterDisable runs the units of a stage killed after
+// `systemctl disable` but before the preset file was written (here: a
+// later unit fails), then runs them again, as the files stage does after
+// a crash. The rerun finds the unit not enabled any more; the preset file
+// must still say to disable it, once.
+func TestApplyRerunAfterDisable(t *testing.T) {
+	units := []config.Unit{
+		{Name: "image.service", Enabled: ptr(false)},
+		{Name: "later.service", Contents: ptr("[Unit]\n"), Enabled: ptr(true)},
+	}
+	root := newFakeRoot()
+	root.failWrite = "/etc/systemd/system/later.service"
+	runner := &fakeSystemctl{enabled: map[string]bool{"image.service": true}}
+	d := Deps{Root: root, Dir: "/sysroot", Runner: runner}
+	if _, err := Apply(context.Background(), d, units); err == nil {
+		t.Fatal("first Apply() = nil, want the write of later.service to fail")
+	}
+	if runner.enabled["image.service"] {
+		t.Fatal("image.service still enabled after the first run: the test no longer reaches the disable")
+	}
+	root.failWrite = ""
+	for run := 2; run <= 3; run++ {
+		if _, err := Apply(context.Background(), d, units); err != nil {
+			t.Fatalf("Apply() run %d = %v", run, err)
+		}
+		want := "disable image.service\nenable later.service\n"
+		if got := root.files[PresetFile]; got != want {
+			t.Errorf("preset file after run %d = %q, want %q", run, got, want)
+		}
+	}
 }
 
 func TestSplitInstance(t *testing.T) {

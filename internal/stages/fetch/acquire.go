@@ -230,7 +230,7 @@ func (a *acquirer) fetchFromSources(ctx context.Context) ([]byte, string, error)
 			op.Finish("result", "needs the network", "reason", err)
 			return nil, s.name, err
 		case err != nil:
-			return nil, s.name, op.Fail(fmt.Errorf("fetching the user config from %s: %w", s.name, err))
+			return nil, s.name, op.Fail(fmt.Errorf("fetching the user config from %s: %w", s.name, a.sizeHint(err)))
 		}
 		op.Finish("result", "found", "bytes", len(raw))
 		return raw, s.name, nil
@@ -276,7 +276,7 @@ func (a *acquirer) render(ctx context.Context, user config.Config) (config.Confi
 		}
 		raw, err := a.d.Fetcher.FetchConfig(ctx, res)
 		if err != nil {
-			return config.Config{}, a.endFetch(op, err)
+			return config.Config{}, a.endFetch(op, a.sizeHint(err))
 		}
 		cfg, _, err := a.d.Parser.Parse(raw, "referenced config "+shown)
 		if err != nil {
@@ -289,6 +289,15 @@ func (a *acquirer) render(ctx context.Context, user config.Config) (config.Confi
 	// Render's errors and the fetcher's name sources through
 	// config.DescribeURL: no data URL content or credential reaches them.
 	return config.Render(user, load)
+}
+
+// sizeHint adds to a fetch refused for its size (the fetcher stops at
+// the stage's config limit) how to raise the limit: the parser's hint.
+func (a *acquirer) sizeHint(err error) error {
+	if errors.Is(err, resource.ErrTooLarge) && a.d.Parser != nil {
+		return fmt.Errorf("%w%s", err, a.d.Parser.LimitHint)
+	}
+	return err
 }
 
 // endFetch ends a fetch operation that failed: needing the network is no

@@ -100,6 +100,9 @@ type stage struct {
 	selinux bool
 	// fileContexts is the policy's file_contexts, inside the root.
 	fileContexts string
+	// appends maps each file AppendJournal records to the SHA-256 of
+	// its contents (nil until read).
+	appends map[string]string
 }
 
 // op starts an operation on the stage's logger.

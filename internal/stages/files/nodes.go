@@ -259,9 +259,12 @@ type fileJob struct {
 	// forget says the rename replaces a symlink: the resolver's cached
 	// directories may have gone through it.
 	forget bool
-	done   chan struct{}
-	err    error
-	op     *oplog.Op
+	// journal says the file appends to what is there: it is recorded
+	// in AppendJournal before its rename.
+	journal bool
+	done    chan struct{}
+	err     error
+	op      *oplog.Op
 }
 
 func isRemote(r config.Resource) bool {
@@ -290,6 +293,18 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	// itself refuses to replace (CommitNew), so there is no lstat first.
 	// A fetch could take long, so that waits for no check.
 	fresh := !overwrite && hasSource && !remote
+	journal := journalled(f)
+	if journal {
+		applied, err := s.appendApplied(f)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", what, err))
+		}
+		if applied {
+			s.quick("files", what+": applied by an earlier run of this stage (recorded in "+AppendJournal+")").Finish()
+			s.relabelEarlier(f.Path)
+			return s.recordDone(what)
+		}
+	}
 	var info rootfs.Info
 	var exists bool
 	if !fresh {
@@ -300,10 +315,17 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	}
 	var existing *rootfs.Info
 	if exists && !overwrite {
-		if err := existsError(what, info, hasSource); err != nil {
+		if hasSource && info.Mode.IsRegular() {
+			// Refused unless it is exactly what the entry writes,
+			// which commit compares once the contents are here: an
+			// earlier run of the stage lost with its progress (a
+			// power loss during the first boot) wrote it.
+			fresh = true
+		} else if err := existsError(what, info, hasSource); err != nil {
 			return fail(err)
+		} else {
+			existing = &info
 		}
-		existing = &info
 	}
 	mode := defaultFileMode
 	switch {
@@ -336,7 +358,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		op.Finish(ownerAttrs(mode, uid, gid)...)
 		return s.recordDone(what)
 	}
-	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
+	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, journal: journal, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
 	// Renaming over a symlink changes where paths through it lead.
 	j.forget = exists && info.Mode&fs.ModeSymlink != 0
 	// Behind a slow fetch, the files after it wait with their temporary
@@ -425,8 +447,15 @@ func existsError(what string, info rootfs.Info, hasSource bool) error {
 	if !info.Mode.IsRegular() {
 		return fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode))
 	}
+	if hasSource && info.Size == 0 {
+		// The likely story: an earlier boot wrote it, and lost its
+		// contents and the stage's progress (in /run) to a power
+		// failure before the stage synced the filesystem.
+		return fmt.Errorf("%s: %w and contents are given (it is empty: if a boot that lost power wrote it, "+
+			"remove it, or set overwrite: true on the entry, and boot again)", what, ErrExists)
+	}
 	if hasSource {
-		return fmt.Errorf("%s: %w and contents are given", what, ErrExists)
+		return fmt.Errorf("%s: %w and contents are given, not what it holds (contents, mode or owner differ)", what, ErrExists)
 	}
 	return nil
 }
@@ -452,15 +481,30 @@ func (s *stage) commit(j *fileJob) error {
 			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 		}
 	}
-	commit := j.tmp.Commit
-	if j.fresh {
-		commit = j.tmp.CommitNew
+	if j.journal {
+		if err := s.recordAppend(j); err != nil {
+			j.tmp.Abort()
+			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
+		}
 	}
 	if err := s.recordPending("file "+j.f.Path, j.tmp); err != nil {
 		j.tmp.Abort()
 		return j.op.Fail(err)
 	}
-	if err := commit(j.mode, j.uid, j.gid); err != nil {
+	var err error
+	if j.fresh {
+		// Something already at the path is refused, unless it is
+		// exactly what this entry writes.
+		var same bool
+		if same, err = j.tmp.CommitNewOrSame(j.mode, j.uid, j.gid); same {
+			j.op.Finish(append(ownerAttrs(j.mode, j.uid, j.gid), "state", "already there: the same contents, mode and owner")...)
+			s.relabelEarlier(j.f.Path)
+			return s.recordDone("file " + j.f.Path)
+		}
+	} else {
+		err = j.tmp.Commit(j.mode, j.uid, j.gid)
+	}
+	if err != nil {
 		if j.fresh && errors.Is(err, fs.ErrExist) {
 			if info, lerr := s.root.Lstat(j.f.Path); lerr == nil {
 				return j.op.Fail(existsError("file "+j.f.Path, info, true))

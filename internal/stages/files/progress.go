@@ -57,13 +57,18 @@ func (s *stage) appliedBefore(e entry, at *rootfs.Loc) (bool, error) {
 		return false, nil
 	}
 	s.quick("files", key+": applied by an earlier run of this stage").Finish()
+	s.relabelEarlier(e.node().Path)
+	return true, nil
+}
+
+// relabelEarlier schedules the relabel of a node an earlier run made: that
+// run's relabel list is lost, so the node and its directory, which that
+// run may have made.
+func (s *stage) relabelEarlier(p string) {
 	if s.selinux {
-		// The earlier run's relabel list is lost: the node and its
-		// directory, which that run may have made.
-		p := path.Clean(e.node().Path)
+		p = path.Clean(p)
 		s.relabel = append(s.relabel, p, path.Dir(p))
 	}
-	return true, nil
 }
 
 // removeStaleTemps removes the temporary files a killed run left beside

@@ -1,6 +1,8 @@
 package files
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -241,4 +243,128 @@ func TestCrypttabRerun(t *testing.T) {
 		}
 	}
 	tg.check(wantFile("etc/crypttab", "x UUID=uuid-of-vdb none luks,x-initrd.attach\n", 0o600))
+}
+
+// powerLossConfig is crashConfig and an empty file.
+const powerLossConfig = `{
+	"storage":{
+		"directories":[{"path":"/srv/data","overwrite":true,"mode":448}],
+		"files":[
+			{"path":"/etc/motd","contents":{"source":"data:,hello"}},
+			{"path":"/etc/existing","append":[{"source":"data:,%20appended"}]},
+			{"path":"/srv/data/remote","contents":{"source":"http://server/remote"}},
+			{"path":"/srv/data/more","contents":{"source":"data:,more"},"mode":384},
+			{"path":"/etc/empty","contents":{"source":"data:,"}}
+		],
+		"links":[
+			{"path":"/etc/link","target":"/etc/motd","overwrite":true},
+			{"path":"/etc/hard","target":"/etc/motd","hard":true}
+		]
+	},
+	"systemd":{"units":[{"name":"a.service","contents":"[Service]\nExecStart=/bin/true\n","enabled":true}]}
+}`
+
+// TestRerunAfterPowerLoss kills the stage at each of its progress records
+// in turn, then runs it again with the progress lost, as after a power
+// loss (the journal lives in /run): what the lost run wrote is recognised
+// by what it is (the same contents, mode and owner; a link to the same
+// target; a directory), an append by its record in AppendJournal on the
+// root, and the rerun converges on an uninterrupted run's tree.
+func TestRerunAfterPowerLoss(t *testing.T) {
+	clean := crashTarget(t)
+	whole := newFakeProgress()
+	if err := clean.run(powerLossConfig, func(d *Deps) { d.Progress = whole }); err != nil {
+		t.Fatalf("uninterrupted run: %v", err)
+	}
+	want := tree(t, clean.dir)
+	if want["etc/existing"] != "-rw-r--r-- kept appended" {
+		t.Fatalf("uninterrupted run: etc/existing = %q", want["etc/existing"])
+	}
+	for crash := 1; crash <= whole.calls; crash++ {
+		t.Run(fmt.Sprint("lost at record ", crash), func(t *testing.T) {
+			tg := crashTarget(t)
+			p := newFakeProgress()
+			p.crashAt = crash
+			if err := tg.run(powerLossConfig, func(d *Deps) { d.Progress = p }); !errors.Is(err, errCrash) {
+				t.Fatalf("first run = %v, want it killed", err)
+			}
+			if err := tg.run(powerLossConfig, func(d *Deps) { d.Progress = newFakeProgress() }); err != nil {
+				t.Fatalf("run after the power loss = %v", err)
+			}
+			got := tree(t, tg.dir)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("tree after the rerun = %v\nwant %v", got, want)
+			}
+		})
+	}
+}
+
+// TestRerunNotTheSame: a file at the path that is not exactly what the
+// entry writes still fails the entry, as before; an empty one (contents
+// lost with the power) says how to recover.
+func TestRerunNotTheSame(t *testing.T) {
+	const cfg = `{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}}]}}`
+	for _, tt := range []struct {
+		name, contents string
+		mode           os.FileMode
+		want           string
+	}{
+		{"other contents", "hellO", 0o644, "not what it holds"},
+		{"other mode", "hello", 0o600, "not what it holds"},
+		{"empty", "", 0o644, "it is empty: if a boot that lost power wrote it, remove it, or set overwrite: true"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tg := newTarget(t)
+			tg.write("etc/motd", tt.contents)
+			os.Chmod(tg.path("etc/motd"), tt.mode)
+			err := tg.run(cfg)
+			if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("run over %s = %v, want ErrExists saying %q", tt.name, err, tt.want)
+			}
+			if got := tg.read("etc/motd"); got != tt.contents {
+				t.Errorf("etc/motd = %q, want it untouched (%q)", got, tt.contents)
+			}
+		})
+	}
+	// A remote file too: fetched, compared, refused.
+	tg := newTarget(t)
+	tg.fetch.data["http://server/f"] = "new"
+	tg.write("etc/f", "old")
+	err := tg.run(`{"storage":{"files":[{"path":"/etc/f","contents":{"source":"http://server/f"}}]}}`)
+	if !errors.Is(err, ErrExists) || tg.read("etc/f") != "old" {
+		t.Errorf("remote file over another = %v, %q; want ErrExists and the file kept", err, tg.read("etc/f"))
+	}
+}
+
+// TestRerunAfterPowerLossRelabels: a file the lost boot wrote (exactly
+// the entry's) and an append it recorded are relabelled by the rerun,
+// since the lost boot's relabel never ran.
+func TestRerunAfterPowerLossRelabels(t *testing.T) {
+	tg := newTarget(t)
+	tg.write("etc/selinux/config", "SELINUX=enforcing\nSELINUXTYPE=targeted\n")
+	const cfg = `{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}},
+		{"path":"/etc/existing","append":[{"source":"data:,more"}]}]}}`
+	tg.write("etc/existing", "kept")
+	if err := tg.run(cfg); err != nil {
+		t.Fatal(err)
+	}
+	// The power loss: the run's progress is lost, its append record
+	// kept (it is removed only at the end of a run: put it back).
+	sum := sha256.Sum256([]byte("keptmore"))
+	tg.write("etc/.flint-files-appends", `{"file":"/etc/existing","sha256":"`+hex.EncodeToString(sum[:])+`"}`+"\n")
+	tg.runner.relabels = nil
+	if err := tg.run(cfg); err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	if got := tg.read("etc/existing"); got != "keptmore" {
+		t.Errorf("etc/existing = %q, want the fragment once", got)
+	}
+	for _, p := range []string{"/etc/motd", "/etc/existing"} {
+		if !contains(tg.runner.relabels, tg.dir+p) {
+			t.Errorf("relabelled %q, want %s among them", tg.runner.relabels, p)
+		}
+	}
+	if _, err := os.Lstat(tg.path("etc/.flint-files-appends")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the append record stays after the run: %v", err)
+	}
 }

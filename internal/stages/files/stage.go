@@ -76,7 +76,7 @@ func Run(ctx context.Context, d Deps) error {
 		return op.Fail(fmt.Errorf("syncing %s: %w", d.Root, err))
 	}
 	op.Finish()
-	return nil
+	return s.removeAppendJournal()
 }
 
 // units writes the config's systemd units through the resolver.
