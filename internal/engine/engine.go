@@ -82,6 +82,9 @@ type Options struct {
 	ConfigCache string
 	StateFile   string
 	NeedNet     string
+	// RootFormatted is the flag the disks stage leaves when it made the
+	// root filesystem ("" means DefaultRootFormatted).
+	RootFormatted string
 	// FetchTimeout bounds the fetch of the user config from its source,
 	// retries included (0: no bound); the config's own timeouts apply
 	// after that.
@@ -193,7 +196,8 @@ func stageList() []stage {
 				if !udev {
 					runner.Env = append(os.Environ(), disks.NoUdevEnv()...)
 				}
-				return disks.Run(ctx, disks.Deps{
+				var m madeList
+				err := disks.Run(ctx, disks.Deps{
 					Config:        r.config,
 					Logger:        r.log,
 					Runner:        runner,
@@ -208,7 +212,12 @@ func stageList() []stage {
 						}
 						r.state.LuksPersistKeyFiles[name] = dataURL
 					},
+					Formatted: m.add,
 				})
+				if err == nil {
+					r.markRootFormatted(&m, r.o.RootFormatted)
+				}
+				return err
 			},
 		},
 		{
@@ -336,6 +345,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NeedNet == "" {
 		o.NeedNet = DefaultNeedNet
+	}
+	if o.RootFormatted == "" {
+		o.RootFormatted = DefaultRootFormatted
 	}
 	if o.DeviceTimeout == 0 {
 		o.DeviceTimeout = disks.DefaultDeviceTimeout
