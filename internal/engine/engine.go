@@ -82,9 +82,6 @@ type Options struct {
 	ConfigCache string
 	StateFile   string
 	NeedNet     string
-	// RootFormatted is the flag the disks stage leaves when it made the
-	// root filesystem ("" means DefaultRootFormatted).
-	RootFormatted string
 	// FetchTimeout bounds the fetch of the user config from its source,
 	// retries included (0: no bound); the config's own timeouts apply
 	// after that.
@@ -155,6 +152,9 @@ func stageList() []stage {
 			name:    "fetch-offline",
 			acquire: fetchOffline,
 			run: func(ctx context.Context, r *stageRun) error {
+				if err := r.flagKargs(); err != nil {
+					return err
+				}
 				return fetchoffline.Run(ctx, fetchoffline.Deps{Config: r.config, Logger: r.log})
 			},
 		},
@@ -162,6 +162,9 @@ func stageList() []stage {
 			name:    "fetch",
 			acquire: fetchOnline,
 			run: func(ctx context.Context, r *stageRun) error {
+				if err := r.flagKargs(); err != nil {
+					return err
+				}
 				return fetch.Run(ctx, fetch.Deps{Logger: r.log, ConfigCache: r.o.ConfigCache})
 			},
 		},
@@ -215,7 +218,7 @@ func stageList() []stage {
 					Formatted: m.add,
 				})
 				if err == nil {
-					r.markRootFormatted(&m, r.o.RootFormatted)
+					r.markRootFormatted(&m, filepath.Join(filepath.Dir(r.o.StateFile), RootFormattedFlag))
 				}
 				return err
 			},
@@ -346,9 +349,7 @@ func (o Options) withDefaults() Options {
 	if o.NeedNet == "" {
 		o.NeedNet = DefaultNeedNet
 	}
-	if o.RootFormatted == "" {
-		o.RootFormatted = DefaultRootFormatted
-	}
+
 	if o.DeviceTimeout == 0 {
 		o.DeviceTimeout = disks.DefaultDeviceTimeout
 	}

@@ -11,13 +11,14 @@ import (
 	"github.com/flintboot/flint/internal/providers"
 )
 
-// DefaultRootFormatted is the flag the disks stage leaves when it made
-// the filesystem that root= on the kernel command line names. The
+// RootFormattedFlag is the file, beside the state file
+// (/run/ignition/root-formatted), the disks stage leaves when it made the
+// filesystem that root= on the kernel command line names. The
 // generator's drop-in for systemd-fsck-root.service skips the root's
 // check when the flag exists (dracut/30flint/flint-generator): a
 // filesystem made a moment ago has nothing to repair, and the check sits
 // between the disks stage and the root's mount.
-const DefaultRootFormatted = "/run/flint/root-formatted"
+const RootFormattedFlag = "root-formatted"
 
 // made is a filesystem the disks stage created in this run.
 type made struct {

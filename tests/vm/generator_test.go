@@ -91,7 +91,7 @@ func TestGenerator(t *testing.T) {
 			dropIn, err := os.ReadFile(filepath.Join(units, "systemd-fsck-root.service.d", "flint.conf"))
 			firstboot := slices.Contains(c.links, "initrd.target.requires/flint-complete.target")
 			switch {
-			case firstboot && (err != nil || !strings.Contains(string(dropIn), "ConditionPathExists=!/run/flint/root-formatted") ||
+			case firstboot && (err != nil || !strings.Contains(string(dropIn), "ConditionPathExists=!/run/ignition/root-formatted") ||
 				!strings.Contains(string(dropIn), "After=flint-disks.service")):
 				t.Errorf("generator(%q): systemd-fsck-root.service.d/flint.conf = %q, %v; want the flag's condition after the disks stage", c.cmdline, dropIn, err)
 			case !firstboot && err == nil:
