@@ -51,16 +51,16 @@ depends() {
     # qemu: the fw_cfg driver for the qemu platform; network: the handler
     # (systemd-networkd, NetworkManager or network-legacy) that
     # flint-neednet.service starts when a config needs the network.
+    # Not dracut's mdraid and dm modules: their hooks (mdraid's in
+    # pre-udev, pre-trigger, pre-mount and cleanup, dm's in pre-udev) run
+    # on every boot, each hook directory non-empty starting one more
+    # dracut-*.service and shell, and mdraid pulls in rootfs-block and
+    # with it fs-lib, whose fsck puts a check of the root in the critical
+    # path. By default they assemble nothing anyway (no rd.md.uuid): what
+    # flint's RAID and LUKS need, the tools and the udev rules that name
+    # the devices they create, install() puts in itself, so a config
+    # without RAID or LUKS costs nothing (see install_raid_luks).
     local mods="systemd systemd-udevd systemd-journald qemu network"
-    # RAID and LUKS need udev's rules for md and device-mapper: without
-    # them /dev/md/NAME never appears, and cryptsetup waits for udev
-    # events that never come. Those modules come with their tools.
-    if find_binary dmsetup > /dev/null; then
-        mods+=" dm"
-    fi
-    if find_binary mdadm > /dev/null; then
-        mods+=" mdraid"
-    fi
     echo "$mods"
     return 0
 }
@@ -73,9 +73,40 @@ installkernel() {
     # cryptsetup reaches the kernel's ciphers through AF_ALG). Missing ones
     # are skipped (instmods is optional by default).
     hostonly='' instmods ext4 xfs btrfs vfat nls_cp437 nls_iso8859-1 nls_ascii nls_utf8 \
-        raid0 raid1 raid10 raid456 crc32c_generic qemu_fw_cfg \
-        dm_crypt xts aesni_intel essiv af_alg algif_skcipher
+        md_mod raid0 raid1 raid10 raid456 crc32c_generic qemu_fw_cfg \
+        dm_mod dm_crypt xts aesni_intel essiv af_alg algif_skcipher
     return 0
+}
+
+# install_raid_luks installs what the disks stage's RAID (mdadm --create)
+# and LUKS (cryptsetup) need beyond the tools, when the host has them:
+# the udev rules that name what they create. They match only md and dm
+# devices, so a boot without any runs none of them. Nothing is assembled
+# or activated at boot: the disks stage creates and opens what the config
+# asks for (dracut's mdraid module assembles nothing either without
+# rd.md.uuid). dm_mod loads itself on first use of /dev/mapper/control
+# (kmod-static-nodes.service makes the node; the module's devname alias
+# loads it), md_mod and the RAID levels when mdadm creates an array.
+install_raid_luks() {
+    if find_binary mdadm > /dev/null; then
+        inst_multiple mdadm
+        # 01-md-raid-creating: udev leaves an array being created alone;
+        # 63-md-raid-arrays: /dev/md/NAME and /dev/disk/by-id links.
+        # Not 64-md-raid-assembly: incremental assembly of every member
+        # udev sees is what dracut's module turns off too.
+        inst_rules 01-md-raid-creating.rules 63-md-raid-arrays.rules
+        # mdadm keeps its map of arrays in /run/mdadm.
+        mkdir -p "$initdir/usr/lib/tmpfiles.d"
+        echo "d /run/mdadm 0755 root root -" > "$initdir/usr/lib/tmpfiles.d/flint-mdadm.conf"
+    fi
+    if find_binary dmsetup > /dev/null; then
+        inst_multiple dmsetup
+        # cryptsetup waits for udev through 95-dm-notify's cookies; the
+        # others make /dev/mapper/NAME and the by-uuid/by-label links of
+        # a filesystem inside.
+        inst_rules 10-dm.rules 13-dm-disk.rules 55-dm.rules 60-persistent-storage-dm.rules \
+            95-dm-notify.rules
+    fi
 }
 
 # flint_binary prints the flint to install: the one beside this script
@@ -119,6 +150,7 @@ install() {
     }
     # shellcheck disable=SC2086
     inst_multiple -o $flint_optional_tools
+    install_raid_luks
 
     inst_script "$moddir/flint-neednet.sh" /usr/libexec/flint-neednet
     inst_script "$moddir/flint-setup-user.sh" /usr/libexec/flint-setup-user

@@ -166,6 +166,9 @@ func stageList() []stage {
 			name:    "fetch-offline",
 			acquire: fetchOffline,
 			run: func(ctx context.Context, r *stageRun) error {
+				if err := r.flagKargs(); err != nil {
+					return err
+				}
 				return fetchoffline.Run(ctx, fetchoffline.Deps{Config: r.config, Logger: r.log})
 			},
 		},
@@ -173,6 +176,9 @@ func stageList() []stage {
 			name:    "fetch",
 			acquire: fetchOnline,
 			run: func(ctx context.Context, r *stageRun) error {
+				if err := r.flagKargs(); err != nil {
+					return err
+				}
 				return fetch.Run(ctx, fetch.Deps{Logger: r.log, ConfigCache: r.o.ConfigCache})
 			},
 		},
@@ -207,7 +213,8 @@ func stageList() []stage {
 				if !udev {
 					runner.Env = append(os.Environ(), disks.NoUdevEnv()...)
 				}
-				return disks.Run(ctx, disks.Deps{
+				var m madeList
+				err := disks.Run(ctx, disks.Deps{
 					Config:        r.config,
 					Logger:        r.log,
 					Runner:        runner,
@@ -222,7 +229,12 @@ func stageList() []stage {
 						}
 						r.state.LuksPersistKeyFiles[name] = dataURL
 					},
+					Formatted: m.add,
 				})
+				if err == nil {
+					r.markRootFormatted(&m, filepath.Join(filepath.Dir(r.o.StateFile), RootFormattedFlag))
+				}
+				return err
 			},
 		},
 		{
@@ -351,6 +363,7 @@ func (o Options) withDefaults() Options {
 	if o.NeedNet == "" {
 		o.NeedNet = DefaultNeedNet
 	}
+
 	if o.DeviceTimeout == 0 {
 		o.DeviceTimeout = disks.DefaultDeviceTimeout
 	}

@@ -2,8 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -29,6 +33,12 @@ const (
 	// (/run/ignition/kargs-reboot), that says the kargs stage changed the
 	// boot entries and a reboot is due.
 	KargsRebootFlag = "kargs-reboot"
+	// KargsWantedFlag is the file, beside the state file
+	// (/run/ignition/kargs-wanted), the fetch stages leave when the
+	// config has kernel arguments: flint-kargs.service runs only then. A
+	// stage with nothing to do is one process fewer on the boot's
+	// critical path.
+	KargsWantedFlag = "kargs-wanted"
 	// KargsRebootWait bounds the kargs stage's wait for the shutdown
 	// after it asked for a reboot: a reboot that has not stopped flint
 	// by then is not coming.
@@ -94,4 +104,20 @@ func idleTimeoutKarg(o Options) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// flagKargs leaves KargsWantedFlag when the config has kernel arguments,
+// and removes it when it has none (a config fetched again after a crash
+// is the same config, but the flag follows it whatever it is).
+func (r *stageRun) flagKargs() error {
+	flag := filepath.Join(filepath.Dir(r.o.StateFile), KargsWantedFlag)
+	args := r.config.KernelArguments
+	if len(args.ShouldExist) == 0 && len(args.ShouldNotExist) == 0 {
+		if err := os.Remove(flag); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the kargs flag: %w", err)
+		}
+		return nil
+	}
+	r.log.Info("the config has kernel arguments: the kargs stage will run", "flag", flag)
+	return writeFlag(flag)
 }

@@ -438,6 +438,11 @@ func unwrapURLError(err error) error {
 	return err
 }
 
+// IdleConnsPerHost is how many idle connections to one host the fetcher
+// keeps for reuse: as many as the files stage fetches from one host at
+// once (files.DefaultPerHost).
+const IdleConnsPerHost = 48
+
 // newTransport builds the HTTP transport for nc; localPort, when not 0, is
 // the local port every connection is made from.
 func (f *Fetcher) newTransport(nc netConfig, localPort int) *http.Transport {
@@ -447,8 +452,14 @@ func (f *Fetcher) newTransport(nc netConfig, localPort int) *http.Transport {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: nc.headerTimeout,
 		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          10,
-		IdleConnTimeout:       90 * time.Second,
+		// Keep-alive: the files stage fetches up to IdleConnsPerHost
+		// files from one server at once; each connection stays for the
+		// next request instead of being closed for lack of room (the
+		// default keeps 2 per host) and dialled again, a round trip
+		// (and a TLS handshake) per file.
+		MaxIdleConns:        2 * IdleConnsPerHost,
+		MaxIdleConnsPerHost: IdleConnsPerHost,
+		IdleConnTimeout:     90 * time.Second,
 		// Accept-Encoding is identity: never decompress behind the
 		// caller's back, the config's compression field says what to do.
 		DisableCompression: true,

@@ -638,3 +638,59 @@ func TestCertificateErrorNotRetried(t *testing.T) {
 		t.Errorf("Fetch from an untrusted server = %v after %v, want a certificate error at once", err, time.Since(start))
 	}
 }
+
+// TestConnectionsKeptPerHost: concurrent fetches from one server keep
+// their connections for the next ones (HTTP/1.1 keep-alive), up to
+// IdleConnsPerHost of them, instead of closing all but two and dialling
+// again for every file.
+func TestConnectionsKeptPerHost(t *testing.T) {
+	const n = 16
+	var conns counter
+	// Every request of a batch waits until the whole batch has arrived:
+	// n connections are open at once.
+	var arrived counter
+	release := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k := arrived.next()
+		b := release[min((k-1)/n, 1)]
+		if k%n == 0 {
+			close(b)
+		}
+		<-b
+		io.WriteString(w, "body")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.next()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+
+	f, _ := newFetcher(t, resource.Options{})
+	batch := func() {
+		errs := make(chan error, n)
+		for i := range n {
+			go func() {
+				var buf bytes.Buffer
+				errs <- f.Fetch(context.Background(), res(fmt.Sprintf("%s/f%d", srv.URL, i)), &buf)
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatalf("Fetch = %v", err)
+			}
+		}
+	}
+	batch()
+	if got := conns.get(); got != n {
+		t.Fatalf("the first %d fetches opened %d connections, want %d", n, got, n)
+	}
+	// Connections go back to the pool just after their bodies end.
+	time.Sleep(100 * time.Millisecond)
+	batch()
+	// Without keep-alive for all of them, 14 of 16 are dialled again.
+	if got := conns.get() - n; got > n/2 {
+		t.Errorf("the second %d fetches opened %d new connections, want the first batch's reused", n, got)
+	}
+}

@@ -87,6 +87,17 @@ func TestGenerator(t *testing.T) {
 			if !slices.Equal(links, c.links) {
 				t.Errorf("generator(%q) links:\n  %s\nwant:\n  %s", c.cmdline, strings.Join(links, "\n  "), strings.Join(c.links, "\n  "))
 			}
+			// The root's check waits for the disks stage, and is skipped
+			// when the stage made the root, on the first boot only.
+			dropIn, err := os.ReadFile(filepath.Join(units, "systemd-fsck-root.service.d", "flint.conf"))
+			firstboot := slices.Contains(c.links, "initrd.target.requires/flint-complete.target")
+			switch {
+			case firstboot && (err != nil || !strings.Contains(string(dropIn), "ConditionPathExists=!/run/ignition/root-formatted") ||
+				!strings.Contains(string(dropIn), "After=flint-disks.service")):
+				t.Errorf("generator(%q): systemd-fsck-root.service.d/flint.conf = %q, %v; want the flag's condition after the disks stage", c.cmdline, dropIn, err)
+			case !firstboot && err == nil:
+				t.Errorf("generator(%q) wrote a drop-in for systemd-fsck-root.service on a boot that is not the first", c.cmdline)
+			}
 			got, err := os.ReadFile(env)
 			if err != nil {
 				t.Fatal(err)

@@ -55,6 +55,11 @@ type Deps struct {
 	// OpenDisk opens a whole disk to rewrite its partition table and
 	// tell the kernel about the change; nil means sys.OpenDisk.
 	OpenDisk func(path string) (Disk, error)
+	// Formatted, when not nil, is told of every filesystem the stage
+	// made, with the node it made it on (possibly from several
+	// goroutines at once): the engine tells systemd not to check a root
+	// made in this boot.
+	Formatted func(dev string, f config.Filesystem)
 	// SerialMkfs runs one mkfs at a time instead of GOMAXPROCS (for the
 	// benchmark, and for a machine whose disks dislike parallel writes).
 	SerialMkfs bool

@@ -309,6 +309,9 @@ func (s *stage) createFilesystem(ctx context.Context, j fsJob) error {
 	if _, err := s.command(ctx, "filesystem", fmt.Sprintf("creating the %s filesystem on %s", format, j.fs.Device), argv[0], argv[1:]...); err != nil {
 		return fmt.Errorf("filesystem on %s: %w", j.fs.Device, err)
 	}
+	if s.Formatted != nil {
+		s.Formatted(j.dev, j.fs)
+	}
 	if s.Udev {
 		// Ignition triggers a tagged event so that udev's by-label
 		// and by-uuid links follow the new filesystem (btrfs flaps).

@@ -34,6 +34,9 @@ type fakeFetcher struct {
 	maxRun  atomic.Int32
 	mu      sync.Mutex
 	fetched []string
+	// hostRun and hostMax count the fetches running at once by the
+	// source's host, and the most seen.
+	hostRun, hostMax map[string]int
 }
 
 func (f *fakeFetcher) Fetch(ctx context.Context, res config.Resource, w io.Writer) error {
@@ -44,6 +47,22 @@ func (f *fakeFetcher) Fetch(ctx context.Context, res config.Resource, w io.Write
 	f.mu.Lock()
 	f.fetched = append(f.fetched, src)
 	f.mu.Unlock()
+	host := ""
+	if u, err := url.Parse(src); err == nil {
+		host = u.Host
+	}
+	f.mu.Lock()
+	if f.hostRun == nil {
+		f.hostRun, f.hostMax = map[string]int{}, map[string]int{}
+	}
+	f.hostRun[host]++
+	f.hostMax[host] = max(f.hostMax[host], f.hostRun[host])
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.hostRun[host]--
+		f.mu.Unlock()
+	}()
 	n := f.running.Add(1)
 	defer f.running.Add(-1)
 	for {

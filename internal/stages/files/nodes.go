@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"path"
 	"sort"
 	"strings"
@@ -395,9 +396,18 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		q.jobs = append(q.jobs, j)
 		return nil
 	}
+	host := q.host(j.f)
+	select {
+	case host <- struct{}{}:
+	case <-ctx.Done():
+		j.tmp.Abort()
+		close(j.done)
+		return ctx.Err()
+	}
 	select {
 	case q.sem <- struct{}{}:
 	case <-ctx.Done():
+		<-host
 		j.tmp.Abort()
 		close(j.done)
 		return ctx.Err()
@@ -406,7 +416,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	q.wg.Add(1)
 	go func() {
 		defer q.wg.Done()
-		defer func() { <-q.sem }()
+		defer func() { <-q.sem; <-host }()
 		j.fill(ctx, s.Fetcher)
 	}()
 	return nil
@@ -533,10 +543,37 @@ func unixMode(m fs.FileMode) string {
 // queue holds the files being written, in the config's order: their
 // contents arrive concurrently, they are renamed into place in order.
 type queue struct {
-	s    *stage
-	sem  chan struct{}
-	wg   sync.WaitGroup
-	jobs []*fileJob
+	s *stage
+	// sem bounds the fetches in flight, hosts those from each server.
+	sem   chan struct{}
+	hosts map[string]chan struct{}
+	wg    sync.WaitGroup
+	jobs  []*fileJob
+}
+
+// host returns the semaphore of the server f's first remote source names
+// (scheme and host, which holds the port: one HTTP connection pool per
+// host and port). Sources that do not parse, or name no host, share one.
+func (q *queue) host(f config.File) chan struct{} {
+	r := f.Contents
+	for i := 0; !isRemote(r) && i < len(f.Append); i++ {
+		r = f.Append[i]
+	}
+	key := ""
+	if isRemote(r) {
+		if u, err := url.Parse(*r.Source); err == nil {
+			key = strings.ToLower(u.Scheme + "://" + u.Host)
+		}
+	}
+	sem, ok := q.hosts[key]
+	if !ok {
+		if q.hosts == nil {
+			q.hosts = map[string]chan struct{}{}
+		}
+		sem = make(chan struct{}, q.s.PerHost)
+		q.hosts[key] = sem
+	}
+	return sem
 }
 
 // under says some queued file lies at, under or above real: the entry

@@ -324,6 +324,43 @@ func TestParallelFetch(t *testing.T) {
 	}
 }
 
+// TestParallelFetchPerHost: no more than PerHost fetches from one server
+// run at once, while another server's files are fetched beside them, up
+// to Parallel in all.
+func TestParallelFetchPerHost(t *testing.T) {
+	tg := newTarget(t)
+	tg.fetch.delay = 100 * time.Millisecond
+	var files []string
+	for i := range 24 {
+		// The first 12 from one server, then alternating: a bound on
+		// all fetches alone would let the first server have them all.
+		host := "a"
+		if i >= 12 && i%2 == 1 {
+			host = "b:8080"
+		}
+		src := "http://" + host + "/" + itoa(i)
+		tg.fetch.data[src] = "body " + itoa(i)
+		files = append(files, `{"path":"/d/f`+itoa(i)+`","contents":{"source":"`+src+`"}}`)
+	}
+	if err := tg.run(`{"storage":{"files":[`+strings.Join(files, ",")+`]}}`, func(d *Deps) { d.Parallel = 5; d.PerHost = 3 }); err != nil {
+		t.Fatal(err)
+	}
+	if got := tg.fetch.maxRun.Load(); got > 5 {
+		t.Errorf("%d fetches ran at once, want no more than 5 (Parallel)", got)
+	}
+	for host, got := range tg.fetch.hostMax {
+		if got > 3 {
+			t.Errorf("%d fetches from %s ran at once, want no more than 3 (PerHost)", got, host)
+		}
+	}
+	if len(tg.fetch.hostMax) != 2 {
+		t.Errorf("fetches by host: %v, want both servers", tg.fetch.hostMax)
+	}
+	for i := range 24 {
+		tg.check(want{path: "d/f" + itoa(i), kind: "file", contents: "body " + itoa(i), uid: -1, gid: -1})
+	}
+}
+
 // TestQueueBounded: behind one slow fetch, the data-URL files after it
 // wait with their temporary files open; there are never more than
 // maxQueued of them.

@@ -24,6 +24,9 @@ func Run(ctx context.Context, d Deps) error {
 	if d.Parallel <= 0 {
 		d.Parallel = DefaultParallel
 	}
+	if d.PerHost <= 0 {
+		d.PerHost = DefaultPerHost
+	}
 	if err := checkIDs(d.Config); err != nil {
 		return err
 	}

@@ -1,0 +1,174 @@
+#!/bin/bash
+# bootbench.sh [-n N] [-o DIR] [NAME=INITRD ...]
+#
+# An on-demand benchmark of the first boot (not run by `make test`): boots
+# the demo (examples/demo.ign in fw_cfg, its web page served on
+# 127.0.0.1:8765, a blank data disk, the busybox root of mkroot.sh) N
+# times with each initramfs and prints, per initramfs, the median of
+# every unit's time from the console's stamps: dracut's hook services,
+# each flint unit, the fsck of the root, /sysroot's mount, and kernel
+# start to the end of the files stage and to switch-root.
+#
+# Without NAME=INITRD it builds one from this tree (go build, then
+# mkinitrd.sh) and names it "tree". To compare two trees, build an
+# initramfs from each with mkinitrd.sh and give both: the boots alternate
+# between them (round 1: A, B; round 2: B, A; ...) so that a machine whose
+# load changes affects both alike. Compare the medians and their ratios,
+# not absolute times: a TCG guest runs several times slower on a loaded
+# host.
+#
+# The stamps are the kernel's (printk.time, seconds since the kernel
+# started): PID 1 logs "Starting U..." and "Finished U." to the kernel log
+# (systemd.log_target=kmsg, printk.devkmsg=on so that the kernel does not
+# rate-limit it), which reaches the serial console. A unit's time is its
+# first "Starting" to its "Finished" (or "Started", "Mounted"); a unit
+# skipped by a condition has no time and shows as "-".
+#
+# Needs root (dracut, when it builds) and what `make demo` needs. Every
+# console is kept in DIR (default bin/bootbench).
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+n=3 out=bin/bootbench port=8765
+while getopts n:o: opt; do
+    case $opt in
+        n) n=$OPTARG ;;
+        o) out=$OPTARG ;;
+        *)
+            echo "usage: $0 [-n N] [-o DIR] [NAME=INITRD ...]" >&2
+            exit 2
+            ;;
+    esac
+done
+shift $((OPTIND - 1))
+mkdir -p "$out"
+out=$(realpath "$out")
+
+die() {
+    echo "bootbench: $*" >&2
+    exit 1
+}
+
+kernel="" kver=""
+for k in /boot/vmlinuz-*; do
+    v=${k#/boot/vmlinuz-}
+    [ -f "/lib/modules/$v/modules.dep" ] && kernel=$k kver=$v
+done
+[ -n "$kernel" ] || die "no kernel in /boot with its modules in /lib/modules"
+
+names=() imgs=()
+if [ $# -eq 0 ]; then
+    echo "building flint and the initramfs of this tree in $out"
+    CGO_ENABLED=0 go build -tags nethttpomithttp2 -trimpath -ldflags "-s -w -X main.version=bootbench" \
+        -o "$out/flint" ./cmd/flint
+    tests/vm/mkinitrd.sh "$out/flint" "$kver" "$out/build" "$out/tree.img"
+    names=(tree) imgs=("$out/tree.img")
+fi
+for arg in "$@"; do
+    [[ $arg == *=* ]] || die "$arg: want NAME=INITRD"
+    [ -f "${arg#*=}" ] || die "${arg#*=}: no such initramfs"
+    names+=("${arg%%=*}")
+    imgs+=("$(realpath "${arg#*=}")")
+done
+
+tests/vm/mkroot.sh "$out" "$out/rootfs.img" > /dev/null
+busybox httpd -f -p "127.0.0.1:$port" -h examples/demo-www 2> "$out/httpd.log" &
+httpd=$!
+trap 'kill "$httpd" 2> /dev/null || true' EXIT
+sleep 0.2
+kill -0 "$httpd" 2> /dev/null || die "cannot serve on 127.0.0.1:$port (in use?)"
+
+# boot NAME INITRD LOG boots the demo once on fresh disks.
+boot() {
+    local disk=$out/root.img data=$out/data.img
+    rm -f "$disk" "$data"
+    truncate -s 64M "$disk"
+    sgdisk -n 1:2048:+32M -t 1:8300 -c 1:root "$disk" > /dev/null
+    dd if="$out/rootfs.img" of="$disk" bs=1M seek=1 conv=notrunc,sparse status=none
+    truncate -s 256M "$data"
+    timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nodefaults -nographic \
+        -serial stdio -no-reboot -device virtio-rng-pci \
+        -kernel "$kernel" -initrd "$2" \
+        -append "console=ttyS0 panic=-1 root=LABEL=flintroot rd.shell=0 rd.emergency=poweroff printk.time=1 printk.devkmsg=on systemd.log_target=kmsg systemd.log_level=info ignition.firstboot ignition.platform.id=qemu" \
+        -fw_cfg name=opt/com.coreos/config,file=examples/demo.ign \
+        -drive "file=$disk,format=raw,if=virtio" -drive "file=$data,format=raw,if=virtio" \
+        -netdev user,id=n0 -device virtio-net-pci,netdev=n0 < /dev/null 2>&1 |
+        sed -e 's/\r//g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' > "$3" || true
+    grep -q "FLINTVM-ROOT: init reached" "$3" || die "boot $1: the root filesystem was not reached (console: $3)"
+}
+
+# stamps LOG prints "UNIT START END" for every unit of interest, and the
+# pseudo-units "total:files-end" (kernel start to the files stage's end)
+# and "total:switch-root".
+stamps() {
+    awk '
+    function stamp(line) { sub(/^\[ */, "", line); sub(/\].*/, "", line); return line + 0 }
+    function unit(line,   u) {
+        u = line; sub(/.*systemd\[1\]: (Starting|Finished|Started|Mounting|Mounted|Stopped|Stopping) /, "", u)
+        sub(/ - .*/, "", u); sub(/\.\.\.$/, "", u); sub(/\.$/, "", u)
+        return u
+    }
+    /systemd\[1\]: (Starting|Mounting) / {
+        u = unit($0); if (!(u in start)) { start[u] = stamp($0); order[++k] = u } next
+    }
+    /systemd\[1\]: (Finished|Started|Mounted) / {
+        u = unit($0); if (!(u in end)) end[u] = stamp($0)
+        if (u == "flint-files.service") files = end[u]
+        next
+    }
+    /systemd\[1\]: Switching root/ { sw = stamp($0) }
+    END {
+        for (i = 1; i <= k; i++) {
+            u = order[i]
+            if (u ~ /^(dracut-|flint-|systemd-fsck|sysroot\.mount|initrd-switch-root|systemd-udev-trigger|systemd-networkd\.service)/ && (u in end))
+                print u, start[u], end[u]
+        }
+        if (files != "") print "total:files-end", 0, files
+        if (sw != "") print "total:switch-root", 0, sw
+    }' "$1"
+}
+
+results=$out/results.txt
+: > "$results"
+for ((round = 1; round <= n; round++)); do
+    order=$(seq 0 $((${#imgs[@]} - 1)))
+    # Every other round in the other order.
+    ((round % 2 == 0)) && order=$(echo "$order" | tac)
+    for i in $order; do
+        log=$out/${names[$i]}.$round.console.log
+        t0=$(date +%s%N)
+        boot "${names[$i]}" "${imgs[$i]}" "$log"
+        wall=$((($(date +%s%N) - t0) / 100000000))
+        echo "round $round ${names[$i]}: $((wall / 10)).$((wall % 10)) s wall, load $(cut -d' ' -f1 /proc/loadavg), files stage ended at $(stamps "$log" | awk '$1 == "total:files-end" {print $3}') s"
+        stamps "$log" | awk -v name="${names[$i]}" '{printf "%s %s %.3f\n", name, $1, $3 - $2}' >> "$results"
+    done
+done
+
+# The medians, one column per initramfs, in boot order of the first.
+echo
+awk -v names="${names[*]}" '
+function median(list,   a, m, i, j, t) {
+    m = split(list, a, " ")
+    for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+{
+    if (!(($2) in seen)) { seen[$2] = 1; units[++k] = $2 }
+    v[$1, $2] = v[$1, $2] " " $3; c[$1, $2]++
+}
+END {
+    nn = split(names, nm, " ")
+    printf "%-34s", "median seconds (runs)"
+    for (j = 1; j <= nn; j++) printf " %16s", nm[j]
+    if (nn == 2) printf " %8s", "ratio"
+    printf "\n"
+    for (i = 1; i <= k; i++) {
+        printf "%-34s", units[i]
+        for (j = 1; j <= nn; j++) {
+            if ((nm[j], units[i]) in c) { med[j] = median(v[nm[j], units[i]]); printf " %10.3f (%2d)", med[j], c[nm[j], units[i]] }
+            else { med[j] = ""; printf " %16s", "-" }
+        }
+        if (nn == 2 && med[1] != "" && med[2] != "" && med[1] > 0) printf " %8.2f", med[2] / med[1]
+        printf "\n"
+    }
+}' "$results"
