@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/providers"
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // RootFormattedFlag is the file, beside the state file
@@ -89,7 +89,7 @@ func (r *stageRun) markRootFormatted(m *madeList, flag string) {
 	if len(m.list) == 0 {
 		return
 	}
-	cmdline, err := providers.ReadCmdline(r.o.ProviderEnv, r.o.CmdlinePath)
+	cmdline, err := platform.ReadCmdline(r.o.ProviderEnv, r.o.CmdlinePath)
 	if err != nil {
 		r.log.Warn("cannot tell whether the root filesystem was made in this boot; systemd will check it", "error", err)
 		return
