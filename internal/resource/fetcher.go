@@ -110,8 +110,8 @@ type Fetcher struct {
 	local     map[int]*http.Transport // by Request.LocalPort
 	caBundles map[string][]byte       // fetched CA bundles by source and hash
 	aws       awsState
-	gcs       gcsState
-	az        azState
+	gcs       tokenState
+	az        tokenState
 
 	// bufs holds the copy buffers of finished fetches (*[]byte of
 	// copyBufferSize) for the next ones: thousands of small files would
