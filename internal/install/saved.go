@@ -212,12 +212,14 @@ func (s savedSet) merge(image *gpt.Table, w io.WriterAt, diskSectors uint64) ([]
 	return notes, writeTable(image, w, diskSectors)
 }
 
-// writeTable writes t for a disk of diskSectors sectors as a table a
-// partition tool changed: the entries from LBA 2, the first usable sector
-// past them at least, the backup header in the disk's last sector and the
-// last usable sector just before the backup entries (coreos-installer
-// writes through gptman, GPTHeader::update_from), the protective MBR
-// remade to cover the disk when that moved the last usable sector.
+// writeTable writes t for a disk of diskSectors sectors as
+// coreos-installer writes one through gptman (src/gpt.rs,
+// GPTHeader::update_from): the entries from LBA 2, the backup header in
+// the disk's last sector and the last usable sector just before the backup
+// entries. gptman also moves the first usable sector to just after the
+// entries; flint only moves it later when the entries need it, so an image
+// whose partitions start late keeps its gap. The protective MBR is remade
+// to cover the disk when the last usable sector moved.
 func writeTable(t *gpt.Table, w io.WriterAt, diskSectors uint64) error {
 	ss := uint64(t.SectorSize)
 	es := (uint64(len(t.Entries))*gpt.EntrySize + ss - 1) / ss
