@@ -162,6 +162,18 @@ func intPtr(n int) *int               { return &n }
 func boolPtr(b bool) *bool            { return &b }
 func idx(prefix string, i int) string { return prefix + "." + strconv.Itoa(i) }
 
+// added records where entry i of the list at the JSON path list came
+// from, at, and where the list did, listAt, when the entry made it (the
+// list was empty); it returns the entry's path.
+func (t *translator) added(list string, i int, at, listAt pos) string {
+	p := idx(list, i)
+	t.dec.jsonSrc[p] = at
+	if i == 0 {
+		t.dec.jsonSrc[list] = listAt
+	}
+	return p
+}
+
 var (
 	allowedMountpoints = regexp.MustCompile(`^/(etc|var)(/|$)`)
 	dasdRe             = regexp.MustCompile(`(/dev/dasd[a-z]$)`)
@@ -604,10 +616,7 @@ func (t *translator) processTrees() {
 				i := len(st.Directories)
 				st.Directories = append(st.Directories, config.Directory{Node: node(dest), Mode: mode})
 				n.dirs[dest] = i
-				t.dec.jsonSrc[idx("$.storage.directories", i)] = tp.all()
-				if i == 0 { // the tree made the list
-					t.dec.jsonSrc["$.storage.directories"] = tp
-				}
+				t.added("$.storage.directories", i, tp.all(), tp)
 			case info.Mode().IsRegular():
 				i, ok := n.files[dest]
 				if ok {
@@ -623,10 +632,7 @@ func (t *translator) processTrees() {
 					i = len(st.Files)
 					st.Files = append(st.Files, config.File{Node: node(dest)})
 					n.files[dest] = i
-					t.dec.jsonSrc[idx("$.storage.files", i)] = tp.all()
-					if i == 0 {
-						t.dec.jsonSrc["$.storage.files"] = tp
-					}
+					t.added("$.storage.files", i, tp.all(), tp)
 				}
 				contents, err := os.ReadFile(srcPath)
 				if err != nil {
@@ -669,10 +675,7 @@ func (t *translator) processTrees() {
 					i = len(st.Links)
 					st.Links = append(st.Links, config.Link{Node: node(dest)})
 					n.links[dest] = i
-					t.dec.jsonSrc[idx("$.storage.links", i)] = tp.all()
-					if i == 0 {
-						t.dec.jsonSrc["$.storage.links"] = tp
-					}
+					t.added("$.storage.links", i, tp.all(), tp)
 				}
 				target, err := os.Readlink(srcPath)
 				if err != nil {

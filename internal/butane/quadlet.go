@@ -108,11 +108,7 @@ func (t *translator) processQuadlets() {
 		st.Files = append(st.Files, config.File{Node: config.Node{Path: dest},
 			Contents: config.Resource{Source: &src, Compression: compression}, Mode: intPtr(0o644)})
 		n.files[dest] = i
-		fp := idx("$.storage.files", i)
-		if i == 0 { // the quadlets made the list
-			t.dec.jsonSrc["$.storage.files"] = t.at(yp)
-		}
-		t.dec.jsonSrc[fp] = t.at(yp)
+		fp := t.added("$.storage.files", i, t.at(yp), t.at(yp))
 		t.dec.jsonSrc[fp+".path"] = t.at(yp + ".name")
 		t.dec.jsonSrc[fp+".contents"] = cp
 		t.dec.jsonSrc[fp+".contents.source"] = cp
@@ -127,11 +123,8 @@ func (t *translator) processQuadlets() {
 				i := len(st.Links)
 				st.Links = append(st.Links, config.Link{Node: config.Node{Path: dest}, Target: strPtr(template)})
 				n.links[dest] = i
-				if i == 0 {
-					t.dec.jsonSrc["$.storage.links"] = t.at(req.yp)
-				}
-				t.dec.jsonSrc[idx("$.storage.links", i)] = t.at(req.yp)
-				t.dec.jsonSrc[idx("$.storage.links", i)+".path"] = t.at(req.yp + ".name")
+				lp := t.added("$.storage.links", i, t.at(req.yp), t.at(req.yp))
+				t.dec.jsonSrc[lp+".path"] = t.at(req.yp + ".name")
 			}
 		} else {
 			addFile(dest, q.ContentsLocal, q.Contents, req.yp)

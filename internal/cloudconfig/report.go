@@ -2,10 +2,10 @@ package cloudconfig
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/migrate"
 )
 
 // The severities of a report: an error is something the user-data asks
@@ -21,39 +21,7 @@ const (
 // Entry is one key translated approximately or not at all: File names the
 // user-data (and its part, for multipart user-data), Line counts from 1 in
 // that part, Key is the key's path (users.0.sudo).
-type Entry struct {
-	Severity config.Severity `json:"severity"`
-	File     string          `json:"file,omitempty"`
-	Line     int             `json:"line,omitempty"`
-	Key      string          `json:"key,omitempty"`
-	Message  string          `json:"message"`
-}
-
-// String renders an entry as `flint validate` renders its own; info
-// entries are notes.
-func (e Entry) String() string {
-	var b strings.Builder
-	if e.Severity == sevInfo {
-		b.WriteString("note")
-	} else {
-		b.WriteString(e.Severity.String())
-	}
-	if e.File != "" {
-		b.WriteString(" at ")
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(e.Line))
-		}
-	}
-	b.WriteString(": ")
-	if e.Key != "" {
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Message)
-	return b.String()
-}
+type Entry = migrate.Entry
 
 // Summary counts the top-level keys (and non-cloud-config parts) of a
 // translation by what became of them; Dropped lists where those with
@@ -77,27 +45,17 @@ func (s Summary) String() string {
 // Report is every entry of a translation in the order of the user-data,
 // and the closing count.
 type Report struct {
-	Entries []Entry `json:"entries"`
-	Summary Summary `json:"summary"`
+	Entries migrate.Entries `json:"entries"`
+	Summary Summary         `json:"summary"`
 }
 
 // IsFatal reports whether any entry is an error.
-func (r Report) IsFatal() bool {
-	for _, e := range r.Entries {
-		if e.Severity == sevError {
-			return true
-		}
-	}
-	return false
-}
+func (r Report) IsFatal() bool { return r.Entries.IsFatal() }
 
 // String renders one entry a line, then the closing note.
 func (r Report) String() string {
 	var b strings.Builder
-	for _, e := range r.Entries {
-		b.WriteString(e.String())
-		b.WriteByte('\n')
-	}
+	b.WriteString(r.Entries.String())
 	if r.Summary.Keys > 0 {
 		b.WriteString(r.Summary.String())
 		b.WriteByte('\n')

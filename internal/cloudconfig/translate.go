@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/migrate"
 	"github.com/vincent-petithory/dataurl"
 	"go.yaml.in/yaml/v3"
 )
@@ -480,17 +481,8 @@ func (t *translator) dropNewer(node any, path, jpath string) {
 
 // originOf finds the key an emitted JSON path came from.
 func (t *translator) originOf(path string) pos {
-	for p := path; p != ""; {
-		if at, ok := t.origins[p]; ok {
-			return at
-		}
-		i := strings.LastIndexByte(p, '.')
-		if i < 0 {
-			break
-		}
-		p = p[:i]
-	}
-	return pos{}
+	at, _ := migrate.Nearest(t.origins, path)
+	return at
 }
 
 // remove deletes the innermost list entry on path, reporting it as an
@@ -529,28 +521,6 @@ func (t *translator) remove(tree any, path string) bool {
 	at := t.originOf(prefix + parts[cut])
 	t.add(sevError, at, "", "the config rejects what this key translates to (%s): left out", path)
 	holder[parts[cut-1]] = slices.Delete(list, k, k+1)
-	moved := map[string]pos{}
-	for key, p := range t.origins {
-		rest, ok := strings.CutPrefix(key, prefix)
-		if !ok {
-			continue
-		}
-		num, tail, _ := strings.Cut(rest, ".")
-		j, err := strconv.Atoi(num)
-		if err != nil || j < k {
-			continue
-		}
-		delete(t.origins, key)
-		if j > k {
-			nk := prefix + strconv.Itoa(j-1)
-			if tail != "" {
-				nk += "." + tail
-			}
-			moved[nk] = p
-		}
-	}
-	for key, p := range moved {
-		t.origins[key] = p
-	}
+	migrate.Renumber(t.origins, prefix, k)
 	return true
 }

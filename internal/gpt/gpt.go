@@ -5,7 +5,8 @@
 //
 // It does no I/O of its own beyond the io.ReaderAt and io.WriterAt it is
 // given, and decides nothing about where partitions go: the caller (the
-// disks stage's planner) gives every sector. What it writes is what sgdisk
+// disks stage's planner, flint install's saved partitions) gives every
+// sector. What it writes is what sgdisk
 // (GPT fdisk 1.0.9) writes for the same table: 128 entries of 128 bytes
 // from LBA 2, the first usable sector right after them, the backup header
 // in the disk's last sector and, on a disk that grew, the backup moved to
@@ -42,7 +43,8 @@ const (
 	nameBytes = 72
 )
 
-var signature = [8]byte{'E', 'F', 'I', ' ', 'P', 'A', 'R', 'T'}
+// Signature is what a header sector starts with (UEFI 2.10 table 5.5).
+const Signature = "EFI PART"
 
 // Errors a caller may want to tell apart.
 var (
@@ -177,7 +179,7 @@ type header struct {
 // and that it is at lba.
 func parseHeader(b []byte, lba uint64) (header, error) {
 	var h header
-	if [8]byte(b[0:8]) != signature {
+	if string(b[0:8]) != Signature {
 		return h, errors.New("no GPT signature")
 	}
 	if r := binary.LittleEndian.Uint32(b[8:]); r != revision {
@@ -445,7 +447,7 @@ func (t *Table) headerSector(current, backup, entriesLBA uint64, entriesCRC uint
 			size = s
 		}
 	}
-	copy(b[0:8], signature[:])
+	copy(b[0:8], Signature)
 	binary.LittleEndian.PutUint32(b[8:], revision)
 	binary.LittleEndian.PutUint32(b[12:], size)
 	binary.LittleEndian.PutUint32(b[16:], 0)

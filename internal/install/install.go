@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/google/uuid"
 
 	"github.com/flintboot/flint/config"
 )
@@ -120,18 +121,18 @@ func Run(ctx context.Context, o Options, d Deps) error {
 			c.Close()
 		}
 	}()
-	saved, err := selectSaved(disk, g.SectorSize, filters)
+	saved, err := selectSaved(disk, g, filters)
 	if err != nil {
 		return fmt.Errorf("saving partitions of %s: %w", o.Dest, err)
 	}
 	if len(saved.Parts) > 0 {
 		// Restoring them into a scratch table first proves they can be
 		// written back (coreos-installer's dry run in SavedPartitions::new).
-		if err := saved.overwrite(discardAt{}, g.sectors(), [16]byte{}); err != nil {
+		if err := saved.overwrite(discardAt{}, g.sectors(), uuid.Nil); err != nil {
 			return fmt.Errorf("saved partitions of %s cannot be written back: %w", o.Dest, err)
 		}
 	}
-	var guid [16]byte
+	var guid uuid.UUID
 	rand.Read(guid[:])
 	guid[6] = guid[6]&0x0f | 0x40 // a version 4 GUID (RFC 9562, 5.4)
 	guid[8] = guid[8]&0x3f | 0x80
@@ -175,7 +176,7 @@ func (discardAt) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
 
 // writeDisk streams, verifies and writes the image, then edits the boot
 // filesystem.
-func writeDisk(ctx context.Context, o Options, d Deps, f fetcher, diskp *Disk, g geometry, saved savedSet, guid [16]byte,
+func writeDisk(ctx context.Context, o Options, d Deps, f fetcher, diskp *Disk, g geometry, saved savedSet, guid uuid.UUID,
 	digest *Digest, keyring openpgp.EntityList, sig []byte, cfg []byte) (writeResult, error) {
 	log := f.log
 	disk := *diskp

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"log/slog"
@@ -12,7 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf16"
+
+	"github.com/google/uuid"
+
+	"github.com/flintboot/flint/internal/gpt"
 )
 
 // fakeTarget is a regular file standing in for the disk; it records what
@@ -41,30 +43,31 @@ func (f *fakeTarget) MountBoot(context.Context, string, Disk) (string, func() er
 	return f.bootDir, func() error { f.unmounts++; return nil }, nil
 }
 
-// entry makes a raw GPT entry.
-func entry(first, last uint64, name string, seed byte) gptEntry {
-	raw := make([]byte, 128)
+// entry makes a GPT entry.
+func entry(first, last uint64, name string, seed byte) gpt.Entry {
+	e := gpt.Entry{First: first, Last: last}
 	for i := range 16 {
-		raw[i] = seed        // type GUID
-		raw[16+i] = seed + 1 // unique GUID
+		e.Type[i] = seed     // type GUID
+		e.GUID[i] = seed + 1 // unique GUID
 	}
-	binary.LittleEndian.PutUint64(raw[32:], first)
-	binary.LittleEndian.PutUint64(raw[40:], last)
-	for i, c := range utf16.Encode([]rune(name)) {
-		binary.LittleEndian.PutUint16(raw[56+2*i:], c)
+	if err := e.SetName(name); err != nil {
+		panic(err)
 	}
-	return gptEntry{Raw: raw, First: first, Last: last, Name: name}
+	return e
 }
 
-func table(entries map[int]gptEntry) *gpt {
-	t := &gpt{SectorSize: 512, EntrySize: 128, DiskGUID: [16]byte{9, 9, 9}}
-	for range 128 {
-		t.Entries = append(t.Entries, gptEntry{Raw: make([]byte, 128)})
+// table is a new table for a disk of the given size with the entries
+// given by partition number.
+func table(t *testing.T, sectors int64, entries map[int]gpt.Entry) *gpt.Table {
+	t.Helper()
+	tb, err := gpt.New(512, sectors, uuid.UUID{9, 9, 9}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for n, e := range entries {
-		t.Entries[n-1] = e
+		tb.Entries[n-1] = e
 	}
-	return t
+	return tb
 }
 
 // makeImage is a 4 MiB image: a GPT with partitions 1 (sectors 2048 to
@@ -76,8 +79,8 @@ func makeImage(t *testing.T) []byte {
 		img[i] = byte(i / 512)
 	}
 	f := &memAt{b: img}
-	tb := table(map[int]gptEntry{1: entry(2048, 4095, "boot", 1), 2: entry(4096, 8158, "root", 2)})
-	if err := tb.write(f, uint64(len(img)/512)); err != nil {
+	tb := table(t, int64(len(img)/512), map[int]gpt.Entry{1: entry(2048, 4095, "boot", 1), 2: entry(4096, 8158, "root", 2)})
+	if err := tb.Write(f, int64(len(img)/512)); err != nil {
 		t.Fatal(err)
 	}
 	return img
@@ -90,17 +93,25 @@ func (m *memAt) ReadAt(p []byte, off int64) (int, error)  { return copy(p, m.b[o
 
 func TestGPTRoundTrip(t *testing.T) {
 	img := makeImage(t)
-	got, err := readGPT(bytes.NewReader(img), 512)
-	if err != nil {
-		t.Fatal(err)
+	sectors := int64(len(img) / 512)
+	check := func(what string) {
+		t.Helper()
+		got, err := gpt.Read(bytes.NewReader(img), 512, sectors)
+		if err != nil {
+			t.Fatalf("gpt.Read of %s: %v", what, err)
+		}
+		if got.Entries[0].NameString() != "boot" || got.Entries[1].First != 4096 || got.BackupLBA != uint64(sectors-1) || got.FirstUsable != 34 {
+			t.Errorf("gpt.Read of %s = %+v", what, got)
+		}
 	}
-	if got.Entries[0].Name != "boot" || got.Entries[1].First != 4096 || got.AltLBA != uint64(len(img)/512-1) || got.FirstUsable != 34 {
-		t.Errorf("readGPT = %+v", got)
-	}
-	// sgdisk would complain about a bad CRC; so does readGPT.
+	check("the image")
+	// sgdisk would complain about a bad CRC; gpt.Read takes the backup
+	// then, and fails when that is damaged too.
 	img[512+20] ^= 1
-	if _, err := readGPT(bytes.NewReader(img), 512); !errors.Is(err, errNoGPT) {
-		t.Errorf("readGPT of a damaged header = %v, want errNoGPT", err)
+	check("the image with a damaged primary header")
+	img[len(img)-512+20] ^= 1
+	if _, err := gpt.Read(bytes.NewReader(img), 512, sectors); !errors.Is(err, gpt.ErrNoTable) {
+		t.Errorf("gpt.Read of damaged headers = %v, want gpt.ErrNoTable", err)
 	}
 }
 
@@ -126,8 +137,8 @@ func TestRun(t *testing.T) {
 	// its content a pattern of 0xee.
 	newDisk := func(t *testing.T, dataStart uint64) *fakeTarget {
 		disk := bytes.Repeat([]byte{0xee}, diskSize)
-		tb := table(map[int]gptEntry{1: entry(2048, 4095, "old", 7), 5: entry(dataStart, diskSize/512-34, "data", 5)})
-		if err := tb.write(&memAt{b: disk}, diskSize/512); err != nil {
+		tb := table(t, diskSize/512, map[int]gpt.Entry{1: entry(2048, 4095, "old", 7), 5: entry(dataStart, diskSize/512-34, "data", 5)})
+		if err := tb.Write(&memAt{b: disk}, diskSize/512); err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(t.TempDir(), "disk")
@@ -156,18 +167,18 @@ func TestRun(t *testing.T) {
 		if !bytes.Equal(disk[:446], img[:446]) {
 			t.Errorf("the image's MBR boot code is not on the disk")
 		}
-		tb, err := readGPT(bytes.NewReader(disk), 512)
+		tb, err := gpt.Read(bytes.NewReader(disk), 512, diskSize/512)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var names []string
 		for i, e := range tb.Entries {
-			if e.used() {
-				names = append(names, e.Name+"@"+string(rune('0'+i+1)))
+			if e.Used() {
+				names = append(names, e.NameString()+"@"+string(rune('0'+i+1)))
 			}
 		}
-		if strings.Join(names, " ") != "boot@1 root@2 data@5" || tb.AltLBA != diskSize/512-1 {
-			t.Errorf("merged table: %v, backup at %d", names, tb.AltLBA)
+		if strings.Join(names, " ") != "boot@1 root@2 data@5" || tb.BackupLBA != diskSize/512-1 {
+			t.Errorf("merged table: %v, backup at %d", names, tb.BackupLBA)
 		}
 		if !bytes.Equal(disk[6<<20:6<<20+512], bytes.Repeat([]byte{0xee}, 512)) {
 			t.Errorf("the saved partition's data was overwritten")

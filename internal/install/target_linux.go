@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flintboot/flint/internal/blockdev"
+	"github.com/flintboot/flint/internal/gpt"
 )
 
 // Mounter mounts and unmounts; sys.Mounter is the real one.
@@ -206,9 +207,9 @@ func (t *BlockTarget) Reread(d Disk) error {
 		return fmt.Errorf("sector size of %s: %w", f.Name(), err)
 	}
 	want := map[int][2]int64{} // number: start, length in bytes
-	if table, err := readGPT(d, int64(ss)); err == nil {
+	if table, err := gpt.Read(d, ss, t.dev.Size*512/int64(ss)); err == nil {
 		for i, e := range table.Entries {
-			if e.used() {
+			if e.Used() {
 				want[i+1] = [2]int64{int64(e.First) * int64(ss), int64(e.Last-e.First+1) * int64(ss)}
 			}
 		}

@@ -7,6 +7,10 @@ import (
 	"io"
 	"sync"
 	"unsafe"
+
+	"github.com/google/uuid"
+
+	"github.com/flintboot/flint/internal/gpt"
 )
 
 // Disk is the destination as the writer uses it: an *os.File of the
@@ -65,7 +69,7 @@ func (g geometry) sectors() uint64 { return uint64(g.Size / g.SectorSize) }
 type writeResult struct {
 	// ImageTable is the image's own partition table (nil when its first
 	// MiB had none or was never read).
-	ImageTable *gpt
+	ImageTable *gpt.Table
 	// Written is how many bytes of the image reached the disk.
 	Written int64
 	// Notes are the saved partitions' new numbers.
@@ -81,7 +85,7 @@ type writeResult struct {
 // src/blockdev.rs, detect_formatted_sector_size).
 func formattedSectorSize(first []byte) int64 {
 	for _, ss := range []int64{512, 4096} {
-		if int64(len(first)) >= ss+8 && string(first[ss:ss+8]) == gptSignature {
+		if int64(len(first)) >= ss+8 && string(first[ss:ss+8]) == gpt.Signature {
 			return ss
 		}
 	}
@@ -112,7 +116,7 @@ func fill(r io.Reader, b []byte) (int, bool, error) {
 // written from offset 1 MiB, then verify runs over the whole image file
 // and only if it passes the first MiB is written, merged with the saved
 // partitions.
-func writeImage(disk Disk, g geometry, saved savedSet, guid [16]byte, image io.Reader, verify func() error) (writeResult, error) {
+func writeImage(disk Disk, g geometry, saved savedSet, guid uuid.UUID, image io.Reader, verify func() error) (writeResult, error) {
 	var res writeResult
 	first := make([]byte, firstMiB)
 	n, eof, err := fill(image, first)
@@ -125,7 +129,7 @@ func writeImage(disk Disk, g geometry, saved savedSet, guid [16]byte, image io.R
 	if ss := formattedSectorSize(first); ss != 0 && ss != g.SectorSize {
 		return res, fmt.Errorf("image has sector size %d but the disk has %d", ss, g.SectorSize)
 	}
-	if t, err := readGPT(bytes.NewReader(first), g.SectorSize); err == nil {
+	if t, err := gpt.Read(bytes.NewReader(first), int(g.SectorSize), firstMiB/g.SectorSize); err == nil {
 		res.ImageTable = t
 	}
 	limit, limitWhat := saved.limit()
@@ -261,7 +265,7 @@ func copyRest(disk Disk, image io.Reader, off, limit int64, limitWhat string, si
 // (protective MBR, primary GPT) and the last sector of the disk (the
 // backup GPT header) are zeroed, and so is the sector where the image's
 // table put its backup header, when that is known and inside the disk.
-func clearTable(disk Disk, g geometry, image *gpt) error {
+func clearTable(disk Disk, g geometry, image *gpt.Table) error {
 	zero := make([]byte, firstMiB)
 	if _, err := disk.WriteAt(zero[:min(firstMiB, g.Size)], 0); err != nil {
 		return fmt.Errorf("clearing the primary partition table: %w", err)
@@ -271,7 +275,7 @@ func clearTable(disk Disk, g geometry, image *gpt) error {
 		return fmt.Errorf("clearing the backup partition table: %w", err)
 	}
 	if image != nil {
-		alt := int64(image.AltLBA) * g.SectorSize
+		alt := int64(image.BackupLBA) * g.SectorSize
 		if alt >= firstMiB && alt <= last {
 			if _, err := disk.WriteAt(zero[:g.SectorSize], alt); err != nil {
 				return fmt.Errorf("clearing the image's backup partition table: %w", err)

@@ -2,10 +2,10 @@ package kickstart
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/migrate"
 )
 
 // The severities a translation reports: an error is something the kickstart
@@ -23,49 +23,13 @@ const (
 // located in the kickstart file (File as the kickstart or its %include
 // names it, Line from 1; End is a section's last line), with what to do
 // instead.
-type Entry struct {
-	Severity config.Severity `json:"severity"`
-	File     string          `json:"file,omitempty"`
-	Line     int             `json:"line,omitempty"`
-	End      int             `json:"end,omitempty"`
-	Message  string          `json:"message"`
-}
-
-// severityName names a severity in a report; info entries are notes.
-func severityName(s config.Severity) string {
-	if s == sevInfo {
-		return "note"
-	}
-	return s.String()
-}
-
-// String renders an entry as `flint validate` renders its own: severity,
-// location (file:line, or file:first-last for a section), message.
-func (e Entry) String() string {
-	var b strings.Builder
-	b.WriteString(severityName(e.Severity))
-	if e.File != "" {
-		b.WriteString(" at ")
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			b.WriteByte(':')
-			b.WriteString(strconv.Itoa(e.Line))
-			if e.End > e.Line {
-				b.WriteByte('-')
-				b.WriteString(strconv.Itoa(e.End))
-			}
-		}
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Message)
-	return b.String()
-}
+type Entry = migrate.Entry
 
 // Report is every entry of a translation, in kickstart order, and the
 // closing count.
 type Report struct {
-	Entries []Entry `json:"entries"`
-	Summary Summary `json:"summary"`
+	Entries migrate.Entries `json:"entries"`
+	Summary Summary         `json:"summary"`
 }
 
 // Summary counts the commands and sections of a translation (each
@@ -88,22 +52,12 @@ func (s Summary) String() string {
 }
 
 // IsFatal reports whether any entry is an error.
-func (r Report) IsFatal() bool {
-	for _, e := range r.Entries {
-		if e.Severity == sevError {
-			return true
-		}
-	}
-	return false
-}
+func (r Report) IsFatal() bool { return r.Entries.IsFatal() }
 
 // String renders one entry a line, then the closing note.
 func (r Report) String() string {
 	var b strings.Builder
-	for _, e := range r.Entries {
-		b.WriteString(e.String())
-		b.WriteByte('\n')
-	}
+	b.WriteString(r.Entries.String())
 	if r.Summary.Commands > 0 {
 		b.WriteString(r.Summary.String())
 		b.WriteByte('\n')

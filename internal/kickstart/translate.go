@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/migrate"
 	"github.com/vincent-petithory/dataurl"
 )
 
@@ -314,15 +315,8 @@ func (t *translator) dropNewer(node any, path string) {
 // originOf finds the kickstart line of the nearest emitted ancestor of a
 // JSON path; what the %ignition sections added is blamed on them.
 func (t *translator) originOf(path string) pos {
-	for p := path; p != ""; {
-		if at, ok := t.origins[p]; ok {
-			return at
-		}
-		i := strings.LastIndexByte(p, '.')
-		if i < 0 {
-			break
-		}
-		p = p[:i]
+	if at, ok := migrate.Nearest(t.origins, path); ok {
+		return at
 	}
 	if t.ignAt != nil {
 		return *t.ignAt
@@ -372,30 +366,7 @@ func (t *translator) remove(tree *any, path string) bool {
 		if len(list) == 0 {
 			delete(holder, parts[cut-1])
 		}
-		prefix := "$." + strings.Join(parts[:cut], ".") + "."
-		moved := map[string]pos{}
-		for key, at := range t.origins {
-			rest, ok := strings.CutPrefix(key, prefix)
-			if !ok {
-				continue
-			}
-			num, tail, _ := strings.Cut(rest, ".")
-			j, err := strconv.Atoi(num)
-			if err != nil || j < k {
-				continue
-			}
-			delete(t.origins, key)
-			if j > k {
-				nk := prefix + strconv.Itoa(j-1)
-				if tail != "" {
-					nk += "." + tail
-				}
-				moved[nk] = at
-			}
-		}
-		for k, v := range moved {
-			t.origins[k] = v
-		}
+		migrate.Renumber(t.origins, "$."+strings.Join(parts[:cut], ".")+".", k)
 	}
 	return true
 }

@@ -244,7 +244,7 @@ func (p *Plan) volume(ctx context.Context, l config.Luks, done []planned, o Opti
 	case pp != nil && pp.Action == disks.Delete:
 		p.Errors = append(p.Errors, fmt.Sprintf("luks %s on %s: the plan deletes partition %d, which it is on", l.Name, v.Device, pp.Number))
 	}
-	v.Found = found(pr)
+	v.Found = pr.Describe()
 	wipe := l.WipeVolume != nil && *l.WipeVolume
 	switch {
 	case wipe || pr.Type == "":
@@ -275,7 +275,7 @@ func (p *Plan) filesystem(ctx context.Context, f config.Filesystem, done []plann
 		fs.Action = "refused"
 		return fs
 	}
-	fs.Found = found(pr)
+	fs.Found = pr.Describe()
 	keep, err := disks.ReuseFilesystem(f, pr)
 	switch {
 	case err != nil:
@@ -288,21 +288,6 @@ func (p *Plan) filesystem(ctx context.Context, f config.Filesystem, done []plann
 		fs.DataLost = pr.Type != ""
 	}
 	return fs
-}
-
-// found describes a probe's result for a person.
-func found(pr disks.Probed) string {
-	if pr.Type == "" {
-		return "nothing"
-	}
-	s := pr.Type
-	if pr.Label != "" {
-		s += fmt.Sprintf(" label %q", pr.Label)
-	}
-	if pr.UUID != "" {
-		s += " UUID " + pr.UUID
-	}
-	return s
 }
 
 func deref(s *string) string {

@@ -8,12 +8,9 @@ package platform
 // gzip-compressed under the base64.
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 
-	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -70,15 +67,7 @@ func akamaiToken(ctx context.Context, env Env, prefix, base string) (string, err
 			"Metadata-Token-Expiry-Seconds": {akamaiTokenTTL},
 		},
 	}
-	data, err := getMetadata(ctx, env, prefix, r)
-	if err != nil {
-		return "", err
-	}
-	token := string(bytes.TrimSpace(data))
-	if token == "" {
-		return "", fmt.Errorf("%s: %s: the Metadata service answered with an empty token", prefix, config.DescribeURL(r.URL))
-	}
-	return token, nil
+	return sessionToken(ctx, env, prefix, r, "the Metadata service answered with an empty token")
 }
 
 // decodeAkamaiUserData undoes the base64 the service keeps user-data in,

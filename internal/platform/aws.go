@@ -9,13 +9,10 @@ package platform
 // PUT with 404 or 405, and then the user-data is read without one.
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
-	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -74,15 +71,7 @@ func awsToken(ctx context.Context, env Env, prefix, base string) (string, error)
 		Method: http.MethodPut,
 		Header: http.Header{"X-aws-ec2-metadata-token-ttl-seconds": {awsTokenTTL}},
 	}
-	data, err := getMetadata(ctx, env, prefix, r)
-	if err != nil {
-		return "", err
-	}
-	token := string(bytes.TrimSpace(data))
-	if token == "" {
-		return "", fmt.Errorf("%s: %s: IMDSv2 answered with an empty session token", prefix, config.DescribeURL(r.URL))
-	}
-	return token, nil
+	return sessionToken(ctx, env, prefix, r, "IMDSv2 answered with an empty session token")
 }
 
 // awsIMDSv1Only tells whether err is how a metadata service without

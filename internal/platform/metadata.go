@@ -211,3 +211,18 @@ func (e raceErrors) Error() string {
 }
 
 func (e raceErrors) Unwrap() []error { return e }
+
+// sessionToken asks a metadata service for a session token with r (a
+// PUT, as both IMDSv2 and Akamai's service want) and returns it trimmed;
+// an empty one is an error saying empty, after prefix and the URL.
+func sessionToken(ctx context.Context, env Env, prefix string, r resource.Request, empty string) (string, error) {
+	data, err := getMetadata(ctx, env, prefix, r)
+	if err != nil {
+		return "", err
+	}
+	token := string(bytes.TrimSpace(data))
+	if token == "" {
+		return "", fmt.Errorf("%s: %s: %s", prefix, config.DescribeURL(r.URL), empty)
+	}
+	return token, nil
+}

@@ -33,13 +33,6 @@ const (
 	azureBlobSuffix = ".blob.core.windows.net"
 )
 
-// azState caches the managed identity's token.
-type azState struct {
-	checked bool
-	token   string // "": none
-	expiry  time.Time
-}
-
 // azureBlob reports whether u is fetched with the managed identity: an
 // Azure Blob Storage URL on azure, without a SAS signature of its own.
 func (f *Fetcher) azureBlob(u *url.URL) bool {
@@ -70,20 +63,8 @@ func (f *Fetcher) fetchAzureBlob(ctx context.Context, src, name string, h http.H
 // Storage, or "" when there is none; it asks once, and again when the
 // token is about to expire.
 func (f *Fetcher) azureToken(ctx context.Context) string {
-	f.mu.Lock()
-	st := f.az
-	f.mu.Unlock()
-	if st.checked && (st.token == "" || time.Until(st.expiry) > 5*time.Minute) {
-		return st.token
-	}
-	token, expiry, err := f.imdsIdentityToken(ctx)
-	if err != nil {
-		f.log.Info("no managed identity token: fetching Azure Blob Storage URLs as they are", "error", err)
-	}
-	f.mu.Lock()
-	f.az = azState{checked: true, token: token, expiry: expiry}
-	f.mu.Unlock()
-	return token
+	return f.cachedToken(ctx, &f.az, 5*time.Minute, f.imdsIdentityToken,
+		"no managed identity token: fetching Azure Blob Storage URLs as they are")
 }
 
 // imdsIdentityToken asks IMDS's managed identity endpoint

@@ -114,8 +114,8 @@ type Fetcher struct {
 	// MaxConfigSize.
 	configMax int64
 	aws       awsState
-	gcs       gcsState
-	az        azState
+	gcs       tokenState
+	az        tokenState
 
 	// bufs holds the copy buffers of finished fetches (*[]byte of
 	// copyBufferSize) for the next ones: thousands of small files would

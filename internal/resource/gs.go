@@ -32,31 +32,42 @@ func (f *Fetcher) fetchGS(ctx context.Context, u *url.URL, p pipeline, s *sink) 
 	return f.do(ctx, f.newHTTPRequest(http.MethodGet, target, p.name, h), p, s)
 }
 
-// gcsState caches the metadata server's token.
-type gcsState struct {
+// tokenState caches a cloud credential: the GCE service account's token
+// for Cloud Storage, the Azure managed identity's for Blob Storage.
+type tokenState struct {
 	checked bool
-	token   string // "": anonymous
+	token   string // "": none, fetch anonymously
 	expiry  time.Time
+}
+
+// cachedToken returns the token st holds, or "" when there is none, and
+// asks fetch for one the first time and when the one held has no more
+// than margin left. A failure is logged as msg and leaves "" for good:
+// the fetches go without a token.
+func (f *Fetcher) cachedToken(ctx context.Context, st *tokenState, margin time.Duration,
+	fetch func(context.Context) (string, time.Time, error), msg string) string {
+	f.mu.Lock()
+	cur := *st
+	f.mu.Unlock()
+	if cur.checked && (cur.token == "" || time.Until(cur.expiry) > margin) {
+		return cur.token
+	}
+	token, expiry, err := fetch(ctx)
+	if err != nil {
+		f.log.Info(msg, "error", err)
+	}
+	f.mu.Lock()
+	*st = tokenState{checked: true, token: token, expiry: expiry}
+	f.mu.Unlock()
+	return token
 }
 
 // gcsToken returns an access token of the default service account, or ""
 // when there is no metadata server or no account; it asks once, and again
 // when the token is about to expire.
 func (f *Fetcher) gcsToken(ctx context.Context) string {
-	f.mu.Lock()
-	st := f.gcs
-	f.mu.Unlock()
-	if st.checked && (st.token == "" || time.Until(st.expiry) > time.Minute) {
-		return st.token
-	}
-	token, expiry, err := f.gceToken(ctx)
-	if err != nil {
-		f.log.Info("no GCE service account token, fetching from Cloud Storage anonymously", "error", err)
-	}
-	f.mu.Lock()
-	f.gcs = gcsState{checked: true, token: token, expiry: expiry}
-	f.mu.Unlock()
-	return token
+	return f.cachedToken(ctx, &f.gcs, time.Minute, f.gceToken,
+		"no GCE service account token, fetching from Cloud Storage anonymously")
 }
 
 func (f *Fetcher) gceToken(ctx context.Context) (string, time.Time, error) {

@@ -237,20 +237,22 @@ func (s *stage) decideFilesystems(ctx context.Context, fss []config.Filesystem, 
 		case err != nil:
 			errs = append(errs, op.Fail(err))
 		case keep:
-			op.Finish("found", describeProbed(p), "decision", "keep: it matches the config")
+			op.Finish("found", p.Describe(), "decision", "keep: it matches the config")
 		default:
 			why := "create: the device holds no filesystem"
 			if isTrue(f.WipeFilesystem) {
 				why = "create: wipeFilesystem is true"
 			}
-			op.Finish("found", describeProbed(p), "decision", why)
+			op.Finish("found", p.Describe(), "decision", why)
 			jobs = append(jobs, fsJob{fs: f, dev: dev})
 		}
 	}
 	return jobs, errors.Join(errs...)
 }
 
-func describeProbed(p Probed) string {
+// Describe says what a probe found, for a person: "nothing", or the
+// type, label and UUID (flint plan's output and the stage's log).
+func (p Probed) Describe() string {
 	if p.Type == "" {
 		return "nothing"
 	}
