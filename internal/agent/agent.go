@@ -26,10 +26,11 @@ type Deps struct {
 	// (/proc/cmdline, /run, /etc/passwd, home directories, DHCP leases);
 	// "" means the real root.
 	Root string
-	// Endpoints replaces the base URL (scheme://host[:port]) of a
-	// metadata service, by platform id ("azure" is IMDS; "wireserver" is
-	// Azure's WireServer, found through DHCP otherwise).
-	Endpoints map[string]string
+	// Endpoint replaces the base URL (scheme://host[:port]) of the
+	// platform's metadata services, as platform.Env's does for the config
+	// side: every service of the platform (Azure's IMDS and WireServer
+	// alike) is then at that one address; "" means the real ones.
+	Endpoint string
 	// LocalPort picks the local TCP port of Scaleway requests, which the
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
@@ -69,8 +70,8 @@ func New(d Deps, id string) (*Agent, error) {
 // dependencies.
 func (a *Agent) host() *platform.Host {
 	return &platform.Host{
-		Env: platform.Env{Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Mounter: a.d.Mounter, Wait: a.d.DriveWait},
-		ID:  a.platform.ID, Endpoints: a.d.Endpoints, LocalPort: a.d.LocalPort,
+		Env: platform.Env{Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Endpoint: a.d.Endpoint, Mounter: a.d.Mounter, Wait: a.d.DriveWait},
+		ID:  a.platform.ID, LocalPort: a.d.LocalPort,
 	}
 }
 

@@ -50,8 +50,8 @@ func wireServerHeader() http.Header {
 
 // wireServer returns WireServer's base URL.
 func (host *Host) wireServer(ctx context.Context) string {
-	if u := host.Endpoints["wireserver"]; u != "" {
-		return strings.TrimSuffix(u, "/")
+	if u := host.endpoint(""); u != "" {
+		return u
 	}
 	ip := fabricAddress(ctx, host.path)
 	if ip == "" {
@@ -214,7 +214,7 @@ func (host *Host) goalStateDocument(ctx context.Context, base string) ([]byte, e
 // on scale-set instances and VMs made with --computer-name, and is missing
 // on VMs made from a specialized image.
 func azureMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	doc, err := host.getJSONDoc(ctx, azureIMDSRequest(host.endpoint("azure", "http://169.254.169.254")+"/metadata/instance?api-version=2021-02-01"))
+	doc, err := host.getJSONDoc(ctx, azureIMDSRequest(host.endpoint("http://169.254.169.254")+"/metadata/instance?api-version=2021-02-01"))
 	if err != nil {
 		return Metadata{}, err
 	}

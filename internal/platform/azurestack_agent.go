@@ -32,7 +32,7 @@ func azureStackHostname(ctx context.Context, host *Host) (string, error) {
 		VMName string `json:"vmName"`
 	}
 	err := host.getJSON(ctx, resource.Request{
-		URL:    host.endpoint("azurestack", "http://169.254.169.254") + "/Microsoft.Compute/identity?api-version=2019-03-11",
+		URL:    host.endpoint("http://169.254.169.254") + "/Microsoft.Compute/identity?api-version=2019-03-11",
 		Header: http.Header{"Metadata": {"true"}},
 	}, &id)
 	return id.VMName, err
