@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -42,6 +43,10 @@ type Deps struct {
 	// NewProvider makes the config provider whose DeleteConfig removes the
 	// config from the hypervisor; nil: the platform's row of the table.
 	NewProvider func(id string, env platform.Env) (platform.Provider, bool)
+	// AdminPasswordHash returns the admin password's hash for the user
+	// fragment; nil: the platform's row of the table (Azure reads the
+	// provisioning medium, which tests cannot attach).
+	AdminPasswordHash func(ctx context.Context, host *platform.Host) (string, error)
 }
 
 // Agent runs the agent's commands for one platform: the platform's row
