@@ -32,11 +32,12 @@ const proxmoxKargsWait = 5 * time.Second
 // network-config and returns the arguments; ok is false when there is no
 // drive, no network-config, or nothing in it to turn into arguments.
 func (p proxmoxProvider) NetworkKargs(ctx context.Context) (string, bool, error) {
-	log := p.env.logger().With("platform", "proxmoxve")
+	env := withSystemMounter(p.env)
+	log := env.logger().With("platform", "proxmoxve")
 	var dev string
-	found, err := pollUntil(ctx, p.env.wait(proxmoxKargsWait), 100*time.Millisecond, func() bool {
+	found, err := pollUntil(ctx, env.wait(proxmoxKargsWait), 100*time.Millisecond, func() bool {
 		var ok bool
-		dev, ok = findDriveInSysfs(p.env, cidataLabels)
+		dev, ok = findDriveInSysfs(env, cidataLabels)
 		return ok
 	})
 	if err != nil {
@@ -46,7 +47,7 @@ func (p proxmoxProvider) NetworkKargs(ctx context.Context) (string, bool, error)
 		log.Info("no cidata drive among the block devices: no network arguments from it")
 		return "", false, nil
 	}
-	data, err := withDrive(p.env, dev, nil, func(dir string) ([]byte, error) {
+	data, err := withDrive(env, dev, nil, func(dir string) ([]byte, error) {
 		return readDriveData(dir, dev, ncNetConfig)
 	})
 	if errors.Is(err, ErrNoConfig) {
