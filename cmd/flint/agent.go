@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -46,22 +47,22 @@ flags for every command:
                             ignition.platform.id on the kernel command line)
   -root DIR                 the system's root, for /etc/passwd, /run and /proc (default /)
   -timeout DURATION         time each metadata request may take, retries included (default 1m)
-  -endpoint NAME=URL        use URL for the metadata service NAME (a platform id, or
-                            wireserver); for testing, repeatable
+  -endpoint URL             use URL as the base of every metadata service of the
+                            platform (Azure's IMDS and WireServer alike); for testing
   -log-to-stdout            log to standard output instead of the journal
 `
 
-// endpointFlags collects -endpoint NAME=URL.
-type endpointFlags map[string]string
+// endpointFlag is -endpoint URL: an absolute http(s) base URL.
+type endpointFlag struct{ url string }
 
-func (e endpointFlags) String() string { return "" }
+func (e *endpointFlag) String() string { return e.url }
 
-func (e endpointFlags) Set(s string) error {
-	name, u, ok := strings.Cut(s, "=")
-	if !ok || name == "" || u == "" {
-		return fmt.Errorf("want NAME=URL, got %q", s)
+func (e *endpointFlag) Set(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("want an http(s) URL, got %q", s)
 	}
-	e[name] = u
+	e.url = s
 	return nil
 }
 
@@ -84,8 +85,8 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	root := fs.String("root", "/", "")
 	timeout := fs.Duration("timeout", time.Minute, "")
 	toStdout := fs.Bool("log-to-stdout", false, "")
-	endpoints := endpointFlags{}
-	fs.Var(endpoints, "endpoint", "")
+	var endpoint endpointFlag
+	fs.Var(&endpoint, "endpoint", "")
 	var reason, reasonFile, target, out, defaultKargs, dir *string
 	nargs := 0
 	switch cmd {
@@ -150,7 +151,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	}
 	fetcher := resource.New(resource.Options{Logger: logger, Version: version})
 	fetcher.SetTotalTimeout(*timeout)
-	a, err := agent.New(agent.Deps{Getter: fetcher, Logger: logger, Root: *root, Endpoints: endpoints}, *platform)
+	a, err := agent.New(agent.Deps{Getter: fetcher, Logger: logger, Root: *root, Endpoint: endpoint.url}, *platform)
 	if err != nil {
 		return usage("%v", err)
 	}

@@ -27,7 +27,7 @@ func TestAgentUsage(t *testing.T) {
 		{[]string{"agent", "check-in", "-platform", "aws", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"agent", "check-in", "-platform", "nowhere"}, 2, "unknown platform"},
 		{[]string{"agent", "check-in", "-platform", "aws", "-timeout", "0s"}, 2, "-timeout must be positive"},
-		{[]string{"agent", "check-in", "-endpoint", "nourl"}, 2, "want NAME=URL"},
+		{[]string{"agent", "check-in", "-endpoint", "nourl"}, 2, "want an http(s) URL"},
 		{[]string{"agent", "check-in", "-platform", "aws", "-log-to-stdout"}, 1, "not offered by this platform"},
 		{[]string{"agent", "check-in", "-root", "/nonexistent", "-log-to-stdout"}, 1, "no platform named"},
 	} {
@@ -65,7 +65,7 @@ func TestAgentReportFailureCommand(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "run"), 0o755)
 	os.WriteFile(filepath.Join(root, "run/flint.env"), []byte("PLATFORM_ID=packet\n"), 0o644)
-	args := []string{"agent", "report-failure", "-root", root, "-endpoint", "packet=" + srv.URL, "-reason-file", "-", "-log-to-stdout"}
+	args := []string{"agent", "report-failure", "-root", root, "-endpoint", srv.URL, "-reason-file", "-", "-log-to-stdout"}
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), args, strings.NewReader("stage files: writing /etc/app.conf: permission denied\n"), &stdout, &stderr)
 	if code := exitCode(err, &stderr); code != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // afterburnMock is one platform's file in testdata/afterburn: the
@@ -25,11 +28,65 @@ type afterburnMock struct {
 		Routes map[string]string `json:"routes"`
 		// Token, when set, must be on every GET (Akamai's Metadata-Token,
 		// AWS's IMDSv2 token), as the mocks match it.
-		Token      string            `json:"token"`
+		Token string `json:"token"`
+		// Rebase is the address the documents name (WireServer's URLs in
+		// Azure's goal state): the fake serves them, so it is replaced by
+		// the fake's address in every body, as the mocks' client does
+		// with mock_base_url.
+		Rebase     string            `json:"rebase"`
 		Hostname   *string           `json:"hostname"`
+		AdminUser  *string           `json:"adminUser"`
 		Keys       []string          `json:"keys"`
 		Attributes map[string]string `json:"attributes"`
+		// CheckIn, when set, runs the check-in and checks what the mock
+		// matches on its requests: by route, headers and substrings of
+		// the body.
+		CheckIn map[string]struct {
+			Header map[string]string `json:"header"`
+			Body   []string          `json:"body"`
+		} `json:"checkIn"`
 	} `json:"cases"`
+}
+
+// azureIMDSFieldPrefix is where Afterburn asks Azure's IMDS one field at
+// a time; flint reads the whole instance document.
+const azureIMDSFieldPrefix = "GET /metadata/instance/"
+
+// azureInstanceDocument serves both shapes: it builds the instance
+// document flint asks for (/metadata/instance) from the field routes of
+// Afterburn's mocks (/metadata/instance/compute/name?…&format=text), each
+// field at its path; a body that is JSON (publicKeys) is kept as JSON.
+func azureInstanceDocument(t *testing.T, routes map[string]string) string {
+	doc := map[string]any{}
+	for route, body := range routes {
+		rest, ok := strings.CutPrefix(route, azureIMDSFieldPrefix)
+		if !ok {
+			continue
+		}
+		path, _, _ := strings.Cut(rest, "?")
+		parts := strings.Split(path, "/")
+		node := doc
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := node[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				node[p] = next
+			}
+			node = next
+		}
+		var v any = body
+		if s := strings.TrimSpace(body); strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") {
+			if err := json.Unmarshal([]byte(s), &v); err != nil {
+				t.Fatalf("route %s: %v", route, err)
+			}
+		}
+		node[parts[len(parts)-1]] = v
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // TestAfterburnMockDocuments feeds the agent the documents of Afterburn's
@@ -54,9 +111,33 @@ func TestAfterburnMockDocuments(t *testing.T) {
 		for _, c := range mock.Cases {
 			t.Run(id+"/"+c.Name, func(t *testing.T) {
 				var missing []string
+				var f *fakeService
 				routes := map[string]http.HandlerFunc{}
-				for route, body := range c.Routes {
+				bodies := c.Routes
+				if id == "azure" {
+					bodies = maps.Clone(c.Routes)
+					bodies["GET /metadata/instance?api-version=2021-02-01"] = azureInstanceDocument(t, c.Routes)
+				}
+				for route := range c.CheckIn {
+					// The check-in's own requests are accepted with an
+					// empty answer, as the mocks' are.
+					if _, ok := bodies[route]; !ok {
+						bodies = maps.Clone(bodies)
+						bodies[route] = ""
+					}
+				}
+				for route, body := range bodies {
 					routes[route] = func(w http.ResponseWriter, r *http.Request) {
+						if strings.HasPrefix(id, "azure") && (strings.HasPrefix(route, "GET /metadata/") || strings.HasPrefix(route, "GET /Microsoft.Compute/")) {
+							// Afterburn's mocks match the header IMDS requires.
+							if r.Header.Get("Metadata") != "true" {
+								http.Error(w, "Required metadata header not specified", http.StatusBadRequest)
+								return
+							}
+						}
+						if c.Rebase != "" {
+							body = strings.ReplaceAll(body, c.Rebase, f.srv.URL)
+						}
 						if c.Token != "" && r.Method == http.MethodGet &&
 							r.Header.Get("Metadata-Token") != c.Token && r.Header.Get("X-Aws-Ec2-Metadata-Token") != c.Token {
 							missing = append(missing, r.RequestURI)
@@ -69,12 +150,53 @@ func TestAfterburnMockDocuments(t *testing.T) {
 						io.WriteString(w, body)
 					}
 				}
-				f := newFakeService(t, routes)
+				f = newFakeService(t, routes)
 				a := newTestAgent(t, id, f.srv.URL, t.TempDir())
 				ctx := context.Background()
-				m, err := a.fetchMetadata(ctx, "test")
-				if err != nil {
-					t.Fatalf("metadata (%s): %v", mock.Source, err)
+				if c.CheckIn != nil {
+					if err := a.platform.CheckIn(ctx, a.host()); err != nil {
+						t.Fatalf("check-in (%s): %v", mock.Source, err)
+					}
+					for route, want := range c.CheckIn {
+						n := 0
+						for _, r := range f.requests() {
+							if r.method+" "+r.uri != route {
+								continue
+							}
+							n++
+							for k, v := range want.Header {
+								if !strings.Contains(r.header.Get(k), v) {
+									t.Errorf("%s: %s = %q, want %q (%s)", route, k, r.header.Get(k), v, mock.Source)
+								}
+							}
+							for _, s := range want.Body {
+								if !strings.Contains(r.body, s) {
+									t.Errorf("%s: body without %q (%s):\n%s", route, s, mock.Source, r.body)
+								}
+							}
+						}
+						if n == 0 {
+							t.Errorf("check-in made no %s (%s)", route, mock.Source)
+						}
+					}
+					return
+				}
+				// Where the hostname is apart (Azure Stack's identity
+				// endpoint), a hostname-only case asks only for it.
+				var m platform.Metadata
+				var err error
+				if a.platform.HostnameOnly == nil || c.Keys != nil || c.Attributes != nil || c.AdminUser != nil {
+					if m, err = a.fetchMetadata(ctx, "test"); err != nil {
+						t.Fatalf("metadata (%s): %v", mock.Source, err)
+					}
+				}
+				if a.platform.HostnameOnly != nil && c.Hostname != nil {
+					if m.Hostname, err = a.platform.HostnameOnly(ctx, a.host()); err != nil {
+						t.Fatalf("hostname (%s): %v", mock.Source, err)
+					}
+				}
+				if c.AdminUser != nil && m.AdminUser != *c.AdminUser {
+					t.Errorf("admin user = %q, want %q (%s)", m.AdminUser, *c.AdminUser, mock.Source)
 				}
 				if a.platform.Attributes != nil {
 					more, err := a.platform.Attributes(ctx, a.host())

@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -26,10 +27,11 @@ type Deps struct {
 	// (/proc/cmdline, /run, /etc/passwd, home directories, DHCP leases);
 	// "" means the real root.
 	Root string
-	// Endpoints replaces the base URL (scheme://host[:port]) of a
-	// metadata service, by platform id ("azure" is IMDS; "wireserver" is
-	// Azure's WireServer, found through DHCP otherwise).
-	Endpoints map[string]string
+	// Endpoint replaces the base URL (scheme://host[:port]) of the
+	// platform's metadata services, as platform.Env's does for the config
+	// side: every service of the platform (Azure's IMDS and WireServer
+	// alike) is then at that one address; "" means the real ones.
+	Endpoint string
 	// LocalPort picks the local TCP port of Scaleway requests, which the
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
@@ -41,6 +43,10 @@ type Deps struct {
 	// NewProvider makes the config provider whose DeleteConfig removes the
 	// config from the hypervisor; nil: the platform's row of the table.
 	NewProvider func(id string, env platform.Env) (platform.Provider, bool)
+	// AdminPasswordHash returns the admin password's hash for the user
+	// fragment; nil: the platform's row of the table (Azure reads the
+	// provisioning medium, which tests cannot attach).
+	AdminPasswordHash func(ctx context.Context, host *platform.Host) (string, error)
 }
 
 // Agent runs the agent's commands for one platform: the platform's row
@@ -69,8 +75,8 @@ func New(d Deps, id string) (*Agent, error) {
 // dependencies.
 func (a *Agent) host() *platform.Host {
 	return &platform.Host{
-		Env: platform.Env{Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Mounter: a.d.Mounter, Wait: a.d.DriveWait},
-		ID:  a.platform.ID, Endpoints: a.d.Endpoints, LocalPort: a.d.LocalPort,
+		Env: platform.Env{Getter: a.d.Getter, Logger: a.log, Root: a.d.Root, Endpoint: a.d.Endpoint, Mounter: a.d.Mounter, Wait: a.d.DriveWait},
+		ID:  a.platform.ID, LocalPort: a.d.LocalPort,
 	}
 }
 

@@ -32,8 +32,8 @@ var afterburnNames = []struct {
 		names: []string{"INSTANCE_ID", "INSTANCE_TYPE", "IPV4_LOCAL", "IPV4_PUBLIC", "IPV6", "AVAILABILITY_ZONE", "AVAILABILITY_ZONE_ID",
 			"HOSTNAME", "PUBLIC_HOSTNAME", "REGION"}},
 	{id: "azure", source: "src/providers/microsoft/azure/mod.rs",
-		names: []string{"IPV4_DYNAMIC", "VMSIZE"}, flintOnly: []string{"IPV4_PUBLIC", "LOCATION"},
-		elsewhere: []string{"IPV4_VIRTUAL"}}, // TestAzureVirtualIPv4
+		names: []string{"VMSIZE"}, flintOnly: []string{"IPV4_PUBLIC", "LOCATION"},
+		elsewhere: []string{"IPV4_DYNAMIC", "IPV4_VIRTUAL"}}, // TestAzureVirtualIPv4, TestAfterburnMockDocuments
 	{id: "cloudstack", source: "src/providers/cloudstack/network.rs",
 		names: []string{"INSTANCE_ID", "LOCAL_HOSTNAME", "PUBLIC_HOSTNAME", "AVAILABILITY_ZONE", "IPV4_PUBLIC", "IPV4_LOCAL",
 			"SERVICE_OFFERING", "CLOUD_IDENTIFIER", "VM_ID"}},

@@ -237,8 +237,9 @@ const sharedConfigXML = `<?xml version="1.0" encoding="utf-8"?>
   </Instances>
 </SharedConfig>`
 
-// AZURE_IPV4_VIRTUAL comes from WireServer's SharedConfig, and only the
-// attributes command asks for it.
+// AZURE_IPV4_DYNAMIC (this instance's address) and AZURE_IPV4_VIRTUAL
+// come from WireServer's SharedConfig, as in Afterburn, and only the
+// attributes command asks for them.
 func TestAzureVirtualIPv4(t *testing.T) {
 	imds := `{"compute":{"vmSize":"Standard_B1s","name":"vm-1","osProfile":{"computerName":"vm-1"}},
 		"network":{"interface":[{"ipv4":{"ipAddress":[{"privateIpAddress":"10.0.0.4"}]}}]}}`
@@ -249,18 +250,21 @@ func TestAzureVirtualIPv4(t *testing.T) {
 	}{
 		"behind a load balancer": {
 			goalState: goalStateXML, sharedConfig: sharedConfigXML,
-			want: []string{"FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_VMSIZE=Standard_B1s", "FLINT_AZURE_IPV4_VIRTUAL=52.174.1.2"},
+			want: []string{"FLINT_AZURE_VMSIZE=Standard_B1s", "FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_IPV4_VIRTUAL=52.174.1.2"},
 		},
 		"no load balancer": {
 			goalState:    goalStateXML,
 			sharedConfig: strings.Replace(sharedConfigXML, `instance="MachineRole_IN_0"`, `instance="Lonely_IN_0"`, 1),
-			want:         []string{"FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_VMSIZE=Standard_B1s"},
+			want:         []string{"FLINT_AZURE_VMSIZE=Standard_B1s"},
 		},
 		"no SharedConfig in the goal state": {
 			goalState: strings.Replace(goalStateXML, "<Configuration><SharedConfig>BASE/machine/x?comp=config&amp;type=sharedConfig</SharedConfig></Configuration>", "", 1),
-			want:      []string{"FLINT_AZURE_IPV4_DYNAMIC=10.0.0.4", "FLINT_AZURE_VMSIZE=Standard_B1s"},
+			want:      []string{"FLINT_AZURE_VMSIZE=Standard_B1s"},
 		},
 		"SharedConfig not XML": {goalState: goalStateXML, sharedConfig: "<SharedConfig><Incarnation", wantErr: ErrProtocol},
+		"instance address not an IP address": {
+			goalState: goalStateXML, sharedConfig: strings.Replace(sharedConfigXML, `address="10.0.0.4"`, `address="ten"`, 1), wantErr: ErrProtocol,
+		},
 		"SharedConfig without incarnation": {
 			goalState: goalStateXML, sharedConfig: "<SharedConfig><Instances/></SharedConfig>", wantErr: ErrProtocol,
 		},

@@ -237,3 +237,36 @@ func TestAzureStackHostname(t *testing.T) {
 		t.Errorf("Hostname() with a broken answer = %v, want ErrProtocol", err)
 	}
 }
+
+// Azure Stack's identity endpoint is asked with Azure's shared IMDS
+// request: the Metadata header and the statuses IMDS answers while it
+// comes up (410, 404) or throttles (429) retried, as Afterburn's one
+// retrying client does for both (coreos/afterburn
+// src/providers/microsoft/azurestack/mod.rs fetch_identity,
+// src/providers/microsoft/azure/mod.rs fetch_hostname).
+func TestAzureStackHostnameRetriesAsIMDS(t *testing.T) {
+	const route = "GET /Microsoft.Compute/identity?api-version=2019-03-11"
+	ok := answer(200, `{"vmName":"stack-vm-02"}`)
+	f := newFakeService(t, map[string]http.HandlerFunc{
+		route: failing(1, http.StatusGone, failing(1, http.StatusNotFound, failing(1, http.StatusTooManyRequests, ok))),
+	})
+	sysroot := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(sysroot, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := newTestAgent(t, "azurestack", f.srv.URL, t.TempDir())
+	if err := a.Hostname(context.Background(), sysroot); err != nil {
+		t.Fatalf("Hostname() with IMDS coming up = %v, want the name after the retries", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(sysroot, "etc/hostname")); err != nil || string(got) != "stack-vm-02\n" {
+		t.Errorf("etc/hostname = %q, %v; want %q", got, err, "stack-vm-02\n")
+	}
+	if n := f.count(route); n != 4 {
+		t.Errorf("identity asked %d times, want 4 (410, 404, 429, then 200)", n)
+	}
+	for _, r := range f.requests() {
+		if r.header.Get("Metadata") != "true" {
+			t.Errorf("request %s without Metadata: true", r.uri)
+		}
+	}
+}

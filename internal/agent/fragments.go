@@ -5,7 +5,8 @@ package agent
 // writes, on Azure, Ignition config fragments into
 // /etc/ignition/base.platform.d/azure/ between the fetch and disks stages:
 // hostname.ign sets /etc/hostname to the VM's name, user.ign gives the
-// admin user named when the VM was created its SSH keys. The stages merge
+// admin user named when the VM was created its SSH keys and the hash of
+// its password (from the provisioning medium). The stages merge
 // base.platform.d/<platform> under the user config, so the user config
 // still wins, and the machine is reachable as the Azure portal promised
 // even when the config names no user.
@@ -41,6 +42,7 @@ type fragmentFile struct {
 type fragmentUser struct {
 	Name              string   `json:"name"`
 	SSHAuthorizedKeys []string `json:"sshAuthorizedKeys,omitempty"`
+	PasswordHash      string   `json:"passwordHash,omitempty"`
 }
 
 type fragment struct {
@@ -67,14 +69,27 @@ func hostnameFragment(name string) fragment {
 	return f
 }
 
-// userFragment gives user the keys.
-func userFragment(user string, keys []string) fragment {
+// userFragment gives user the keys and the password hash ("": none).
+func userFragment(user string, keys []string, passwordHash string) fragment {
 	var f fragment
 	f.Ignition.Version = fragmentVersion
 	f.Passwd = &struct {
 		Users []fragmentUser `json:"users"`
-	}{[]fragmentUser{{Name: user, SSHAuthorizedKeys: keys}}}
+	}{[]fragmentUser{{Name: user, SSHAuthorizedKeys: keys, PasswordHash: passwordHash}}}
 	return f
+}
+
+// adminPasswordHash returns the admin password's hash, "" when the
+// platform has none.
+func (a *Agent) adminPasswordHash(ctx context.Context) (string, error) {
+	get := a.d.AdminPasswordHash
+	if get == nil {
+		get = a.platform.AdminPasswordHash
+	}
+	if get == nil {
+		return "", nil
+	}
+	return get(ctx, a.host())
 }
 
 // percentEncode encodes every byte but ASCII letters and digits as %XX,
@@ -96,9 +111,9 @@ func percentEncode(s string) string {
 // RenderIgnition writes hostname.ign and user.ign into dir from the
 // platform's metadata: hostname.ign when the platform names the VM (cut
 // as the hostname command cuts it), user.ign when it names an admin user
-// and has keys for it (checked as ssh-keys checks them). Afterburn also
-// writes the admin password's hash from the provisioning ISO; flint does
-// not.
+// and has keys (checked as ssh-keys checks them) or a password for it.
+// user.ign is mode 0600 when it holds a password hash, as Afterburn writes
+// it (coreos/afterburn src/ignition.rs write_to), 0644 otherwise.
 func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 	if !a.platform.Fragments {
 		return fmt.Errorf("%s: Ignition fragments: %w", a.platform.ID, ErrUnsupported)
@@ -112,16 +127,16 @@ func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return op.Fail(err)
 	}
-	write := func(name string, f fragment) error {
+	write := func(name string, mode os.FileMode, f fragment) error {
 		data, err := json.MarshalIndent(f, "", "  ")
 		if err != nil {
 			return err
 		}
-		return sys.WriteFileAtomicBytes(filepath.Join(dir, name), 0o644, append(data, '\n'))
+		return sys.WriteFileAtomicBytes(filepath.Join(dir, name), mode, append(data, '\n'))
 	}
 	var wrote []string
 	if name := truncateHostname(strings.TrimSpace(m.Hostname)); name != "" {
-		if err := write("hostname.ign", hostnameFragment(name)); err != nil {
+		if err := write("hostname.ign", 0o644, hostnameFragment(name)); err != nil {
 			return op.Fail(err)
 		}
 		wrote = append(wrote, "hostname.ign")
@@ -129,16 +144,30 @@ func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 		a.log.Info("the platform gives no hostname: no hostname fragment")
 	}
 	keys := m.Keys
-	switch {
-	case m.AdminUser == "":
+	if m.AdminUser == "" {
 		a.log.Info("the platform names no admin user: no user fragment")
-	case len(keys) == 0:
-		a.log.Info("the admin user has no SSH keys: no user fragment", "user", m.AdminUser)
-	default:
+		op.Finish("files", strings.Join(wrote, " "))
+		return nil
+	}
+	if len(keys) > 0 {
 		if err := checkAuthorizedKeys(keys); err != nil {
 			return op.Fail(fmt.Errorf("%s: %w", a.platform.ID, err))
 		}
-		if err := write("user.ign", userFragment(m.AdminUser, keys)); err != nil {
+	}
+	hash, err := a.adminPasswordHash(ctx)
+	if err != nil {
+		return op.Fail(err)
+	}
+	switch {
+	case len(keys) == 0 && hash == "":
+		a.log.Info("the admin user has neither SSH keys nor a password: no user fragment", "user", m.AdminUser)
+	default:
+		mode := os.FileMode(0o644)
+		if hash != "" {
+			// The hash is as secret as /etc/shadow's.
+			mode = 0o600
+		}
+		if err := write("user.ign", mode, userFragment(m.AdminUser, keys, hash)); err != nil {
 			return op.Fail(err)
 		}
 		wrote = append(wrote, "user.ign")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/platform"
 )
 
 // TestRenderIgnition: on Azure the fragments Afterburn 5.11 writes, valid
@@ -68,5 +69,85 @@ func TestPercentEncode(t *testing.T) {
 		if got := percentEncode(in); got != want {
 			t.Errorf("percentEncode(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRenderIgnitionPassword: the admin password's hash goes into
+// user.ign, which is then mode 0600 (Afterburn 5.11, coreos/afterburn
+// src/providers/mod.rs write_user_ignition_fragment, src/ignition.rs
+// write_to); a password without keys still makes the fragment; a failure
+// to read the password fails the command.
+func TestRenderIgnitionPassword(t *testing.T) {
+	const hash = "$6$rounds=10000$3333333333333333$fZk8Kp5esQCyNm.Fz2l0OThR1wUqO.P7vfUf9aB3kXbRhFdqzTfrU7nfdCOXxm0SZfxTgwzp/Lb0.gkQWm9UP."
+	withKeys := `{"compute":{"name":"vm-7","osProfile":{"adminUsername":"azureuser"},"publicKeys":[{"keyData":"` + testKeyOne + `"}]}}`
+	noKeys := `{"compute":{"name":"vm-7","osProfile":{"adminUsername":"azureuser"}}}`
+	tests := []struct {
+		name     string
+		doc      string
+		hash     string
+		hashErr  error
+		wantKeys []string
+		wantMode os.FileMode // 0: no user.ign
+	}{
+		{"keys and password", withKeys, hash, nil, []string{testKeyOne}, 0o600},
+		{"password only", noKeys, hash, nil, nil, 0o600},
+		{"keys only", withKeys, "", nil, []string{testKeyOne}, 0o644},
+		{"neither", noKeys, "", nil, nil, 0},
+		{"password unreadable", withKeys, "", ErrProtocol, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": answer(200, tt.doc)})
+			root := t.TempDir()
+			a := newTestAgent(t, "azure", f.srv.URL, root)
+			asked := 0
+			a.d.AdminPasswordHash = func(context.Context, *platform.Host) (string, error) {
+				asked++
+				return tt.hash, tt.hashErr
+			}
+			err := a.RenderIgnition(context.Background(), DefaultFragmentsDir)
+			if asked != 1 {
+				t.Errorf("password asked %d times, want 1", asked)
+			}
+			if tt.hashErr != nil {
+				if !errors.Is(err, tt.hashErr) {
+					t.Errorf("RenderIgnition() = %v, want %v", err, tt.hashErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("RenderIgnition() = %v", err)
+			}
+			path := filepath.Join(root, DefaultFragmentsDir, "user.ign")
+			st, err := os.Stat(path)
+			if tt.wantMode == 0 {
+				if !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("user.ign: %v, want none", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != tt.wantMode {
+				t.Errorf("user.ign mode = %o, want %o", st.Mode().Perm(), tt.wantMode)
+			}
+			data, _ := os.ReadFile(path)
+			cfg, r, err := config.Parse(data)
+			if err != nil || r.IsFatal() {
+				t.Fatalf("user.ign does not parse: %v\n%s\n%s", err, r, data)
+			}
+			u := cfg.Passwd.Users
+			if len(u) != 1 || u[0].Name != "azureuser" || !slices.Equal(u[0].SSHAuthorizedKeys, tt.wantKeys) {
+				t.Fatalf("user.ign users = %+v", u)
+			}
+			got := ""
+			if u[0].PasswordHash != nil {
+				got = *u[0].PasswordHash
+			}
+			if got != tt.hash {
+				t.Errorf("user.ign passwordHash = %q, want %q", got, tt.hash)
+			}
+		})
 	}
 }

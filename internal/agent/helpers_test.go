@@ -106,15 +106,11 @@ func testFetcher(t *testing.T, total time.Duration) *resource.Fetcher {
 	return f
 }
 
-// newTestAgent returns the agent for id with every endpoint at base and
-// root as its filesystem root.
+// newTestAgent returns the agent for id with the platform's services at
+// base and root as its filesystem root.
 func newTestAgent(t *testing.T, id, base, root string) *Agent {
 	t.Helper()
-	eps := map[string]string{}
-	for _, s := range []string{"wireserver", "azure", "aws", "gcp", "digitalocean", "packet", "scaleway", "hetzner", "openstack", "upcloud", "vultr", "aliyun", "exoscale", "akamai", "oraclecloud", "cloudstack", "azurestack"} {
-		eps[s] = base
-	}
-	a, err := New(Deps{Getter: testFetcher(t, 2*time.Second), Logger: testLogger(t), Root: root, Endpoints: eps, LocalPort: func() int { return 0 }, DriveWait: 10 * time.Millisecond}, id)
+	a, err := New(Deps{Getter: testFetcher(t, 2*time.Second), Logger: testLogger(t), Root: root, Endpoint: base, LocalPort: func() int { return 0 }, DriveWait: 10 * time.Millisecond}, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,7 @@ var metadataCases = map[string]metadataCase{
 		// A keyData folded over lines is one key, joined as Afterburn
 		// joins it.
 		wantKeys:  []string{"ssh-rsa AAAA azure", "ssh-rsa AAAAB3NzaC1yc2E folded@host"},
-		wantAttrs: []string{"AZURE_IPV4_DYNAMIC=10.1.0.4", "AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+		wantAttrs: []string{"AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
 	},
 	"azure without osProfile": {
 		routes: map[string]http.HandlerFunc{

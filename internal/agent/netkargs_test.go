@@ -62,10 +62,13 @@ func TestNetworkKargs(t *testing.T) {
 	}
 }
 
-// The real vmware provider is the one that gives network kernel arguments.
+// The real vmware, proxmoxve and kubevirt providers are those that give
+// network kernel arguments.
 func TestRealProvidersNetworkKargs(t *testing.T) {
-	p, _ := platform.Lookup("vmware")
-	if _, ok := p.New(platform.Env{}).(networkKarger); !ok {
-		t.Errorf("the vmware provider gives no network kernel arguments")
+	for _, id := range []string{"vmware", "proxmoxve", "kubevirt"} {
+		p, _ := platform.Lookup(id)
+		if _, ok := p.New(platform.Env{}).(networkKarger); !ok {
+			t.Errorf("the %s provider gives no network kernel arguments", id)
+		}
 	}
 }

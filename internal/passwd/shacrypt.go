@@ -26,6 +26,16 @@ const (
 // HashPassword hashes a plaintext password with SHA-512 crypt, the default
 // rounds and a random 16-character salt read from rnd (crypto/rand when nil).
 func HashPassword(password string, rnd io.Reader) (string, error) {
+	return HashPasswordRounds(password, 0, rnd)
+}
+
+// HashPasswordRounds is HashPassword with rounds rounds, written into the
+// hash as "rounds=N$" (0: the default, not written), as Afterburn hashes
+// Azure's admin password with 10000.
+func HashPasswordRounds(password string, rounds int, rnd io.Reader) (string, error) {
+	if rounds != 0 && (rounds < cryptRoundsMin || rounds > cryptRoundsMax) {
+		return "", fmt.Errorf("password hash rounds %d: want %d to %d", rounds, cryptRoundsMin, cryptRoundsMax)
+	}
 	if rnd == nil {
 		rnd = rand.Reader
 	}
@@ -37,7 +47,11 @@ func HashPassword(password string, rnd io.Reader) (string, error) {
 	for i, b := range buf {
 		salt[i] = cryptAlphabet[int(b)%len(cryptAlphabet)]
 	}
-	return SHA512Crypt(password, "$6$"+string(salt)), nil
+	setting := "$6$"
+	if rounds != 0 {
+		setting += fmt.Sprintf("rounds=%d$", rounds)
+	}
+	return SHA512Crypt(password, setting+string(salt)), nil
 }
 
 // SHA512Crypt computes crypt(3) for a "$6$[rounds=N$]salt" setting.

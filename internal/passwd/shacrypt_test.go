@@ -55,3 +55,19 @@ func TestHashPassword(t *testing.T) {
 		t.Error("HashPassword with an empty random source succeeded")
 	}
 }
+
+func TestHashPasswordRounds(t *testing.T) {
+	got, err := HashPasswordRounds("Pa55word!", 10000, strings.NewReader(strings.Repeat("\x05", 16)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "$6$rounds=10000$3333333333333333$") {
+		t.Errorf("HashPasswordRounds() = %q, want $6$rounds=10000$3333333333333333$…", got)
+	}
+	if again := SHA512Crypt("Pa55word!", got); again != got {
+		t.Errorf("SHA512Crypt(password, %q) = %q, want the same hash", got, again)
+	}
+	if _, err := HashPasswordRounds("x", 10, nil); err == nil {
+		t.Errorf("HashPasswordRounds() with 10 rounds = nil error, want one")
+	}
+}

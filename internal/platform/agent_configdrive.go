@@ -37,7 +37,12 @@ const (
 // driveEnv is the environment for mounting a drive: the host's, with
 // the system's mounter unless a test gave one.
 func (host *Host) driveEnv() Env {
-	env := host.Env
+	return withSystemMounter(host.Env)
+}
+
+// withSystemMounter returns env with the system's mounter unless it has
+// one (the agent's providers are made without).
+func withSystemMounter(env Env) Env {
 	if env.Mounter == nil {
 		env.Mounter = sys.Mounter{}
 	}

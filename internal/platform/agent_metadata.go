@@ -45,25 +45,22 @@ type Host struct {
 	// every metadata request (the same client, retries and timeouts as the
 	// config's), Root prefixes every absolute path (DHCP leases, drives),
 	// Mounter mounts config drives (nil: mount(2)), Wait replaces how long
-	// a drive may take to appear, Logger is never nil.
+	// a drive may take to appear, Logger is never nil. Endpoint, as for
+	// the config side, replaces the base URL of every service the platform
+	// has (Azure's IMDS and WireServer alike; CloudStack's virtual router,
+	// found through DHCP otherwise).
 	Env
 	// ID is the platform's id; errors start with it.
 	ID string
-	// Endpoints replaces the base URL (scheme://host[:port]) of a
-	// metadata service, by platform id ("azure" is IMDS; "wireserver" is
-	// Azure's WireServer, found through DHCP otherwise).
-	Endpoints map[string]string
 	// LocalPort picks the local TCP port of Scaleway requests, which the
 	// service answers only from a privileged port; nil: random in 1–1023.
 	LocalPort func() int
 }
 
-// endpoint returns the base URL of service: the override or def.
-func (host *Host) endpoint(service, def string) string {
-	if u := host.Endpoints[service]; u != "" {
-		return strings.TrimSuffix(u, "/")
-	}
-	return def
+// endpoint returns the base URL of the platform's services: Env's
+// override, the one way both sides address a platform, or def.
+func (host *Host) endpoint(def string) string {
+	return strings.TrimSuffix(host.Env.endpoint(def), "/")
 }
 
 // localPort returns the privileged local port for a Scaleway request.

@@ -5,7 +5,7 @@ import (
 )
 
 func aliyunMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	return host.ec2Metadata(ctx, host.endpoint("aliyun", "http://100.100.100.200")+"/latest/meta-data", nil, "hostname", []field{
+	return host.ec2Metadata(ctx, host.endpoint("http://100.100.100.200")+"/latest/meta-data", nil, "hostname", []field{
 		{"ALIYUN_HOSTNAME", "hostname"},
 		{"ALIYUN_EIPV4", "eipv4"},
 		{"ALIYUN_IMAGE_ID", "image-id"},

@@ -50,8 +50,8 @@ func wireServerHeader() http.Header {
 
 // wireServer returns WireServer's base URL.
 func (host *Host) wireServer(ctx context.Context) string {
-	if u := host.Endpoints["wireserver"]; u != "" {
-		return strings.TrimSuffix(u, "/")
+	if u := host.endpoint(""); u != "" {
+		return u
 	}
 	ip := fabricAddress(ctx, host.path)
 	if ip == "" {
@@ -214,21 +214,22 @@ func (host *Host) goalStateDocument(ctx context.Context, base string) ([]byte, e
 // on scale-set instances and VMs made with --computer-name, and is missing
 // on VMs made from a specialized image.
 func azureMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	doc, err := host.getJSONDoc(ctx, azureIMDSRequest(host.endpoint("azure", "http://169.254.169.254")+"/metadata/instance?api-version=2021-02-01"))
+	doc, err := host.getJSONDoc(ctx, azureIMDSRequest(host.endpoint("http://169.254.169.254")+"/metadata/instance?api-version=2021-02-01"))
 	if err != nil {
 		return Metadata{}, err
 	}
 	m := jsonSpec{
 		Hostname: "compute.name",
 		Attrs: []field{
-			{"AZURE_IPV4_DYNAMIC", "network.interface.0.ipv4.ipAddress.0.privateIpAddress"},
 			{"AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
 			{"AZURE_VMSIZE", "compute.vmSize"},
 			{"AZURE_LOCATION", "compute.location"},
 		},
 	}.read(doc)
+	// Trimmed, and blank is none, as Afterburn reads it
+	// (fetch_admin_username).
 	if v := jsonGet(doc, "compute.osProfile.adminUsername"); len(v) > 0 {
-		m.AdminUser = v[0]
+		m.AdminUser = strings.TrimSpace(v[0])
 	}
 	// One key per keyData, its line breaks removed: the portal and the CLI
 	// keep a key pasted folded over lines that way, and Afterburn joins
@@ -243,13 +244,16 @@ func azureMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	return m, nil
 }
 
-// azureVirtualIPv4 reads AZURE_IPV4_VIRTUAL, the load balancer's address in
-// front of the VM, as Afterburn does: from WireServer's SharedConfig (the
-// goal state's RoleInstance>Configuration>SharedConfig URL), the
-// loadBalancedPublicAddress (address:port) of the last input endpoint of the
-// <Instance> whose id is <Incarnation instance="…">. A goal state without
-// that URL, or a VM behind no load balancer, has none.
-func azureVirtualIPv4(ctx context.Context, host *Host) ([]Attribute, error) {
+// azureSharedConfigAttributes reads, as Afterburn does, from WireServer's
+// SharedConfig (the goal state's RoleInstance>Configuration>SharedConfig
+// URL) the <Instance> whose id is <Incarnation instance="…">: its address
+// is AZURE_IPV4_DYNAMIC, the loadBalancedPublicAddress (address:port) of
+// its last input endpoint that parses is AZURE_IPV4_VIRTUAL, the load
+// balancer's address in front of the VM (coreos/afterburn
+// src/providers/microsoft/azure/mod.rs get_attributes). A goal state
+// without that URL has neither; a VM behind no load balancer has no
+// AZURE_IPV4_VIRTUAL.
+func azureSharedConfigAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
 	body, err := host.goalStateDocument(ctx, host.wireServer(ctx))
 	if err != nil {
 		return nil, err
@@ -268,20 +272,21 @@ func azureVirtualIPv4(ctx context.Context, host *Host) ([]Attribute, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip, err := sharedConfigVirtualIP(body)
+	dynamic, virtual, err := sharedConfigAddresses(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: SharedConfig %s: %w: %w", host.ID, config.DescribeURL(url), ErrProtocol, err)
 	}
-	if ip == "" {
-		return nil, nil
-	}
-	return []Attribute{{"AZURE_IPV4_VIRTUAL", ip}}, nil
+	var m Metadata
+	m.add("AZURE_IPV4_DYNAMIC", dynamic)
+	m.add("AZURE_IPV4_VIRTUAL", virtual)
+	return m.Attrs, nil
 }
 
-// sharedConfigVirtualIP returns the address of the last parseable
-// loadBalancedPublicAddress of this instance's input endpoints, "" when
-// there is none.
-func sharedConfigVirtualIP(data []byte) (string, error) {
+// sharedConfigAddresses returns this instance's address (dynamic) and the
+// address of the last parseable loadBalancedPublicAddress of its input
+// endpoints (virtual), "" when there is none. An instance address that is
+// not an IP address is an error, as in Afterburn.
+func sharedConfigAddresses(data []byte) (dynamic, virtual string, err error) {
 	d := xml.NewDecoder(bytes.NewReader(data))
 	attr := func(e xml.StartElement, name string) string {
 		for _, at := range e.Attr {
@@ -292,7 +297,7 @@ func sharedConfigVirtualIP(data []byte) (string, error) {
 		return ""
 	}
 	var self, inst string
-	lb := map[string]string{}
+	lb, addr := map[string]string{}, map[string]string{}
 	var stack []string
 	for {
 		tok, err := d.Token()
@@ -300,7 +305,7 @@ func sharedConfigVirtualIP(data []byte) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -310,6 +315,7 @@ func sharedConfigVirtualIP(data []byte) (string, error) {
 				self = attr(t, "instance")
 			case "SharedConfig>Instances>Instance":
 				inst = attr(t, "id")
+				addr[inst] = attr(t, "address")
 			case "SharedConfig>Instances>Instance>InputEndpoints>Endpoint":
 				host, _, err := net.SplitHostPort(attr(t, "loadBalancedPublicAddress"))
 				if ip := net.ParseIP(host); err == nil && ip != nil {
@@ -321,7 +327,14 @@ func sharedConfigVirtualIP(data []byte) (string, error) {
 		}
 	}
 	if self == "" {
-		return "", errors.New("no <Incarnation instance=…>")
+		return "", "", errors.New("no <Incarnation instance=…>")
 	}
-	return lb[self], nil
+	if a, ok := addr[self]; ok {
+		ip := net.ParseIP(a)
+		if ip == nil {
+			return "", "", fmt.Errorf("instance %s: address %q is not an IP address", self, a)
+		}
+		dynamic = ip.String()
+	}
+	return dynamic, lb[self], nil
 }

@@ -76,6 +76,13 @@ func readAzureOVFCustomData(ctx context.Context, env Env) ([]byte, error) {
 // readOVFMedia is readAzureOVFCustomData with the drive status check
 // passed in.
 func readOVFMedia(ctx context.Context, env Env, status driveStatusFunc) ([]byte, error) {
+	return readOVFFile(ctx, env, status, customDataFile)
+}
+
+// readOVFFile reads name (CustomData.bin, ovf-env.xml) from the
+// provisioning medium, found as readAzureOVFCustomData finds it. A missing
+// or empty file is ErrNoConfig.
+func readOVFFile(ctx context.Context, env Env, status driveStatusFunc, name string) ([]byte, error) {
 	log := env.logger().With("op", "azure provisioning media")
 	var (
 		data    []byte
@@ -91,7 +98,7 @@ func readOVFMedia(ctx context.Context, env Env, status driveStatusFunc) ([]byte,
 		}
 		sort.Strings(devs)
 		for _, dev := range devs {
-			d, skip, err := readOVFDrive(env, dev, status)
+			d, skip, err := readOVFDrive(env, dev, status, name)
 			if skip != "" {
 				if seen[dev] != skip {
 					log.Info("not the provisioning media", "device", dev, "reason", skip)
@@ -115,9 +122,9 @@ func readOVFMedia(ctx context.Context, env Env, status driveStatusFunc) ([]byte,
 	return data, readErr
 }
 
-// readOVFDrive reads CustomData.bin from dev if dev is the provisioning
-// medium; otherwise it says in skip why not.
-func readOVFDrive(env Env, dev string, status driveStatusFunc) (data []byte, skip string, err error) {
+// readOVFDrive reads name from dev if dev is the provisioning medium;
+// otherwise it says in skip why not.
+func readOVFDrive(env Env, dev string, status driveStatusFunc, name string) (data []byte, skip string, err error) {
 	st, serr := status(dev)
 	if serr != nil {
 		return nil, fmt.Sprintf("drive status: %v", serr), nil
@@ -129,7 +136,7 @@ func readOVFDrive(env Env, dev string, status driveStatusFunc) (data []byte, ski
 		if _, err := os.Stat(filepath.Join(dir, ovfEnvFile)); err != nil {
 			return nil, errNotOVF
 		}
-		return readDriveData(dir, dev, customDataFile)
+		return readDriveData(dir, dev, name)
 	})
 	switch {
 	case errors.Is(err, errNotOVF):

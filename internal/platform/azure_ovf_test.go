@@ -221,8 +221,8 @@ func TestReadOVFDriveStableReason(t *testing.T) {
 	cds.set("sr0", cdsDiscOK)
 	env := Env{Root: root, Mounter: m, Logger: localTestLogger(t)}
 	dev := filepath.Join(root, "dev", "sr0")
-	_, first, err1 := readOVFDrive(env, dev, cds.driveStatus)
-	_, second, err2 := readOVFDrive(env, dev, cds.driveStatus)
+	_, first, err1 := readOVFDrive(env, dev, cds.driveStatus, customDataFile)
+	_, second, err2 := readOVFDrive(env, dev, cds.driveStatus, customDataFile)
 	if err1 != nil || err2 != nil || first == "" || first != second {
 		t.Errorf("readOVFDrive twice = %q, %v and %q, %v, want the same skip reason", first, err1, second, err2)
 	}

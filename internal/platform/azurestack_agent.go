@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/flintboot/flint/config"
@@ -25,16 +24,16 @@ import (
 const certificatesFormat = "Pkcs7BlobWithPfxContents"
 
 // azureStackHostname reads the VM's name from Azure Stack's identity
-// endpoint (JSON with vmName; the Metadata header is required, as on
-// Azure's IMDS).
+// endpoint (JSON with vmName) with Azure's IMDS request: Afterburn asks
+// both through one client with the Metadata header and the same retries
+// (coreos/afterburn src/providers/microsoft/azurestack/mod.rs
+// fetch_identity, src/providers/microsoft/azure/mod.rs fetch_hostname),
+// so nothing here differs from Azure's.
 func azureStackHostname(ctx context.Context, host *Host) (string, error) {
 	var id struct {
 		VMName string `json:"vmName"`
 	}
-	err := host.getJSON(ctx, resource.Request{
-		URL:    host.endpoint("azurestack", "http://169.254.169.254") + "/Microsoft.Compute/identity?api-version=2019-03-11",
-		Header: http.Header{"Metadata": {"true"}},
-	}, &id)
+	err := host.getJSON(ctx, azureIMDSRequest(host.endpoint("http://169.254.169.254")+"/Microsoft.Compute/identity?api-version=2019-03-11"), &id)
 	return id.VMName, err
 }
 

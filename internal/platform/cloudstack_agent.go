@@ -35,7 +35,7 @@ func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 // router, the DHCP server of the instance's lease (as the config provider
 // finds it).
 func cloudStackService(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.Endpoints["cloudstack"]
+	base := host.endpoint("")
 	if base == "" {
 		addr, ok := dhcpServerAddress(ctx, host.Env)
 		if !ok {

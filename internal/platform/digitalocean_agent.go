@@ -7,7 +7,7 @@ import (
 )
 
 func digitalOceanMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	return host.jsonMetadata(ctx, resource.Request{URL: host.endpoint("digitalocean", "http://169.254.169.254") + "/metadata/v1.json"}, jsonSpec{
+	return host.jsonMetadata(ctx, resource.Request{URL: host.endpoint("http://169.254.169.254") + "/metadata/v1.json"}, jsonSpec{
 		Hostname: "hostname",
 		Keys:     []string{"public_keys.*"},
 		Attrs: []field{

@@ -14,7 +14,7 @@ import (
 // instance's ssh-keys and, unless the instance sets block-project-ssh-keys,
 // the project's sshKeys and ssh-keys.
 func gcpMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("gcp", "http://169.254.169.254") + "/computeMetadata/v1"
+	base := host.endpoint("http://169.254.169.254") + "/computeMetadata/v1"
 	h := http.Header{"Metadata-Flavor": {"Google"}}
 	var m Metadata
 	var err error

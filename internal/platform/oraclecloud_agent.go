@@ -11,7 +11,7 @@ import (
 // "Authorization: Bearer Oracle"; the keys are the instance metadata's
 // ssh_authorized_keys, one a line.
 func oracleCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("oraclecloud", oracleIMDS) + "/opc/v2"
+	base := host.endpoint(oracleIMDS) + "/opc/v2"
 	// The instance document at Afterburn's path (coreos/afterburn
 	// src/providers/oraclecloud/mod.rs), without a trailing slash.
 	instance, err := host.getJSONDoc(ctx, oracleIMDSRequest(base+"/instance"))

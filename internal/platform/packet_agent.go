@@ -40,7 +40,7 @@ type packetDoc struct {
 func (host *Host) packetDoc(ctx context.Context) (packetDoc, error) {
 	var doc packetDoc
 	err := host.getJSON(ctx, resource.Request{
-		URL:    host.endpoint("packet", "https://metadata.packet.net") + "/metadata",
+		URL:    host.endpoint("https://metadata.packet.net") + "/metadata",
 		Header: http.Header{"Accept": {"*/*"}},
 	}, &doc)
 	return doc, err

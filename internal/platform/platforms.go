@@ -14,7 +14,7 @@ var platforms = []Platform{
 	{ID: "aliyun", New: newAliyun, Hostname: true, Metadata: aliyunMetadata},
 	{ID: "applehv", New: newAppleHV},
 	{ID: "aws", New: newAWS, Metadata: awsMetadata},
-	{ID: "azure", New: newAzure, Hostname: true, Fragments: true, Metadata: azureMetadata, Attributes: azureVirtualIPv4, CheckIn: azureCheckIn, ReportFailure: azureReportFailure},
+	{ID: "azure", New: newAzure, Hostname: true, Fragments: true, AdminPasswordHash: azureAdminPasswordHash, Metadata: azureMetadata, Attributes: azureSharedConfigAttributes, CheckIn: azureCheckIn, ReportFailure: azureReportFailure},
 	{ID: "azurestack", New: newAzureStack, Hostname: true, HostnameOnly: azureStackHostname, Metadata: azureStackMetadata, CheckIn: azureCheckIn, ReportFailure: azureReportFailure},
 	{ID: "brightbox", New: newBrightbox},
 	{ID: "cloudstack", New: newCloudStack, Metadata: cloudStackMetadata},

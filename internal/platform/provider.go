@@ -134,6 +134,10 @@ type Platform struct {
 	// fragments (hostname, admin user and keys) from the metadata, as
 	// Afterburn 5.11's render-ignition does on its platforms.
 	Fragments bool
+	// AdminPasswordHash, when set, returns the SHA-512 crypt hash of the
+	// admin user's password ("" when the VM has none) for the user
+	// fragment (Azure's, from the provisioning medium).
+	AdminPasswordHash func(ctx context.Context, host *Host) (string, error)
 	// CheckIn reports a good boot.
 	CheckIn func(ctx context.Context, host *Host) error
 	// ReportFailure reports a failed provisioning with a short, redacted

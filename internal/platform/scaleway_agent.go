@@ -16,7 +16,7 @@ import (
 )
 
 func (host *Host) scalewayURL(path string) string {
-	return host.endpoint("scaleway", "http://169.254.42.42") + path
+	return host.endpoint("http://169.254.42.42") + path
 }
 
 func scalewayMetadata(ctx context.Context, host *Host) (Metadata, error) {

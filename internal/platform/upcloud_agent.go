@@ -14,7 +14,7 @@ import (
 // (one a line), instance_id and region; and, as flint's own attributes, the
 // addresses of the JSON document /metadata/v1.json when the service has it.
 func upCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("upcloud", "http://169.254.169.254") + "/metadata/v1"
+	base := host.endpoint("http://169.254.169.254") + "/metadata/v1"
 	var m Metadata
 	var err error
 	if m.Hostname, err = host.getText(ctx, base+"/hostname", nil); err != nil {

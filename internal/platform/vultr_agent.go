@@ -6,7 +6,7 @@ import (
 
 // vultrMetadata reads one value per path; public-keys is one key a line.
 func vultrMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("vultr", "http://169.254.169.254") + "/v1"
+	base := host.endpoint("http://169.254.169.254") + "/v1"
 	var m Metadata
 	var err error
 	if m.Hostname, err = host.getText(ctx, base+"/hostname", nil); err != nil {
