@@ -50,7 +50,7 @@ func (e *dataURLs) make(contents []byte, current *string) (string, *string) {
 	if b64Len < best {
 		best = b64Len
 	}
-	if !userSet && !e.noGzip {
+	if !userSet && !e.noGzip && best > minGzipURLLen {
 		e.buf.Reset()
 		if e.zw == nil {
 			e.zw, _ = gzip.NewWriterLevel(&e.buf, gzip.BestCompression) // the level is valid
@@ -69,6 +69,16 @@ func (e *dataURLs) make(contents []byte, current *string) (string, *string) {
 	}
 	return "data:," + escapeDataURL(contents), compression
 }
+
+// minGzipURLLen is the shortest the gzip form of make can be, counting
+// the compression field: a gzip member is at least its 10-byte header and
+// 8-byte trailer (RFC 1952 §2.3) around a deflate stream of at least two
+// bytes (RFC 1951 §3.2.3: a block header of 3 bits, then at least an
+// end-of-block code of 7). When the percent or base64 form is no longer,
+// the gzip form cannot win, and the trial (a compressor reset clears
+// 640 KiB of hash tables, more than compressing a short file costs) is
+// skipped: the output is the same.
+const minGzipURLLen = len(";base64,") + (10+2+8+2)/3*4 + len("gzip") // padded base64 of 20 bytes
 
 // unreserved reports the bytes a data URL carries as they are (RFC 2396
 // §2.3, as the dataurl package Butane uses escapes): letters, digits and
