@@ -564,3 +564,20 @@ func TestMakeDataURLSkipsOnlyLosingGzip(t *testing.T) {
 		t.Errorf("shortest gzip form = %d bytes, below minGzipURLLen = %d", shortest, minGzipURLLen)
 	}
 }
+
+// TestEscapedWidth checks the lookup table escapedLen uses against
+// unreserved for every byte.
+func TestEscapedWidth(t *testing.T) {
+	if len(escapedWidth) != 256 {
+		t.Fatalf("len(escapedWidth) = %d, want 256", len(escapedWidth))
+	}
+	for c := range 256 {
+		want := byte('3')
+		if unreserved(byte(c)) {
+			want = '1'
+		}
+		if escapedWidth[c] != want {
+			t.Errorf("escapedWidth[%#x] = %c, want %c", c, escapedWidth[c], want)
+		}
+	}
+}
