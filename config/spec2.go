@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -104,6 +105,12 @@ func TranslateSpec2(raw []byte) ([]byte, Report, error) {
 // DeclaresSpec2 reports whether raw is a JSON config whose ignition.version
 // is a 2.x version, which ParseDeclared and TranslateSpec2 translate.
 func DeclaresSpec2(raw []byte) bool {
+	// Only a JSON object declares a version: anything else (a Butane
+	// config, YAML) is answered without a parse, whose error would index
+	// the lines of megabytes of YAML for a position nobody reads.
+	if trimmed := bytes.TrimLeft(raw, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		return false
+	}
 	_, _, _, err := parse(raw)
 	return errors.Is(err, errSpec2)
 }

@@ -124,3 +124,25 @@ func TestTranslateSpec2RefusesSpec3(t *testing.T) {
 		t.Error("DeclaresSpec2 does not tell 2.x from 3.x")
 	}
 }
+
+// TestDeclaresSpec2 checks the answers with and without a parse: only a
+// JSON object, after JSON's whitespace, can declare a 2.x version.
+func TestDeclaresSpec2(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want bool
+	}{
+		{`{"ignition":{"version":"2.3.0"}}`, true},
+		{" \t\r\n{\"ignition\":{\"version\":\"2.1.0\"}}", true},
+		{`{"ignition":{"version":"3.0.0"}}`, false},
+		{"variant: fcos\nversion: 1.5.0\nignition:\n  version: 2.0.0\n", false},
+		{"ignition: {version: 2.0.0}\n", false},
+		{`["ignition"]`, false},
+		{"", false},
+		{" \n", false},
+	} {
+		if got := DeclaresSpec2([]byte(tc.raw)); got != tc.want {
+			t.Errorf("DeclaresSpec2(%q) = %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+}

@@ -68,6 +68,8 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("translate: %w", err)
 	}
+	restore := tuneTranslateGC(os.Getenv)
+	defer restore()
 	var res butane.Result
 	if cfg, rep, ok, v2err := translateV2(src, pretty); ok {
 		res, err = butane.Result{Config: cfg, Report: rep}, v2err

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -110,5 +112,39 @@ func TestTranslateOpenShift(t *testing.T) {
 		if !strings.Contains(stderr.String(), tc.wantErr) {
 			t.Errorf("run(%q) stderr %q, want %q", tc.args, stderr.String(), tc.wantErr)
 		}
+	}
+}
+
+// TestTuneTranslateGC: translate collects at the stages' percentage under
+// a 48 MiB soft limit, puts the previous settings back, and leaves both alone when
+// GOGC or GOMEMLIMIT is set.
+func TestTuneTranslateGC(t *testing.T) {
+	prevPercent := debug.SetGCPercent(100)
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() { debug.SetGCPercent(prevPercent); debug.SetMemoryLimit(prevLimit) }()
+
+	restore := tuneTranslateGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(-1); got != stageGCPercent {
+		t.Errorf("GC percent = %d, want %d", got, stageGCPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != translateMemoryLimit {
+		t.Errorf("memory limit = %d, want %d", got, translateMemoryLimit)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GC percent after restore = %d, want 100", got)
+	}
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
+		t.Errorf("memory limit after restore = %d, want %d", got, int64(math.MaxInt64))
+	}
+	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
+		restore := tuneTranslateGC(func(k string) string { return map[string]string{env: "200"}[k] })
+		if got := debug.SetGCPercent(100); got != 100 {
+			t.Errorf("GC percent = %d with %s set, want it left at 100", got, env)
+		}
+		if got := debug.SetMemoryLimit(math.MaxInt64); got != math.MaxInt64 {
+			t.Errorf("memory limit = %d with %s set, want it left alone", got, env)
+		}
+		restore()
 	}
 }

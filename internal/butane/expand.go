@@ -50,7 +50,7 @@ func (e *dataURLs) make(contents []byte, current *string) (string, *string) {
 	if b64Len < best {
 		best = b64Len
 	}
-	if !userSet && !e.noGzip {
+	if !userSet && !e.noGzip && best > minGzipURLLen {
 		e.buf.Reset()
 		if e.zw == nil {
 			e.zw, _ = gzip.NewWriterLevel(&e.buf, gzip.BestCompression) // the level is valid
@@ -70,6 +70,16 @@ func (e *dataURLs) make(contents []byte, current *string) (string, *string) {
 	return "data:," + escapeDataURL(contents), compression
 }
 
+// minGzipURLLen is the shortest the gzip form of make can be, counting
+// the compression field: a gzip member is at least its 10-byte header and
+// 8-byte trailer (RFC 1952 §2.3) around a deflate stream of at least two
+// bytes (RFC 1951 §3.2.3: a block header of 3 bits, then at least an
+// end-of-block code of 7). When the percent or base64 form is no longer,
+// the gzip form cannot win, and the trial (a compressor reset clears
+// 640 KiB of hash tables, more than compressing a short file costs) is
+// skipped: the output is the same.
+const minGzipURLLen = len(";base64,") + (10+2+8+2)/3*4 + len("gzip") // padded base64 of 20 bytes
+
 // unreserved reports the bytes a data URL carries as they are (RFC 2396
 // §2.3, as the dataurl package Butane uses escapes): letters, digits and
 // -_.!~*'(). Every other byte is %XX, upper-case hex.
@@ -85,14 +95,19 @@ func unreserved(c byte) bool {
 	return false
 }
 
+// escapedWidth is, for every byte value, the bytes it takes in a
+// percent-encoded data URL: '1' for the unreserved bytes, '3' for %XX.
+// escapedLen runs on every file's contents, and a lookup is cheaper than
+// unreserved's comparisons (TestEscapedWidth checks the two agree).
+const escapedWidth = "3333333333333333333333333333333331333331111331131111111111333333" +
+	"3111111111111111111111111113333131111111111111111111111111133313" +
+	"3333333333333333333333333333333333333333333333333333333333333333" +
+	"3333333333333333333333333333333333333333333333333333333333333333"
+
 func escapedLen(b []byte) int {
 	n := 0
 	for _, c := range b {
-		if unreserved(c) {
-			n++
-		} else {
-			n += 3
-		}
+		n += int(escapedWidth[c] - '0')
 	}
 	return n
 }

@@ -513,3 +513,71 @@ func TestQuadlets(t *testing.T) {
 			want: map[string]any{"storage.files.0.path": "/etc/containers/systemd/users/a.volume", "storage.files.0.contents.source": "data:,"}},
 	})
 }
+
+// TestMakeDataURLSkipsOnlyLosingGzip checks that skipping the gzip trial
+// for short contents never changes the choice: for every input up to 40
+// bytes of several kinds, make's URL is the one a trial of all three forms
+// gives (Butane's MakeDataURL), and the bound is no lower than the
+// shortest gzip form seen.
+func TestMakeDataURLSkipsOnlyLosingGzip(t *testing.T) {
+	trial := func(b []byte) (string, string, int) {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(b)
+		zw.Close()
+		gz := ";base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+		opaque := "," + dataurl.Escape(b)
+		if b64 := ";base64," + base64.StdEncoding.EncodeToString(b); len(b64) < len(opaque) {
+			opaque = b64
+		}
+		if len(gz)+len("gzip") < len(opaque) {
+			return "data:" + gz, "gzip", len(gz) + len("gzip")
+		}
+		return "data:" + opaque, "", len(gz) + len("gzip")
+	}
+	kinds := map[string]func(i int) byte{
+		"one byte":    func(int) byte { return 'a' },
+		"two bytes":   func(i int) byte { return "ab"[i%2] },
+		"zeros":       func(int) byte { return 0 },
+		"spaces":      func(int) byte { return ' ' },
+		"text":        func(i int) byte { return "the quick brown fox "[i%20] },
+		"binary runs": func(i int) byte { return byte(i / 8 * 37) },
+		"high bytes":  func(i int) byte { return 0xff },
+	}
+	var urls dataURLs
+	shortest := 1 << 30
+	for name, kind := range kinds {
+		for n := 0; n <= 40; n++ {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = kind(i)
+			}
+			want, wantComp, gzLen := trial(b)
+			shortest = min(shortest, gzLen)
+			got, comp := urls.make(b, nil)
+			if got != want || comp == nil || *comp != wantComp {
+				t.Errorf("urls.make(%s, %d bytes) = %q, %v, want %q, %q", name, n, got, comp, want, wantComp)
+			}
+		}
+	}
+	if shortest < minGzipURLLen {
+		t.Errorf("shortest gzip form = %d bytes, below minGzipURLLen = %d", shortest, minGzipURLLen)
+	}
+}
+
+// TestEscapedWidth checks the lookup table escapedLen uses against
+// unreserved for every byte.
+func TestEscapedWidth(t *testing.T) {
+	if len(escapedWidth) != 256 {
+		t.Fatalf("len(escapedWidth) = %d, want 256", len(escapedWidth))
+	}
+	for c := range 256 {
+		want := byte('3')
+		if unreserved(byte(c)) {
+			want = '1'
+		}
+		if escapedWidth[c] != want {
+			t.Errorf("escapedWidth[%#x] = %c, want %c", c, escapedWidth[c], want)
+		}
+	}
+}
