@@ -5,12 +5,14 @@
 # shellcheck disable=SC2154 # dracut sets moddir, initdir and the systemd*dir paths
 
 # The tools flint cannot provision a machine without: the disks stage
-# partitions (sgdisk, sfdisk, partx), probes and wipes (blkid, wipefs), makes
+# reads partition tables (sfdisk; it writes them itself, internal/gpt, and
+# tells the kernel with BLKPG, so neither sgdisk nor partx is needed),
+# probes and wipes (blkid, wipefs), makes
 # the default filesystems (mkfs.ext4, mkswap); the files stage manages
 # users and groups with shadow-utils and units with systemctl; the mount
 # stage mounts. A missing one stops the build (see install) instead of
 # producing an image that fails on some machine's first boot.
-flint_required_tools="sgdisk sfdisk partx blkid wipefs mkfs.ext4 mkswap
+flint_required_tools="sfdisk blkid wipefs mkfs.ext4 mkswap
     useradd usermod userdel groupadd groupmod groupdel
     systemctl mount umount modprobe udevadm"
 

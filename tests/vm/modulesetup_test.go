@@ -52,11 +52,11 @@ echo "install returned $?" >> "$LOG"
 	}
 
 	t.Run("missing", func(t *testing.T) {
-		log, err := run(t, "sgdisk useradd")
+		log, err := run(t, "sfdisk useradd")
 		if err == nil {
-			t.Fatalf("install() went on without sgdisk and useradd:\n%s", log)
+			t.Fatalf("install() went on without sfdisk and useradd:\n%s", log)
 		}
-		if !strings.Contains(log, "FATAL: flint: required tools missing on this host: sgdisk useradd") {
+		if !strings.Contains(log, "FATAL: flint: required tools missing on this host: sfdisk useradd") {
 			t.Errorf("the message does not name both missing tools:\n%s", log)
 		}
 		if strings.Contains(log, "inst_binary") {
@@ -72,7 +72,7 @@ echo "install returned $?" >> "$LOG"
 		}
 		for _, want := range []string{
 			"inst_binary /usr/bin/flint /usr/bin/flint",
-			"inst_multiple sgdisk sfdisk partx blkid wipefs mkfs.ext4 mkswap",
+			"inst_multiple sfdisk blkid wipefs mkfs.ext4 mkswap",
 			"inst_multiple -o mkfs.xfs mkfs.btrfs mkfs.fat mdadm cryptsetup setfiles clevis",
 			"inst_script " + moddir + "/flint-generator /usr/lib/systemd/system-generators/flint-generator",
 			"ln_r /usr/lib/systemd/system/flint-files.service /usr/lib/systemd/system/flint-complete.target.requires/flint-files.service",
