@@ -35,7 +35,7 @@ type Options struct {
 	// MachineConfig wrapping it (Butane's -r). Other variants ignore it.
 	Raw bool
 	// checkByParse validates the result by parsing the JSON written, the
-	// way checkResult falls back to; tests compare the two.
+	// way writeChecked falls back to; tests compare the two.
 	checkByParse bool
 }
 
@@ -150,16 +150,14 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report = t.report
 		return res, ErrInvalid
 	}
-	var buf bytes.Buffer
-	if err := t.cfg.WriteJSON(&buf); err != nil {
-		return res, fmt.Errorf("butane: writing the config: %w", err)
+	out, err := t.writeChecked(prof.target)
+	if err != nil {
+		return res, err
 	}
-	t.checkResult(buf.Bytes(), prof.target)
 	res.Report = t.report
 	if t.report.IsFatal() {
 		return res, ErrInvalid
 	}
-	out := buf.Bytes()
 	if prof.ocp != nil && !opts.Raw {
 		mc, err := t.machineConfig(out)
 		if err != nil {
@@ -557,17 +555,26 @@ func (t *translator) contentsLocal(contents **string, jp, yp string, k pending) 
 	t.dec.jsonSrc[jp+".contents"] = k.valuePos
 }
 
-// checkResult validates the translated config with flint's validator, as
-// Parse would check out (the config as written at version v), and reports
-// its findings at the YAML they came from. The model is checked directly
-// where config.ValidateAt can say what Parse would: parsing 3 MB of JSON
-// again was a twentieth of translating a config of 2,000 files.
-func (t *translator) checkResult(out []byte, v config.Version) {
+// writeChecked writes the translated config as JSON and validates it with
+// flint's validator, as Parse would check the JSON (the config at version
+// v), reporting the findings at the YAML they came from. The model is
+// checked directly where config.ValidateAt can say what Parse would:
+// parsing 3 MB of JSON again was a twentieth of translating a config of
+// 2,000 files. Writing and checking only read the model, so they run side
+// by side.
+func (t *translator) writeChecked(v config.Version) ([]byte, error) {
+	var buf bytes.Buffer
+	written := make(chan error, 1)
+	go func() { written <- t.cfg.WriteJSON(&buf) }()
 	rep, ok := t.cfg.ValidateAt(v)
+	if err := <-written; err != nil {
+		return nil, fmt.Errorf("butane: writing the config: %w", err)
+	}
 	if !ok || t.opts.checkByParse {
-		_, rep, _ = config.Parse(out)
+		_, rep, _ = config.Parse(buf.Bytes())
 	}
 	t.addResult(rep)
+	return buf.Bytes(), nil
 }
 
 // addResult adds the validator's findings at their YAML sources.
