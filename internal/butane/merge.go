@@ -30,24 +30,11 @@ func (t *translator) mergeRendered(rendered config.Config, renderedSrc map[strin
 	// has tens of thousands of entries, few of them in the lists the
 	// sugar renders into), then add the rendered ones the user's do not
 	// override.
-	src := t.dec.jsonSrc
+	var rename func(string) string
 	if len(remaps) > 0 {
-		moved := map[string]pos{}
-		for k, v := range src {
-			if nk := remapPath(k, remaps); nk != k {
-				moved[nk] = v
-				delete(src, k) // deleting while ranging is allowed
-			}
-		}
-		for k, v := range moved {
-			src[k] = v
-		}
+		rename = func(p string) string { return remapPath(p, remaps) }
 	}
-	for k, v := range renderedSrc {
-		if _, ok := src[k]; !ok {
-			src[k] = v
-		}
-	}
+	t.dec.jsonSrc.move(rename, renderedSrc)
 	t.cfg = config.Merge(rendered, t.cfg)
 }
 

@@ -108,23 +108,22 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report.Entries = append(res.Report.Entries, config.Entry{Severity: config.SeverityError, Path: vpos.path, Line: vpos.line, Column: vpos.col, Message: strings.TrimPrefix(err.Error(), ErrVariant.Error()+": ")})
 		return res, err
 	}
-	// The decoder records about one position per node in each map:
-	// sized up front, they are not rebuilt as they grow (a tenth of the
-	// decoding of a config of 2,000 files).
+	// The decoder records about one position per node in each index:
+	// sized up front, their logs are not copied as they grow.
 	nodes := countNodes(root)
 	t := &translator{prof: prof, opts: opts, withMount: map[int]mountReq{}}
 	noGzip := prof.ocp != nil && prof.ocp.noAutoCompress
 	t.urls.noGzip, t.enc.noGzip = noGzip, noGzip
 	t.dec = &decoder{prof: prof, report: &t.report, fields: map[reflect.Type][]fieldDesc{},
-		jsonSrc: make(map[string]pos, nodes), yamlPos: make(map[string]pos, nodes), sugar: t.sugar,
+		jsonSrc: newPosIndex(nodes), yamlPos: newPosIndex(nodes), sugar: t.sugar,
 		budget: 10*len(src) + 10000}
-	t.dec.yamlPos["$"] = pos{path: "$", line: root.Line, col: root.Column}
+	t.dec.yamlPos.set("$", pos{path: "$", line: root.Line, col: root.Column})
 	var top document
 	t.dec.decodeStruct(root, reflect.ValueOf(&top).Elem(), "$", "$", "")
 	t.enc.wait()
 	t.cfg = top.Config
 	t.cfg.Ignition.Version = prof.target.String()
-	t.dec.jsonSrc["$.ignition.version"] = vpos
+	t.dec.jsonSrc.set("$.ignition.version", vpos)
 	res.Version = prof.target
 	if !t.report.IsFatal() {
 		t.validateSource()
@@ -255,7 +254,7 @@ func (t *translator) add(sev config.Severity, p pos, msg string) { t.dec.add(sev
 // source has.
 func (t *translator) at(yp string) pos {
 	for p := yp; ; {
-		if q, ok := t.dec.yamlPos[p]; ok {
+		if q, ok := t.dec.yamlPos.get(p); ok {
 			q.path = yp
 			return q
 		}
@@ -378,7 +377,7 @@ func (t *translator) resourceSugar(r *config.Resource, jp, yp, gp string, keys [
 			// compression field.
 			src := "data:," + escapeDataURL([]byte(*inline))
 			r.Source = &src
-			t.dec.jsonSrc[jp+".source"] = inlinePos
+			t.dec.jsonSrc.set(jp+".source", inlinePos)
 			return
 		}
 		t.setDataURL(r, jp, []byte(*inline), inlinePos)
@@ -390,9 +389,9 @@ func (t *translator) resourceSugar(r *config.Resource, jp, yp, gp string, keys [
 // compression is most of a large config's translation. The decoder never
 // touches a resource again once its sugar is handled.
 func (t *translator) setDataURL(r *config.Resource, jp string, contents []byte, p pos) {
-	t.dec.jsonSrc[jp+".source"] = p
+	t.dec.jsonSrc.set(jp+".source", p)
 	if r.Compression == nil || *r.Compression == "" {
-		t.dec.jsonSrc[jp+".compression"] = p
+		t.dec.jsonSrc.set(jp+".compression", p)
 	}
 	t.enc.add(encodeJob{r: r, contents: contents})
 }
@@ -527,7 +526,7 @@ func (t *translator) sshKeysLocal(u *config.PasswdUser, jp string, k pending) {
 			if line == "" {
 				continue
 			}
-			t.dec.jsonSrc[jp+".sshAuthorizedKeys."+strconv.Itoa(len(u.SSHAuthorizedKeys))] = fp
+			t.dec.jsonSrc.set(jp+".sshAuthorizedKeys."+strconv.Itoa(len(u.SSHAuthorizedKeys)), fp)
 			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, line)
 		}
 	}
@@ -552,7 +551,7 @@ func (t *translator) contentsLocal(contents **string, jp, yp string, k pending) 
 	}
 	s := string(b)
 	*contents = &s
-	t.dec.jsonSrc[jp+".contents"] = k.valuePos
+	t.dec.jsonSrc.set(jp+".contents", k.valuePos)
 }
 
 // writeChecked writes the translated config as JSON and validates it with
@@ -595,7 +594,7 @@ func (t *translator) sourceOf(jp string) pos {
 	}
 	rest := ""
 	for p := jp; ; {
-		if q, ok := t.dec.jsonSrc[p]; ok {
+		if q, ok := t.dec.jsonSrc.get(p); ok {
 			if !q.whole {
 				q.path += rest
 			}
