@@ -158,8 +158,8 @@ type decoder struct {
 	prof    profile
 	report  *config.Report
 	fields  map[reflect.Type][]fieldDesc
-	jsonSrc map[string]pos // JSON path of the output → YAML source
-	yamlPos map[string]pos // YAML path → position
+	jsonSrc posIndex // JSON path of the output → YAML source
+	yamlPos posIndex // YAML path → position
 	// sugar reports the sugar keys of a struct once its fields are
 	// decoded: v is the struct, jp/yp its JSON and YAML paths.
 	sugar func(v reflect.Value, jp, yp, gp string, keys []pending)
@@ -207,8 +207,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
 		}
 		return
 	}
-	d.jsonSrc[jp] = p
-	d.yamlPos[yp] = p
+	d.jsonSrc.set(jp, p)
+	d.yamlPos.set(yp, p)
 	if isNull(n) {
 		return // absent: yaml.v3 leaves the field at its zero value
 	}
@@ -348,7 +348,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, jp, yp, gp string)
 		if gate, ok := sugar[key]; ok && gate(d.prof, gp) {
 			vn := resolve(kv[1])
 			later = append(later, pending{key: key, keyNode: kn, valNode: vn, keyPos: kpos, valuePos: pos{path: yp + "." + key, line: vn.Line, col: vn.Column}})
-			d.yamlPos[yp+"."+key] = pos{path: yp + "." + key, line: vn.Line, col: vn.Column}
+			d.yamlPos.set(yp+"."+key, pos{path: yp + "." + key, line: vn.Line, col: vn.Column})
 			continue
 		}
 		f, ok := d.lookup(fields, key, gp)

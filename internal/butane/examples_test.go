@@ -111,3 +111,42 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
 }
+
+// TestCheckResultPaths translates every example at every fcos version (the
+// older ones refuse or warn about what they lack), once validating the
+// model directly (config.ValidateAt) and once parsing the JSON written, and
+// wants the same config and the same report from both.
+func TestCheckResultPaths(t *testing.T) {
+	bus, err := filepath.Glob("testdata/examples/*.bu")
+	if err != nil || len(bus) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	compared, entries := 0, 0
+	for _, bu := range bus {
+		src, err := os.ReadFile(bu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range profiles {
+			if p.variant != "fcos" {
+				continue
+			}
+			in := versionLine.ReplaceAll(src, []byte("version: "+p.version))
+			opts := Options{FilesDir: "testdata/files"}
+			direct, derr := Translate(in, opts)
+			opts.checkByParse = true
+			parsed, perr := Translate(in, opts)
+			if (derr == nil) != (perr == nil) || !bytes.Equal(direct.Config, parsed.Config) ||
+				direct.Report.String() != parsed.Report.String() {
+				t.Errorf("%s at %s: validating the model gave %v\n%s\nparsing the JSON gave %v\n%s",
+					bu, p.version, derr, direct.Report, perr, parsed.Report)
+			}
+			compared++
+			entries += len(direct.Report.Entries)
+		}
+	}
+	if entries == 0 {
+		t.Errorf("%d translations compared, no report entry among them: the comparison shows nothing", compared)
+	}
+	t.Logf("%d translations compared, %d report entries", compared, entries)
+}

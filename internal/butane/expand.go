@@ -182,9 +182,9 @@ func idx(prefix string, i int) string { return prefix + "." + strconv.Itoa(i) }
 // list was empty); it returns the entry's path.
 func (t *translator) added(list string, i int, at, listAt pos) string {
 	p := idx(list, i)
-	t.dec.jsonSrc[p] = at
+	t.dec.jsonSrc.set(p, at)
 	if i == 0 {
-		t.dec.jsonSrc[list] = listAt
+		t.dec.jsonSrc.set(list, listAt)
 	}
 	return p
 }
@@ -658,11 +658,11 @@ func (t *translator) processTrees() {
 				fp := idx("$.storage.files", i)
 				src, compression := t.urls.make(contents, f.Contents.Compression)
 				f.Contents.Source = &src
-				t.dec.jsonSrc[fp+".contents"] = tp
-				t.dec.jsonSrc[fp+".contents.source"] = tp
+				t.dec.jsonSrc.set(fp+".contents", tp)
+				t.dec.jsonSrc.set(fp+".contents.source", tp)
 				if compression != nil {
 					f.Contents.Compression = compression
-					t.dec.jsonSrc[fp+".contents.compression"] = tp
+					t.dec.jsonSrc.set(fp+".contents.compression", tp)
 				}
 				if f.Mode == nil {
 					mode := 0o644
@@ -673,7 +673,7 @@ func (t *translator) processTrees() {
 						mode = *tr.FileMode
 					}
 					f.Mode = &mode
-					t.dec.jsonSrc[fp+".mode"] = tp
+					t.dec.jsonSrc.set(fp+".mode", tp)
 				}
 			case info.Mode()&os.ModeType == os.ModeSymlink:
 				i, ok := n.links[dest]
@@ -698,7 +698,7 @@ func (t *translator) processTrees() {
 					return nil
 				}
 				st.Links[i].Target = strPtr(filepath.ToSlash(target))
-				t.dec.jsonSrc[idx("$.storage.links", i)+".target"] = tp
+				t.dec.jsonSrc.set(idx("$.storage.links", i)+".target", tp)
 			default:
 				t.add(sv, tp, "trees may only contain files, directories, and symlinks")
 			}

@@ -12,10 +12,10 @@ import (
 // merge, the rendered config as the parent), and moves the recorded YAML
 // sources of the user's list entries to where the merge put them.
 func (t *translator) mergeRendered(rendered config.Config, renderedSrc map[string]pos) {
-	remaps := map[string]func(int) int{}
+	var remaps []listMove
 	add := func(prefix string, parent, child []string) {
 		if f, moves := listRemap(parent, child); moves {
-			remaps[prefix] = f
+			remaps = append(remaps, listMove{prefix: prefix + ".", to: f})
 		}
 	}
 	rs, cs := &rendered.Storage, &t.cfg.Storage
@@ -30,24 +30,11 @@ func (t *translator) mergeRendered(rendered config.Config, renderedSrc map[strin
 	// has tens of thousands of entries, few of them in the lists the
 	// sugar renders into), then add the rendered ones the user's do not
 	// override.
-	src := t.dec.jsonSrc
+	var rename func(string) string
 	if len(remaps) > 0 {
-		moved := map[string]pos{}
-		for k, v := range src {
-			if nk := remapPath(k, remaps); nk != k {
-				moved[nk] = v
-				delete(src, k) // deleting while ranging is allowed
-			}
-		}
-		for k, v := range moved {
-			src[k] = v
-		}
+		rename = func(p string) string { return remapPath(p, remaps) }
 	}
-	for k, v := range renderedSrc {
-		if _, ok := src[k]; !ok {
-			src[k] = v
-		}
-	}
+	t.dec.jsonSrc.move(rename, renderedSrc)
 	t.cfg = config.Merge(rendered, t.cfg)
 }
 
@@ -90,10 +77,20 @@ func listRemap(parent, child []string) (f func(int) int, moves bool) {
 	}, moves
 }
 
-// remapPath rewrites the list index after a remapped list's prefix.
-func remapPath(p string, remaps map[string]func(int) int) string {
-	for prefix, f := range remaps {
-		rest, ok := strings.CutPrefix(p, prefix+".")
+// listMove is where the entries of one list land in the merged list:
+// prefix is the list's JSON path with a dot after it.
+type listMove struct {
+	prefix string
+	to     func(int) int
+}
+
+// remapPath rewrites the list index after a moved list's prefix. It runs
+// for every recorded source (15,000 for a config of 2,000 files, on the
+// serial path): the moves are a slice, not a map, whose iteration per
+// path cost more than the rest of the work.
+func remapPath(p string, remaps []listMove) string {
+	for _, m := range remaps {
+		rest, ok := strings.CutPrefix(p, m.prefix)
 		if !ok {
 			continue
 		}
@@ -102,7 +99,7 @@ func remapPath(p string, remaps map[string]func(int) int) string {
 		if err != nil {
 			return p
 		}
-		out := prefix + "." + strconv.Itoa(f(i))
+		out := m.prefix + strconv.Itoa(m.to(i))
 		if tail != "" {
 			out += "." + tail
 		}

@@ -116,7 +116,7 @@ func (t *translator) grubContents() {
 		if len(f.Append) == 1 {
 			fp := idx("$.storage.files", i)
 			f.Contents, f.Append = f.Append[0], nil
-			t.dec.jsonSrc[fp+".contents"] = t.sourceOf(fp + ".append.0")
+			t.dec.jsonSrc.set(fp+".contents", t.sourceOf(fp+".append.0"))
 		}
 		return
 	}

@@ -109,9 +109,9 @@ func (t *translator) processQuadlets() {
 			Contents: config.Resource{Source: &src, Compression: compression}, Mode: intPtr(0o644)})
 		n.files[dest] = i
 		fp := t.added("$.storage.files", i, t.at(yp), t.at(yp))
-		t.dec.jsonSrc[fp+".path"] = t.at(yp + ".name")
-		t.dec.jsonSrc[fp+".contents"] = cp
-		t.dec.jsonSrc[fp+".contents.source"] = cp
+		t.dec.jsonSrc.set(fp+".path", t.at(yp+".name"))
+		t.dec.jsonSrc.set(fp+".contents", cp)
+		t.dec.jsonSrc.set(fp+".contents.source", cp)
 	}
 	for _, req := range t.quadlets {
 		q := req.q
@@ -124,7 +124,7 @@ func (t *translator) processQuadlets() {
 				st.Links = append(st.Links, config.Link{Node: config.Node{Path: dest}, Target: strPtr(template)})
 				n.links[dest] = i
 				lp := t.added("$.storage.links", i, t.at(req.yp), t.at(req.yp))
-				t.dec.jsonSrc[lp+".path"] = t.at(req.yp + ".name")
+				t.dec.jsonSrc.set(lp+".path", t.at(req.yp+".name"))
 			}
 		} else {
 			addFile(dest, q.ContentsLocal, q.Contents, req.yp)

@@ -34,6 +34,9 @@ type Options struct {
 	// Raw writes the config itself for the openshift variant, not a
 	// MachineConfig wrapping it (Butane's -r). Other variants ignore it.
 	Raw bool
+	// checkByParse validates the result by parsing the JSON written, the
+	// way writeChecked falls back to; tests compare the two.
+	checkByParse bool
 }
 
 // Result is a translated config and everything found on the way.
@@ -105,23 +108,22 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report.Entries = append(res.Report.Entries, config.Entry{Severity: config.SeverityError, Path: vpos.path, Line: vpos.line, Column: vpos.col, Message: strings.TrimPrefix(err.Error(), ErrVariant.Error()+": ")})
 		return res, err
 	}
-	// The decoder records about one position per node in each map:
-	// sized up front, they are not rebuilt as they grow (a tenth of the
-	// decoding of a config of 2,000 files).
+	// The decoder records about one position per node in each index:
+	// sized up front, their logs are not copied as they grow.
 	nodes := countNodes(root)
 	t := &translator{prof: prof, opts: opts, withMount: map[int]mountReq{}}
 	noGzip := prof.ocp != nil && prof.ocp.noAutoCompress
 	t.urls.noGzip, t.enc.noGzip = noGzip, noGzip
 	t.dec = &decoder{prof: prof, report: &t.report, fields: map[reflect.Type][]fieldDesc{},
-		jsonSrc: make(map[string]pos, nodes), yamlPos: make(map[string]pos, nodes), sugar: t.sugar,
+		jsonSrc: newPosIndex(nodes), yamlPos: newPosIndex(nodes), sugar: t.sugar,
 		budget: 10*len(src) + 10000}
-	t.dec.yamlPos["$"] = pos{path: "$", line: root.Line, col: root.Column}
+	t.dec.yamlPos.set("$", pos{path: "$", line: root.Line, col: root.Column})
 	var top document
 	t.dec.decodeStruct(root, reflect.ValueOf(&top).Elem(), "$", "$", "")
 	t.enc.wait()
 	t.cfg = top.Config
 	t.cfg.Ignition.Version = prof.target.String()
-	t.dec.jsonSrc["$.ignition.version"] = vpos
+	t.dec.jsonSrc.set("$.ignition.version", vpos)
 	res.Version = prof.target
 	if !t.report.IsFatal() {
 		t.validateSource()
@@ -147,16 +149,14 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report = t.report
 		return res, ErrInvalid
 	}
-	var buf bytes.Buffer
-	if err := t.cfg.WriteJSON(&buf); err != nil {
-		return res, fmt.Errorf("butane: writing the config: %w", err)
+	out, err := t.writeChecked(prof.target)
+	if err != nil {
+		return res, err
 	}
-	t.checkResult(buf.Bytes())
 	res.Report = t.report
 	if t.report.IsFatal() {
 		return res, ErrInvalid
 	}
-	out := buf.Bytes()
 	if prof.ocp != nil && !opts.Raw {
 		mc, err := t.machineConfig(out)
 		if err != nil {
@@ -254,7 +254,7 @@ func (t *translator) add(sev config.Severity, p pos, msg string) { t.dec.add(sev
 // source has.
 func (t *translator) at(yp string) pos {
 	for p := yp; ; {
-		if q, ok := t.dec.yamlPos[p]; ok {
+		if q, ok := t.dec.yamlPos.get(p); ok {
 			q.path = yp
 			return q
 		}
@@ -377,7 +377,7 @@ func (t *translator) resourceSugar(r *config.Resource, jp, yp, gp string, keys [
 			// compression field.
 			src := "data:," + escapeDataURL([]byte(*inline))
 			r.Source = &src
-			t.dec.jsonSrc[jp+".source"] = inlinePos
+			t.dec.jsonSrc.set(jp+".source", inlinePos)
 			return
 		}
 		t.setDataURL(r, jp, []byte(*inline), inlinePos)
@@ -389,9 +389,9 @@ func (t *translator) resourceSugar(r *config.Resource, jp, yp, gp string, keys [
 // compression is most of a large config's translation. The decoder never
 // touches a resource again once its sugar is handled.
 func (t *translator) setDataURL(r *config.Resource, jp string, contents []byte, p pos) {
-	t.dec.jsonSrc[jp+".source"] = p
+	t.dec.jsonSrc.set(jp+".source", p)
 	if r.Compression == nil || *r.Compression == "" {
-		t.dec.jsonSrc[jp+".compression"] = p
+		t.dec.jsonSrc.set(jp+".compression", p)
 	}
 	t.enc.add(encodeJob{r: r, contents: contents})
 }
@@ -526,7 +526,7 @@ func (t *translator) sshKeysLocal(u *config.PasswdUser, jp string, k pending) {
 			if line == "" {
 				continue
 			}
-			t.dec.jsonSrc[jp+".sshAuthorizedKeys."+strconv.Itoa(len(u.SSHAuthorizedKeys))] = fp
+			t.dec.jsonSrc.set(jp+".sshAuthorizedKeys."+strconv.Itoa(len(u.SSHAuthorizedKeys)), fp)
 			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, line)
 		}
 	}
@@ -551,13 +551,33 @@ func (t *translator) contentsLocal(contents **string, jp, yp string, k pending) 
 	}
 	s := string(b)
 	*contents = &s
-	t.dec.jsonSrc[jp+".contents"] = k.valuePos
+	t.dec.jsonSrc.set(jp+".contents", k.valuePos)
 }
 
-// checkResult validates the translated config with flint's validator and
-// reports its findings at the YAML they came from.
-func (t *translator) checkResult(out []byte) {
-	_, rep, _ := config.Parse(out)
+// writeChecked writes the translated config as JSON and validates it with
+// flint's validator, as Parse would check the JSON (the config at version
+// v), reporting the findings at the YAML they came from. The model is
+// checked directly where config.ValidateAt can say what Parse would:
+// parsing 3 MB of JSON again was a twentieth of translating a config of
+// 2,000 files. Writing and checking only read the model, so they run side
+// by side.
+func (t *translator) writeChecked(v config.Version) ([]byte, error) {
+	var buf bytes.Buffer
+	written := make(chan error, 1)
+	go func() { written <- t.cfg.WriteJSON(&buf) }()
+	rep, ok := t.cfg.ValidateAt(v)
+	if err := <-written; err != nil {
+		return nil, fmt.Errorf("butane: writing the config: %w", err)
+	}
+	if !ok || t.opts.checkByParse {
+		_, rep, _ = config.Parse(buf.Bytes())
+	}
+	t.addResult(rep)
+	return buf.Bytes(), nil
+}
+
+// addResult adds the validator's findings at their YAML sources.
+func (t *translator) addResult(rep config.Report) {
 	for _, e := range rep.Entries {
 		p := t.sourceOf(e.Path)
 		e.Path, e.Line, e.Column = p.path, p.line, p.col
@@ -574,7 +594,7 @@ func (t *translator) sourceOf(jp string) pos {
 	}
 	rest := ""
 	for p := jp; ; {
-		if q, ok := t.dec.jsonSrc[p]; ok {
+		if q, ok := t.dec.jsonSrc.get(p); ok {
 			if !q.whole {
 				q.path += rest
 			}
