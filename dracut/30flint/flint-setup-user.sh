@@ -51,17 +51,36 @@ if [ -f "$initrd_config" ]; then
 fi
 
 disk_boot=0
+platform=
+config_url=0
 set -f
 # shellcheck disable=SC2013 # the command line is one line of words
 for word in $(cat "$cmdline"); do
     case $word in
         root=live:*) disk_boot=0 ;;
         root=*) disk_boot=1 ;;
+        ignition.platform.id=*) platform=${word#*=} ;;
+        ignition.config.url=*) config_url=1 ;;
     esac
 done
 set +f
 if [ "$disk_boot" = 0 ]; then
     exit 0
+fi
+
+# Only an installed disk's first boot waits for the filesystem labelled
+# boot to appear: platform metal (what flint install and coreos-installer
+# leave in the boot entry) with no config URL on the command line, where
+# that filesystem is the one place the config can be. Any other disk boot
+# (a cloud or VM image, whose config comes from its platform, and which
+# may have no such filesystem at all) looks once, after udev has handled
+# the coldplug events, instead of holding every first boot for $timeout s.
+if [ "$platform" != metal ] || [ "$config_url" = 1 ]; then
+    ${FLINT_SETUP_USER_SETTLE:-udevadm settle --timeout=10} > /dev/null 2>&1 || true
+    if [ ! -b "$boot" ]; then
+        echo "flint-setup-user: no filesystem labelled boot, and not an installed disk's first boot (platform ${platform:-unset}): not waiting for one"
+        exit 0
+    fi
 fi
 
 waited=0

@@ -53,6 +53,7 @@ func TestSetupUser(t *testing.T) {
 			"FLINT_SETUP_USER_CMDLINE="+filepath.Join(work, "cmdline"),
 			"FLINT_SETUP_USER_MNT="+filepath.Join(work, "mnt"),
 			"FLINT_SETUP_USER_NM="+nmDir,
+			"FLINT_SETUP_USER_SETTLE=true",
 			"FLINT_SETUP_USER_TIMEOUT=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -91,6 +92,34 @@ func TestSetupUser(t *testing.T) {
 	}
 	if names := dirNames(t, nmDir); strings.Join(names, " ") != "default_connection.nmconnection" {
 		t.Errorf("live boot: NetworkManager keyfiles %v, want the command line's left alone", names)
+	}
+
+	// Without a filesystem labelled boot, only an installed disk's first
+	// boot (platform metal, no config URL) waits for one; a cloud or VM
+	// image's first boot looks once and goes on.
+	for _, tt := range []struct{ cmdline, want string }{
+		{"root=LABEL=root ignition.firstboot ignition.platform.id=qemu", "not waiting for one"},
+		{"root=LABEL=root ignition.firstboot", "not waiting for one"},
+		{"root=LABEL=root ignition.firstboot ignition.platform.id=metal ignition.config.url=http://10.0.2.2/c.ign", "not waiting for one"},
+		{"root=LABEL=root ignition.firstboot ignition.platform.id=metal", "no filesystem labelled boot after 1s"},
+	} {
+		work := t.TempDir()
+		writeFile(t, filepath.Join(work, "cmdline"), tt.cmdline+"\n", 0o644)
+		cmd := exec.Command("sh", script)
+		cmd.Env = append(os.Environ(),
+			"FLINT_SETUP_USER_DEST="+filepath.Join(work, "run/ignition"),
+			"FLINT_SETUP_USER_INITRD="+filepath.Join(work, "none.ign"),
+			"FLINT_SETUP_USER_BOOT="+filepath.Join(work, "no-such-device"),
+			"FLINT_SETUP_USER_CMDLINE="+filepath.Join(work, "cmdline"),
+			"FLINT_SETUP_USER_SETTLE=true",
+			"FLINT_SETUP_USER_TIMEOUT=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), tt.want) {
+			t.Errorf("flint-setup-user with %q and no boot filesystem = %v, %q; want %q", tt.cmdline, err, out, tt.want)
+		}
+		if _, err := os.Stat(filepath.Join(work, "run/ignition/user.ign")); err == nil {
+			t.Errorf("flint-setup-user with %q wrote a user config from nowhere", tt.cmdline)
+		}
 	}
 
 	// flint-firstboot-done: nothing on a live boot, the config and the
