@@ -53,7 +53,6 @@ func TestSetupUser(t *testing.T) {
 			"FLINT_SETUP_USER_CMDLINE="+filepath.Join(work, "cmdline"),
 			"FLINT_SETUP_USER_MNT="+filepath.Join(work, "mnt"),
 			"FLINT_SETUP_USER_NM="+nmDir,
-			"FLINT_SETUP_USER_SETTLE=true",
 			"FLINT_SETUP_USER_TIMEOUT=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -111,7 +110,6 @@ func TestSetupUser(t *testing.T) {
 			"FLINT_SETUP_USER_INITRD="+filepath.Join(work, "none.ign"),
 			"FLINT_SETUP_USER_BOOT="+filepath.Join(work, "no-such-device"),
 			"FLINT_SETUP_USER_CMDLINE="+filepath.Join(work, "cmdline"),
-			"FLINT_SETUP_USER_SETTLE=true",
 			"FLINT_SETUP_USER_TIMEOUT=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), tt.want) {
