@@ -178,9 +178,10 @@ func proxmoxKargs(tree any) (string, error) {
 }
 
 // staticAddress reads a static subnet's address: "ADDR/PREFIX", or ADDR
-// with netmask, or ADDR alone (a host address, /32 or /128). It returns
-// the address and, for dracut's ip=, the dotted netmask (IPv4) or the
-// prefix length (IPv6).
+// with a dotted netmask, or ADDR alone (a host address, /32 or /128),
+// parsed as the KubeVirt network config's are (kvNet, kvMasked). It
+// returns the address and, for dracut's ip=, the dotted netmask (IPv4) or
+// the prefix length (IPv6).
 func staticAddress(addr, netmask string) (struct {
 	ip   net.IP
 	mask string
@@ -192,38 +193,26 @@ func staticAddress(addr, netmask string) (struct {
 	if addr == "" {
 		return out, fmt.Errorf("a static subnet without an address: %w", errNetConfig)
 	}
-	var mask net.IPMask
-	if ip, n, err := net.ParseCIDR(addr); err == nil {
-		out.ip, mask = ip, n.Mask
-	} else if out.ip = net.ParseIP(addr); out.ip == nil {
-		return out, fmt.Errorf("address %q: not an IP address: %w", addr, errNetConfig)
-	} else if netmask != "" {
-		m := net.ParseIP(netmask)
-		if m == nil {
-			return out, fmt.Errorf("netmask %q: not one: %w", netmask, errNetConfig)
-		}
-		if v4 := m.To4(); v4 != nil && out.ip.To4() != nil {
-			mask = net.IPMask(v4)
-		} else {
-			mask = net.IPMask(m.To16())
-		}
-	} else if out.ip.To4() != nil {
-		mask = net.CIDRMask(32, 32)
-	} else {
-		mask = net.CIDRMask(128, 128)
+	var n *net.IPNet
+	var err error
+	switch {
+	case strings.Contains(addr, "/") || netmask == "":
+		n, err = kvNet(addr, "address")
+	case net.ParseIP(netmask) == nil:
+		// Afterburn's netmask is an address, never a prefix length.
+		return out, fmt.Errorf("netmask %q: not one: %w", netmask, errNetConfig)
+	default:
+		n, err = kvMasked(addr, netmask, "address")
 	}
-	if v4 := out.ip.To4(); v4 != nil {
-		out.ip = v4
-		if len(mask) == net.IPv6len {
-			mask = mask[12:]
-		}
-		out.mask = net.IP(mask).String()
+	if err != nil {
+		return out, err
+	}
+	out.ip = n.IP
+	if out.ip.To4() != nil {
+		out.mask = net.IP(n.Mask).String()
 		return out, nil
 	}
-	ones, bits := mask.Size()
-	if bits == 0 {
-		return out, fmt.Errorf("netmask %q: not contiguous: %w", netmask, errNetConfig)
-	}
+	ones, _ := n.Mask.Size()
 	out.mask = strconv.Itoa(ones)
 	return out, nil
 }
