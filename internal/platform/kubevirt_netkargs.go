@@ -138,6 +138,22 @@ func kvStrings(v any, what string) ([]string, error) {
 	return out, nil
 }
 
+// kvIPs returns a list of addresses; listWhat names the list in errors,
+// itemWhat each address.
+func kvIPs(v any, listWhat, itemWhat string) ([]net.IP, error) {
+	l, err := kvStrings(v, listWhat)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]net.IP, len(l))
+	for i, a := range l {
+		if out[i], err = kvIP(a, itemWhat); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // kvSortIfaces puts named interfaces first, by name; the others keep
 // their order.
 func kvSortIfaces(ifaces []kvIface) {
@@ -196,17 +212,11 @@ func kubeVirtV1(root map[string]any) ([]kvIface, error) {
 				continue // Afterburn uses the first
 			}
 			seenNS = true
-			addrs, err := kvStrings(entry["address"], what+" address")
+			ips, err := kvIPs(entry["address"], what+" address", what+" nameserver")
 			if err != nil {
 				return nil, err
 			}
-			for _, a := range addrs {
-				ip, err := kvIP(a, what+" nameserver")
-				if err != nil {
-					return nil, err
-				}
-				global = append(global, ip)
-			}
+			global = append(global, ips...)
 			continue
 		case "physical":
 		default:
@@ -226,15 +236,11 @@ func kubeVirtV1(root map[string]any) ([]kvIface, error) {
 			if err != nil {
 				return nil, err
 			}
-			dns, err := kvStrings(subnet["dns_nameservers"], what+" dns_nameservers")
+			dns, err := kvIPs(subnet["dns_nameservers"], what+" dns_nameservers", what+" nameserver")
 			if err != nil {
 				return nil, err
 			}
-			for _, d := range dns {
-				ip, err := kvIP(d, what+" nameserver")
-				if err != nil {
-					return nil, err
-				}
+			for _, ip := range dns {
 				iface.addNameserver(ip)
 			}
 			switch typ := netString(subnet["type"]); {
@@ -378,17 +384,11 @@ func kubeVirtV2(root map[string]any) ([]kvIface, error) {
 		if err != nil {
 			return nil, err
 		}
-		list, err := kvStrings(ns["addresses"], what+" nameservers")
+		list, err := kvIPs(ns["addresses"], what+" nameservers", what+" nameserver")
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range list {
-			ip, err := kvIP(a, what+" nameserver")
-			if err != nil {
-				return nil, err
-			}
-			iface.nameservers = append(iface.nameservers, ip)
-		}
+		iface.nameservers = append(iface.nameservers, list...)
 		out = append(out, iface)
 	}
 	kvSortIfaces(out)
@@ -396,15 +396,11 @@ func kubeVirtV2(root map[string]any) ([]kvIface, error) {
 	if err != nil {
 		return nil, err
 	}
-	global, err := kvStrings(gns["addresses"], "nameservers addresses")
+	global, err := kvIPs(gns["addresses"], "nameservers addresses", "nameserver")
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range global {
-		ip, err := kvIP(a, "nameserver")
-		if err != nil {
-			return nil, err
-		}
+	for _, ip := range global {
 		for i := range out {
 			out[i].addNameserver(ip)
 		}
@@ -487,15 +483,11 @@ func kubeVirtConfigDriveIfaces(tree any) ([]kvIface, error) {
 			case "ipv6_dhcp":
 				iface.dhcp6 = true
 			}
-			ns, err := kvStrings(nw["dns_nameservers"], what+" dns_nameservers")
+			ns, err := kvIPs(nw["dns_nameservers"], what+" dns_nameservers", what+" nameserver")
 			if err != nil {
 				return nil, err
 			}
-			for _, a := range ns {
-				ip, err := kvIP(a, what+" nameserver")
-				if err != nil {
-					return nil, err
-				}
+			for _, ip := range ns {
 				iface.addNameserver(ip)
 			}
 			routes, err := netList(nw["routes"], what+" routes")
