@@ -370,12 +370,7 @@ func TestFilesStageKilledAndRerun(t *testing.T) {
 	os.RemoveAll(filepath.Dir(root))
 	t.Logf("uninterrupted files stage: %v, %d nodes", whole.Round(time.Millisecond), len(want))
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("FLINT_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("kill points from FLINT_KILL_SEED=%d", seed)
-	rnd := rand.New(rand.NewPCG(seed, seed))
+	rnd := killPoints(t)
 	// A kill after the stage ended by itself kills nothing: such a try
 	// does not count, and the next kill point is drawn within the
 	// shorter time.
@@ -386,18 +381,10 @@ func TestFilesStageKilledAndRerun(t *testing.T) {
 		}
 		root, run := boot(fmt.Sprint("try", try))
 		cmd := files(root, run)
-		started := time.Now()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		at := time.Duration(rnd.Int64N(int64(whole)))
-		time.Sleep(at)
-		cmd.Process.Kill()
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		killed := errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
+		killed, ran := killAfter(t, cmd, at)
 		if !killed {
-			whole = min(whole, time.Since(started))
+			whole = min(whole, ran)
 		}
 		written := len(rootTree(t, root))
 		if killed {
@@ -412,20 +399,7 @@ func TestFilesStageKilledAndRerun(t *testing.T) {
 				try, at.Round(time.Millisecond), killed, written, err, tail(out))
 			continue
 		}
-		got := rootTree(t, root)
-		diffs := 0
-		for k, v := range want {
-			if got[k] != v && diffs < 5 {
-				t.Errorf("try %d, killed after %v: %s = %.60q, want %.60q", try, at.Round(time.Millisecond), k, got[k], v)
-				diffs++
-			}
-		}
-		for k := range got {
-			if _, ok := want[k]; !ok && diffs < 5 {
-				t.Errorf("try %d, killed after %v: %s is there, want nothing", try, at.Round(time.Millisecond), k)
-				diffs++
-			}
-		}
+		diffs := compareTrees(t, fmt.Sprintf("try %d, killed after %v", try, at.Round(time.Millisecond)), rootTree(t, root), want)
 		t.Logf("try %d: SIGKILL after %v (killed: %v, %d of %d nodes there): the run after it converged: %v",
 			try, at.Round(time.Millisecond), killed, written, len(want), diffs == 0)
 		os.RemoveAll(filepath.Dir(root))
@@ -434,6 +408,55 @@ func TestFilesStageKilledAndRerun(t *testing.T) {
 	if midway == 0 {
 		t.Errorf("no kill landed while the stage was writing the nodes: the test proved nothing")
 	}
+}
+
+// killPoints is the random source of a kill test's kill points, seeded
+// from FLINT_KILL_SEED when set (to replay a run), else from the clock;
+// the seed is logged.
+func killPoints(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FLINT_KILL_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("kill points from FLINT_KILL_SEED=%d", seed)
+	return rand.New(rand.NewPCG(seed, seed))
+}
+
+// killAfter starts cmd, sends it SIGKILL after at and waits for it. It
+// says whether the signal killed it (false: it had ended by itself) and
+// how long it ran.
+func killAfter(t *testing.T, cmd *exec.Cmd, at time.Duration) (bool, time.Duration) {
+	t.Helper()
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(at)
+	cmd.Process.Kill()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL, time.Since(started)
+}
+
+// compareTrees reports, prefixed by what, the first five differences
+// between two rootTree results, and returns how many it reported.
+func compareTrees(t *testing.T, what string, got, want map[string]string) int {
+	t.Helper()
+	diffs := 0
+	for k, v := range want {
+		if got[k] != v && diffs < 5 {
+			t.Errorf("%s: %s = %.60q, want %.60q", what, k, got[k], v)
+			diffs++
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok && diffs < 5 {
+			t.Errorf("%s: %s is there, want nothing", what, k)
+			diffs++
+		}
+	}
+	return diffs
 }
 
 // tail is the end of a long output.

@@ -3,14 +3,10 @@ package blackbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -114,12 +110,7 @@ func TestFilesStagePowerLossAndRerun(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Dir(root))
 
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("FLINT_KILL_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("kill points from FLINT_KILL_SEED=%d", seed)
-	rnd := rand.New(rand.NewPCG(seed, seed))
+	rnd := killPoints(t)
 	kills, midway := 0, 0
 	for try := 1; kills < 5; try++ {
 		if try > 15 {
@@ -127,17 +118,9 @@ func TestFilesStagePowerLossAndRerun(t *testing.T) {
 		}
 		root, run := boot(fmt.Sprint("try", try))
 		cmd := files(root, run)
-		started := time.Now()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		at := time.Duration(rnd.Int64N(int64(whole)))
-		time.Sleep(at)
-		cmd.Process.Kill()
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			whole = min(whole, time.Since(started))
+		if killed, ran := killAfter(t, cmd, at); !killed {
+			whole = min(whole, ran)
 			os.RemoveAll(filepath.Dir(root))
 			continue
 		}
@@ -154,20 +137,7 @@ func TestFilesStagePowerLossAndRerun(t *testing.T) {
 				try, at.Round(time.Millisecond), written, err, tail(out))
 			continue
 		}
-		got := rootTree(t, root)
-		diffs := 0
-		for k, v := range want {
-			if got[k] != v && diffs < 5 {
-				t.Errorf("try %d, power lost after %v: %s = %.60q, want %.60q", try, at.Round(time.Millisecond), k, got[k], v)
-				diffs++
-			}
-		}
-		for k := range got {
-			if _, ok := want[k]; !ok && diffs < 5 {
-				t.Errorf("try %d, power lost after %v: %s is there, want nothing", try, at.Round(time.Millisecond), k)
-				diffs++
-			}
-		}
+		diffs := compareTrees(t, fmt.Sprintf("try %d, power lost after %v", try, at.Round(time.Millisecond)), rootTree(t, root), want)
 		t.Logf("try %d: power lost after %v (%d of %d nodes there): the run after it converged: %v",
 			try, at.Round(time.Millisecond), written, len(want), diffs == 0)
 		os.RemoveAll(filepath.Dir(root))
