@@ -492,6 +492,7 @@ func (t *translator) remove(tree any, path string) bool {
 	cut := -1
 	node := tree
 	var parents []any
+walk:
 	for i, p := range parts {
 		parents = append(parents, node)
 		switch n := node.(type) {
@@ -505,7 +506,9 @@ func (t *translator) remove(tree any, path string) bool {
 			cut = i
 			node = n[k]
 		default:
-			i = len(parts)
+			// A leaf before the path's end: the innermost list entry
+			// passed so far is what goes.
+			break walk
 		}
 	}
 	if cut < 1 {
