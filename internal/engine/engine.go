@@ -230,6 +230,9 @@ func stageList() []stage {
 						r.state.LuksPersistKeyFiles[name] = dataURL
 					},
 					Formatted: m.add,
+					// In the initramfs only: elsewhere the host loads what it
+					// mounts, and a test must not load modules.
+					LoadModules: inInitramfs(),
 				})
 				if err == nil {
 					r.markRootFormatted(&m, filepath.Join(filepath.Dir(r.o.StateFile), RootFormattedFlag))

@@ -67,7 +67,7 @@ func kargsHelper(getenv func(string) string) string {
 // the shutdown. Anywhere else (a test, a
 // chroot) nil, so that the stage only writes its flag.
 func initramfsReboot(log *slog.Logger, r kargs.Runner) func(context.Context) error {
-	if _, err := os.Stat(initrdRelease); err != nil {
+	if !inInitramfs() {
 		log.Debug("not in the initramfs: the kargs stage will not reboot", "marker", initrdRelease)
 		return nil
 	}
@@ -75,6 +75,13 @@ func initramfsReboot(log *slog.Logger, r kargs.Runner) func(context.Context) err
 		_, err := r.Run(ctx, "systemctl", "reboot")
 		return err
 	}
+}
+
+// inInitramfs says whether flint runs in the initramfs (initrdRelease
+// exists).
+func inInitramfs() bool {
+	_, err := os.Stat(initrdRelease)
+	return err == nil
 }
 
 // KargFetchIdleTimeout is the kernel argument that sets how long a

@@ -60,6 +60,11 @@ type Deps struct {
 	// goroutines at once): the engine tells systemd not to check a root
 	// made in this boot.
 	Formatted func(dev string, f config.Filesystem)
+	// LoadModules loads the kernel modules of the config's filesystems
+	// and LUKS volumes while the stage works (see modules). The engine
+	// sets it in the initramfs, where the mount stage and the root's
+	// mount would otherwise load them, in the boot's critical path.
+	LoadModules bool
 	// SerialMkfs runs one mkfs at a time instead of GOMAXPROCS (for the
 	// benchmark, and for a machine whose disks dislike parallel writes).
 	SerialMkfs bool

@@ -139,7 +139,7 @@ func (f *fakeOS) Run(ctx context.Context, name string, args ...string) ([]byte, 
 		return nil, &sys.CommandError{Argv: argv, ExitCode: code, Stderr: stderr, Err: fmt.Errorf("exit status %d", code)}
 	}
 	switch name {
-	case "udevadm":
+	case "udevadm", "modprobe":
 		return nil, nil
 	case "sfdisk":
 		d := f.disks[dev]

@@ -62,6 +62,9 @@ func Run(ctx context.Context, d Deps) error {
 		s.log.Info("the config names no disks, arrays, LUKS volumes or filesystems: nothing to do")
 		return nil
 	}
+	if d.LoadModules {
+		defer s.loadModules(ctx, modules(st.Filesystems, len(st.Luks) > 0))()
+	}
 	var err error
 	if s.swaps, err = s.activeSwaps(); err != nil {
 		return err
