@@ -54,8 +54,11 @@ disk_boot=0
 platform=
 config_url=0
 set -f
-# shellcheck disable=SC2013 # the command line is one line of words
-for word in $(cat "$cmdline"); do
+# The command line is one line: read by the shell, not by cat (every
+# process started costs a tenth of a second in an emulated VM).
+line=
+read -r line < "$cmdline" || true
+for word in $line; do
     case $word in
         root=live:*) disk_boot=0 ;;
         root=*) disk_boot=1 ;;
