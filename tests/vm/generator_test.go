@@ -34,26 +34,35 @@ func TestGenerator(t *testing.T) {
 		cmdline  string
 		links    []string
 		platform string
+		// network is a .network file the image has in
+		// /etc/systemd/network.
+		network string
 	}{
-		{"root=LABEL=root ignition.firstboot", firstBoot, "metal"},
-		{"ignition.firstboot=1 ignition.platform.id=qemu", firstBoot, "qemu"},
-		{"ignition.firstboot=anything", firstBoot, "metal"},
-		{"ignition.firstboot=0", otherBoot, "metal"},
-		{"ignition.firstboot=no", otherBoot, "metal"},
-		{"ignition.firstboot=off", otherBoot, "metal"},
-		{"ignition.firstboot=", otherBoot, "metal"},
-		{"root=/dev/vda1 quiet", otherBoot, "metal"},
+		{"root=LABEL=root ignition.firstboot", firstBoot, "metal", ""},
+		{"ignition.firstboot=1 ignition.platform.id=qemu", firstBoot, "qemu", ""},
+		{"ignition.firstboot=anything", firstBoot, "metal", ""},
+		{"ignition.firstboot=0", otherBoot, "metal", ""},
+		{"ignition.firstboot=no", otherBoot, "metal", ""},
+		{"ignition.firstboot=off", otherBoot, "metal", ""},
+		{"ignition.firstboot=", otherBoot, "metal", ""},
+		{"root=/dev/vda1 quiet", otherBoot, "metal", ""},
 		// The last occurrence wins.
-		{"ignition.firstboot ignition.firstboot=0", otherBoot, "metal"},
-		{"ignition.firstboot=0 ignition.firstboot", firstBoot, "metal"},
-		{"ignition.platform.id=aws ignition.platform.id=gcp ignition.firstboot", firstBoot, "gcp"},
+		{"ignition.firstboot ignition.firstboot=0", otherBoot, "metal", ""},
+		{"ignition.firstboot=0 ignition.firstboot", firstBoot, "metal", ""},
+		{"ignition.platform.id=aws ignition.platform.id=gcp ignition.firstboot", firstBoot, "gcp", ""},
 		// An empty platform is the default.
-		{"ignition.platform.id= ignition.firstboot", firstBoot, "metal"},
+		{"ignition.platform.id= ignition.firstboot", firstBoot, "metal", ""},
 		// Words that look like file patterns stay words.
-		{"ignition.firstboot ignition.platform.id=* x=[a]", firstBoot, "*"},
-		{"ignition.firstboot flint.console", withConsole, "metal"},
-		{"ignition.firstboot flint.console=1 flint.console=0", firstBoot, "metal"},
-		{"flint.console", otherBoot, "metal"},
+		{"ignition.firstboot ignition.platform.id=* x=[a]", firstBoot, "*", ""},
+		{"ignition.firstboot flint.console", withConsole, "metal", ""},
+		{"ignition.firstboot flint.console=1 flint.console=0", firstBoot, "metal", ""},
+		{"flint.console", otherBoot, "metal", ""},
+		// systemd-networkd waits for flint-neednet unless ip= or the
+		// image configured it.
+		{"ignition.firstboot ip=dhcp", firstBoot, "metal", ""},
+		{"ignition.firstboot rd.neednet=1 ip=10.0.0.2::10.0.0.1:255.255.255.0::eth0:none", firstBoot, "metal", ""},
+		{"ignition.firstboot", firstBoot, "metal", "10-image.network"},
+		{"ip=dhcp", otherBoot, "metal", ""},
 	}
 	gen := filepath.Join(repoRoot(t), "dracut", "30flint", "flint-generator")
 	for _, c := range cases {
@@ -62,12 +71,23 @@ func TestGenerator(t *testing.T) {
 			cmdline := filepath.Join(dir, "cmdline")
 			env := filepath.Join(dir, "flint.env")
 			units := filepath.Join(dir, "units")
-			if err := os.WriteFile(cmdline, []byte(c.cmdline+"\n"), 0o644); err != nil {
+			network := filepath.Join(dir, "network")
+			if err := os.Mkdir(network, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.network != "" {
+				if err := os.WriteFile(filepath.Join(network, c.network), []byte("[Match]\nName=eth0\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// /proc/cmdline ends in a newline; a file without one is read
+			// all the same.
+			if err := os.WriteFile(cmdline, []byte(c.cmdline+strings.Repeat("\n", len(c.cmdline)%2)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			cmd := exec.Command("sh", gen, units, units+"-early", units+"-late")
 			cmd.Env = append(os.Environ(), "FLINT_GENERATOR_CMDLINE="+cmdline, "FLINT_GENERATOR_ENV="+env,
-				"FLINT_GENERATOR_LOG="+filepath.Join(dir, "log"))
+				"FLINT_GENERATOR_LOG="+filepath.Join(dir, "log"), "FLINT_GENERATOR_NETWORK_DIR="+network)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("flint-generator: %v\n%s", err, out)
 			}
@@ -97,6 +117,16 @@ func TestGenerator(t *testing.T) {
 				t.Errorf("generator(%q): systemd-fsck-root.service.d/flint.conf = %q, %v; want the flag's condition after the disks stage", c.cmdline, dropIn, err)
 			case !firstboot && err == nil:
 				t.Errorf("generator(%q) wrote a drop-in for systemd-fsck-root.service on a boot that is not the first", c.cmdline)
+			}
+			// systemd-networkd waits for flint-neednet's .network on a
+			// first boot whose network neither ip= nor the image set up.
+			dropIn, err = os.ReadFile(filepath.Join(units, "systemd-networkd.service.d", "flint.conf"))
+			wantNetworkd := firstboot && !strings.Contains(" "+c.cmdline, " ip=") && c.network == ""
+			switch {
+			case wantNetworkd && (err != nil || !strings.Contains(string(dropIn), "After=flint-neednet.service")):
+				t.Errorf("generator(%q): systemd-networkd.service.d/flint.conf = %q, %v; want it after flint-neednet", c.cmdline, dropIn, err)
+			case !wantNetworkd && err == nil:
+				t.Errorf("generator(%q, image network %q) ordered systemd-networkd after flint-neednet: %q", c.cmdline, c.network, dropIn)
 			}
 			got, err := os.ReadFile(env)
 			if err != nil {
