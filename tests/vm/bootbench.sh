@@ -1,5 +1,5 @@
 #!/bin/bash
-# bootbench.sh [-n N] [-o DIR] [NAME=INITRD ...]
+# bootbench.sh [-n N] [-o DIR] [-a ARGS] [NAME=INITRD ...]
 #
 # An on-demand benchmark of the first boot (not run by `make test`): boots
 # the demo (examples/demo.ign in fw_cfg, its web page served on
@@ -24,18 +24,23 @@
 # first "Starting" to its "Finished" (or "Started", "Mounted"); a unit
 # skipped by a condition has no time and shows as "-".
 #
+# -a adds kernel arguments: flint.console=1 puts flint's own lines, with
+# the journal's stamps, in the consoles kept, to tell a stage's own time
+# from its unit's.
+#
 # Needs root (dracut, when it builds) and what `make demo` needs. Every
 # console is kept in DIR (default bin/bootbench).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
-n=3 out=bin/bootbench port=8765
-while getopts n:o: opt; do
+n=3 out=bin/bootbench port=8765 extra=""
+while getopts n:o:a: opt; do
     case $opt in
         n) n=$OPTARG ;;
         o) out=$OPTARG ;;
+        a) extra=$OPTARG ;;
         *)
-            echo "usage: $0 [-n N] [-o DIR] [NAME=INITRD ...]" >&2
+            echo "usage: $0 [-n N] [-o DIR] [-a ARGS] [NAME=INITRD ...]" >&2
             exit 2
             ;;
     esac
@@ -89,7 +94,7 @@ boot() {
     timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nodefaults -nographic \
         -serial stdio -no-reboot -device virtio-rng-pci \
         -kernel "$kernel" -initrd "$2" \
-        -append "console=ttyS0 panic=-1 root=LABEL=flintroot rd.shell=0 rd.emergency=poweroff printk.time=1 printk.devkmsg=on systemd.log_target=kmsg systemd.log_level=info ignition.firstboot ignition.platform.id=qemu" \
+        -append "console=ttyS0 panic=-1 root=LABEL=flintroot rd.shell=0 rd.emergency=poweroff printk.time=1 printk.devkmsg=on systemd.log_target=kmsg systemd.log_level=info ignition.firstboot ignition.platform.id=qemu${extra:+ $extra}" \
         -fw_cfg name=opt/com.coreos/config,file=examples/demo.ign \
         -drive "file=$disk,format=raw,if=virtio" -drive "file=$data,format=raw,if=virtio" \
         -netdev user,id=n0 -device virtio-net-pci,netdev=n0 < /dev/null 2>&1 |
