@@ -48,11 +48,46 @@ check() {
     return 255
 }
 
+# flint_network_module prints the dracut module that brings the network
+# handler flint-neednet.service starts when a config needs the network.
+# With systemd-networkd, that module itself: dracut's "network" module
+# picks it too, but adds what only its other handlers and network roots
+# use (40network/module-setup.sh) — a pre-udev hook (ifname= rules, which
+# systemd-network-generator writes as .link files itself), a cmdline hook
+# (root=dhcp) and the initqueue — so a dracut-pre-udev.service and a
+# dracut-initqueue.service on every boot: 0.36 s in the boot's critical
+# path and a second of shell beside the fetch-offline stage, in a TCG VM
+# (tests/vm/bootbench.sh). With any other handler (NetworkManager,
+# network-legacy, wicked, connman), or one already chosen, "network", which
+# picks it as before.
+flint_network_module() {
+    local m
+    for m in network-manager network-legacy network-wicked connman; do
+        if dracut_module_included "$m"; then
+            echo network
+            return
+        fi
+    done
+    if dracut_module_included systemd-networkd; then
+        echo systemd-networkd
+        return
+    fi
+    if [[ -e $dracutsysrootdir$systemdsystemunitdir/wicked.service ]] ||
+        [[ -e $dracutsysrootdir$systemdsystemunitdir/connman.service ]] ||
+        [[ -x $dracutsysrootdir/usr/libexec/nm-initrd-generator ]] ||
+        [[ -x $dracutsysrootdir/usr/lib/nm-initrd-generator ]] ||
+        [[ -x $dracutsysrootdir/usr/lib/NetworkManager/nm-initrd-generator ]] ||
+        ! [[ -x $dracutsysrootdir$systemdutildir/systemd-networkd ]]; then
+        echo network
+        return
+    fi
+    echo systemd-networkd
+}
+
 # called by dracut
 depends() {
-    # qemu: the fw_cfg driver for the qemu platform; network: the handler
-    # (systemd-networkd, NetworkManager or network-legacy) that
-    # flint-neednet.service starts when a config needs the network.
+    # qemu: the fw_cfg driver for the qemu platform; the network handler
+    # (see flint_network_module).
     # Not dracut's mdraid and dm modules: their hooks (mdraid's in
     # pre-udev, pre-trigger, pre-mount and cleanup, dm's in pre-udev) run
     # on every boot, each hook directory non-empty starting one more
@@ -62,7 +97,8 @@ depends() {
     # flint's RAID and LUKS need, the tools and the udev rules that name
     # the devices they create, install() puts in itself, so a config
     # without RAID or LUKS costs nothing (see install_raid_luks).
-    local mods="systemd systemd-udevd systemd-journald qemu network"
+    local mods
+    mods="systemd systemd-udevd systemd-journald qemu $(flint_network_module)"
     echo "$mods"
     return 0
 }
