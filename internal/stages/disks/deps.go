@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/flintboot/flint/config"
@@ -55,6 +56,11 @@ type Deps struct {
 	// OpenDisk opens a whole disk to rewrite its partition table and
 	// tell the kernel about the change; nil means sys.OpenDisk.
 	OpenDisk func(path string) (Disk, error)
+	// ReadDisk opens a whole disk read-only, for a look at its first
+	// sectors before sfdisk reads its table; nil means os.Open.
+	// Read-only matters: udev re-reads the partition table of a disk
+	// closed after being opened for writing.
+	ReadDisk func(path string) (DiskReader, error)
 	// Formatted, when not nil, is told of every filesystem the stage
 	// made, with the node it made it on (possibly from several
 	// goroutines at once): the engine tells systemd not to check a root
@@ -88,6 +94,17 @@ type PartitionKernel interface {
 	AddPartition(number int, start, length int64) error
 	DeletePartition(number int) error
 	ResizePartition(number int, start, length int64) error
+}
+
+// DiskReader is a whole disk open for reading.
+type DiskReader interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// openReadOnly is the real Deps.ReadDisk.
+func openReadOnly(path string) (DiskReader, error) {
+	return os.Open(path)
 }
 
 // openSysDisk is the real Deps.OpenDisk.

@@ -128,20 +128,28 @@ func (s *stage) observeDisk(ctx context.Context, node string) (DiskState, error)
 		return DiskState{}, fmt.Errorf("disk %s: %w", node, err)
 	}
 
-	argv := []string{"sfdisk", "--json", node}
-	op := s.op("observe", "reading the partition table of "+node+": "+sys.QuoteArgv(argv))
-	out, err := s.Runner.Run(ctx, argv[0], argv[1:]...)
-	switch {
-	case err != nil && noTable(out, err):
-		op.Finish("table", "none")
-	case err != nil:
-		return DiskState{}, op.Fail(fmt.Errorf("disk %s: %w", node, err))
-	default:
-		op.Finish()
-	}
-	state, perr := ParseSfdiskJSON(out)
-	if perr != nil {
-		return DiskState{}, fmt.Errorf("disk %s: %w", node, perr)
+	var state DiskState
+	if s.blankStart(node, ss) {
+		// What sfdisk would say, without its process (a tenth of a
+		// second in an emulated VM, on the common first boot's blank
+		// data disk).
+		s.op("observe", "reading the partition table of "+node).Finish("table", "none", "why", "its first two sectors are zeros")
+	} else {
+		argv := []string{"sfdisk", "--json", node}
+		op := s.op("observe", "reading the partition table of "+node+": "+sys.QuoteArgv(argv))
+		out, err := s.Runner.Run(ctx, argv[0], argv[1:]...)
+		switch {
+		case err != nil && noTable(out, err):
+			op.Finish("table", "none")
+		case err != nil:
+			return DiskState{}, op.Fail(fmt.Errorf("disk %s: %w", node, err))
+		default:
+			op.Finish()
+		}
+		var perr error
+		if state, perr = ParseSfdiskJSON(out); perr != nil {
+			return DiskState{}, fmt.Errorf("disk %s: %w", node, perr)
+		}
 	}
 	if state.LogicalSectorSize != 0 && state.LogicalSectorSize != ss {
 		return DiskState{}, fmt.Errorf("disk %s: sfdisk reports %d-byte sectors, the kernel %d", node, state.LogicalSectorSize, ss)
@@ -175,6 +183,35 @@ func (s *stage) observeDisk(ctx context.Context, node string) (DiskState, error)
 		state.Partitions[i].InUse = why
 	}
 	return state, nil
+}
+
+// blankStart says whether the disk's first two logical sectors are all
+// zeros. Then sfdisk finds no partition table: every label libfdisk knows
+// is recognized there — a DOS table's (and a GPT's protective MBR, without
+// which libfdisk does not look for a GPT at all, not even its backup)
+// 0x55AA in sector 0, a Sun or SGI label's magic in sector 0, a BSD
+// label's in sector 1 (util-linux libfdisk/src/{dos,gpt,sun,sgi,bsd}.c).
+// A disk that cannot be read this way is left to sfdisk.
+func (s *stage) blankStart(node string, ss int) bool {
+	open := s.ReadDisk
+	if open == nil {
+		open = openReadOnly
+	}
+	d, err := open(node)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	b := make([]byte, 2*ss)
+	if _, err := d.ReadAt(b, 0); err != nil {
+		return false
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // noTable tells sfdisk's answer for a disk without a partition table
