@@ -62,11 +62,18 @@ func newQEMUFwCfg(env Env) Provider {
 
 func (p qemuFwCfg) FetchConfig(ctx context.Context) ([]byte, error) {
 	log := p.env.logger().With("platform", "qemu", "op", "fw_cfg")
-	if err := p.loadDriver(ctx, log); err != nil {
-		return nil, err
+	sizePath := p.env.path(fwCfgConfigDir + "/size")
+	// The blob there proves the driver loaded (udev's coldplug loads it
+	// for QEMU's ACPI device, often before this stage): modprobe, a
+	// process, only when it is not. Its absence proves nothing: udev may
+	// be loading the driver at this very moment, and modprobe returns
+	// once it has, with every blob listed.
+	if _, err := os.Stat(sizePath); err != nil {
+		if err := p.loadDriver(ctx, log); err != nil {
+			return nil, err
+		}
 	}
 
-	sizePath := p.env.path(fwCfgConfigDir + "/size")
 	sizeText, err := os.ReadFile(sizePath)
 	if errors.Is(err, fs.ErrNotExist) {
 		log.Info("no fw_cfg blob opt/com.coreos/config: booting with an empty config")

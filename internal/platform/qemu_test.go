@@ -22,6 +22,7 @@ type argvRunner struct {
 	mu   sync.Mutex
 	fail map[string]error // argv joined by spaces → error
 	argv [][]string
+	hook func() // run by every successful command
 }
 
 func (r *argvRunner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
@@ -31,6 +32,9 @@ func (r *argvRunner) Run(ctx context.Context, name string, args ...string) ([]by
 	r.argv = append(r.argv, argv)
 	if err := r.fail[strings.Join(argv, " ")]; err != nil {
 		return nil, err
+	}
+	if r.hook != nil {
+		r.hook()
 	}
 	return nil, nil
 }
@@ -75,9 +79,11 @@ func TestQEMUFwCfg(t *testing.T) {
 		name     string
 		setup    func(t *testing.T, root string)
 		modprobe error
-		want     string
-		wantErr  error
-		anyErr   bool
+		// loading, when set, is what modprobe makes appear.
+		loading func(t *testing.T, root string)
+		want    string
+		wantErr error
+		anyErr  bool
 	}{
 		{
 			name:  "config",
@@ -159,12 +165,28 @@ func TestQEMUFwCfg(t *testing.T) {
 			modprobe: errFakeModprobe,
 			wantErr:  errFakeModprobe,
 		},
+		{
+			// udev is loading the driver as the stage looks: the blob
+			// is there once modprobe returns.
+			name:    "driver loading",
+			setup:   func(t *testing.T, root string) {},
+			loading: func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)) },
+			want:    cfg,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			tt.setup(t, root)
+			// modprobe runs only when the blob is not there yet.
+			var want [][]string
+			if _, err := os.Stat(filepath.Join(root, fwCfgConfigDir, "size")); err != nil {
+				want = [][]string{{"modprobe", "qemu_fw_cfg"}}
+			}
 			r := &argvRunner{fail: map[string]error{"modprobe qemu_fw_cfg": tt.modprobe}}
+			if tt.loading != nil {
+				r.hook = func() { tt.loading(t, root) }
+			}
 			got, err := newQEMUFwCfg(Env{Root: root, Runner: r, Logger: localTestLogger(t)}).FetchConfig(context.Background())
 			switch {
 			case tt.anyErr:
@@ -178,7 +200,7 @@ func TestQEMUFwCfg(t *testing.T) {
 			default:
 				checkLocal(t, "qemu", got, err, tt.want, tt.wantErr)
 			}
-			r.check(t, []string{"modprobe", "qemu_fw_cfg"})
+			r.check(t, want...)
 		})
 	}
 }
