@@ -234,6 +234,27 @@ func UnescapeOctal(s string) string {
 	return b.String()
 }
 
+// UdevDB is where udev keeps its database of the devices it processed.
+const UdevDB = "/run/udev/data"
+
+// UdevProcessed reports whether udev has processed the block device
+// majorMinor ("8:16"): it wrote its entry, b<major>:<minor>, in the
+// database directory db (UdevDB), as it does at the end of every event of
+// a block device (systemd src/libsystemd/sd-device/device-private.c,
+// device_update_db). That is what makes systemd's .device unit of it
+// active.
+func UdevProcessed(db, majorMinor string) bool {
+	_, err := os.Stat(filepath.Join(db, "b"+majorMinor))
+	return err == nil
+}
+
+// UdevDBPresent reports whether the database directory db exists, so that
+// UdevProcessed can tell anything.
+func UdevDBPresent(db string) bool {
+	fi, err := os.Stat(db)
+	return err == nil && fi.IsDir()
+}
+
 // UdevRunning reports whether udev runs on this machine (its control
 // socket exists), so that waiting for it means something. The blackbox
 // hosts and some containers have none.

@@ -32,6 +32,11 @@ type Deps struct {
 	// lets it settle before looking for devices, and triggers it after
 	// changes so that /dev/disk/by-* links follow.
 	Udev bool
+	// UdevDB is udev's database directory ("" means blockdev.UdevDB):
+	// with Udev, a device the stage waits for counts once udev has
+	// processed it (blockdev.UdevProcessed). Where the directory does
+	// not exist, the stage runs `udevadm settle` before looking instead.
+	UdevDB string
 	// DeviceTimeout bounds the wait for devices; 0 means
 	// DefaultDeviceTimeout.
 	DeviceTimeout time.Duration

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +55,10 @@ type fakeOS struct {
 	luks    map[string]*fakeLuks
 	// swaps are the active swap areas' paths, as /proc/swaps lists them.
 	swaps []string
+	// udevDB, when set, is a udev database directory: `udevadm trigger`
+	// enters the device it names and, for a disk, its partitions, as
+	// udev does once it processed their events.
+	udevDB string
 }
 
 type fakeDisk struct {
@@ -69,6 +75,26 @@ func newFakeOS() *fakeOS {
 		disks: map[string]*fakeDisk{}, links: map[string]string{}, missing: map[string]int{},
 		sigs: map[string]Probed{}, mounts: map[string][]string{}, holders: map[string][]string{},
 		fail: map[string]error{}, virtual: map[string]bool{}, luks: map[string]*fakeLuks{},
+	}
+}
+
+// udevProcessLocked enters node, and a disk's partitions, in the udev
+// database, as udev does at the end of their events. f.mu is held.
+func (f *fakeOS) udevProcessLocked(node string) {
+	d, n, ok := f.find(node)
+	if !ok {
+		return
+	}
+	devs := []blockdev.Device{f.device(d, n)}
+	if n == 0 {
+		for p := range d.kernel {
+			devs = append(devs, f.device(d, p))
+		}
+	}
+	for _, dev := range devs {
+		if err := os.WriteFile(filepath.Join(f.udevDB, "b"+dev.MajorMinor), []byte("I:1\n"), 0o644); err != nil {
+			panic(err)
+		}
 	}
 }
 
@@ -139,7 +165,12 @@ func (f *fakeOS) Run(ctx context.Context, name string, args ...string) ([]byte, 
 		return nil, &sys.CommandError{Argv: argv, ExitCode: code, Stderr: stderr, Err: fmt.Errorf("exit status %d", code)}
 	}
 	switch name {
-	case "udevadm", "modprobe":
+	case "udevadm":
+		if f.udevDB != "" && args[0] == "trigger" {
+			f.udevProcessLocked(dev)
+		}
+		return nil, nil
+	case "modprobe":
 		return nil, nil
 	case "sfdisk":
 		d := f.disks[dev]

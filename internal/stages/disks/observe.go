@@ -1,6 +1,7 @@
 package disks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,17 +50,26 @@ const pollInterval = 10 * time.Millisecond
 // waitForDevices resolves every path to its device node, waiting up to the
 // stage's device timeout for the ones not there yet. All the paths share
 // the one deadline, and every path still missing at its end is reported,
-// each with how long flint waited. With udev running, `udevadm settle`
-// first lets it finish creating /dev/disk/by-* links for the devices the
-// kernel already knows.
+// each with how long flint waited. With udev running, a device counts once
+// udev has processed it (UdevProcessed), so that its /dev/disk/by-* links
+// are made and its rules have run: what systemd's .device unit waits for,
+// and Ignition waits for that unit. Not a `udevadm settle`, which waits for
+// every event in udev's queue, however unrelated (on a first boot, the
+// coldplug of every other device: a quarter of a second of a TCG VM's boot
+// spent on the IDE controller's driver); only where udev keeps no
+// database that flint can read does the stage settle first.
 func (s *stage) waitForDevices(ctx context.Context, kind string, paths []string) (map[string]string, error) {
 	nodes := map[string]string{}
 	if len(paths) == 0 {
 		return nodes, nil
 	}
 	op := s.op("wait", fmt.Sprintf("waiting for %s: %s", kind, strings.Join(paths, ", ")))
+	var processed func(string) bool
 	if s.Udev {
-		if _, err := s.Runner.Run(ctx, "udevadm", "settle"); err != nil {
+		db := cmp.Or(s.UdevDB, blockdev.UdevDB)
+		if blockdev.UdevDBPresent(db) {
+			processed = func(mm string) bool { return blockdev.UdevProcessed(db, mm) }
+		} else if _, err := s.Runner.Run(ctx, "udevadm", "settle"); err != nil {
 			// Not fatal: polling below still finds the devices, or
 			// names the ones that never came.
 			op.Log().Warn("udevadm settle failed; polling for the devices", "error", err)
@@ -74,16 +84,23 @@ func (s *stage) waitForDevices(ctx context.Context, kind string, paths []string)
 		}
 		for {
 			node, err := s.Devices.Resolve(p)
+			if err == nil && processed != nil {
+				err = s.checkProcessed(node, processed)
+			}
 			if err == nil {
 				nodes[p] = node
 				break
 			}
-			if !errors.Is(err, fs.ErrNotExist) {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errUnprocessed) {
 				errs = append(errs, fmt.Errorf("device %s: %w", p, err))
 				break
 			}
 			if !time.Now().Before(deadline) {
-				errs = append(errs, fmt.Errorf("device %s: %w after waiting %s", p, ErrDeviceTimeout, time.Since(start).Round(time.Millisecond)))
+				if errors.Is(err, errUnprocessed) {
+					errs = append(errs, fmt.Errorf("device %s: %w: it is %s, but %w after waiting %s", p, ErrDeviceTimeout, node, err, time.Since(start).Round(time.Millisecond)))
+				} else {
+					errs = append(errs, fmt.Errorf("device %s: %w after waiting %s", p, ErrDeviceTimeout, time.Since(start).Round(time.Millisecond)))
+				}
 				break
 			}
 			select {
@@ -108,6 +125,22 @@ func (s *stage) waitForDevices(ctx context.Context, kind string, paths []string)
 		op.Finish()
 	}
 	return nodes, nil
+}
+
+// errUnprocessed is a device the kernel has and udev has not processed
+// yet.
+var errUnprocessed = errors.New("udev has not processed it")
+
+// checkProcessed returns errUnprocessed until udev has processed node.
+func (s *stage) checkProcessed(node string, processed func(string) bool) error {
+	d, err := s.Devices.Device(node)
+	if err != nil {
+		return err
+	}
+	if !processed(d.MajorMinor) {
+		return errUnprocessed
+	}
+	return nil
 }
 
 // observeDisk reads what the disk at node holds: its partition table

@@ -2,10 +2,12 @@ package disks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -56,6 +58,8 @@ func runStage(t *testing.T, f *fakeOS, cfg string, tweak ...func(*Deps)) (error,
 		Swaps: func() ([]string, error) { return nil, nil }, DevDir: t.TempDir(), TempDir: t.TempDir(),
 		OpenDisk: f.openDisk,
 		ReadDisk: func(p string) (DiskReader, error) { return f.openDisk(p) },
+		// No udev database unless the test makes one (fakeOS.udevDB).
+		UdevDB: cmp.Or(f.udevDB, filepath.Join(t.TempDir(), "no-udev-db")),
 	}
 	for _, fn := range tweak {
 		fn(&d)
@@ -418,22 +422,69 @@ func TestWaitForDevices(t *testing.T) {
 	}
 }
 
-func TestUdevSettlesWhenPresent(t *testing.T) {
-	f := newFakeOS()
-	f.addDisk("/dev/vda", 1024, 512)
-	err, _ := runStage(t, f, `{"ignition":{"version":"3.4.0"},"storage":{
-		"disks":[{"device":"/dev/vda","partitions":[{"number":1}]}],
-		"filesystems":[{"device":"/dev/vda1","format":"ext4"}]}}`, func(d *Deps) { d.Udev = true })
-	if err != nil {
-		t.Fatal(err)
-	}
+// udevCalls lists the udevadm commands the stage ran.
+func udevCalls(f *fakeOS) []string {
 	var udev []string
 	for _, c := range f.argvs() {
 		if strings.HasPrefix(c, "udevadm") {
 			udev = append(udev, c)
 		}
 	}
-	checkCalls(t, udev, []string{"udevadm settle", "udevadm trigger --settle /dev/vda", "udevadm settle", "udevadm trigger --settle /dev/vda1"})
+	return udev
+}
+
+const udevConfig = `{"ignition":{"version":"3.4.0"},"storage":{
+		"disks":[{"device":"/dev/vda","partitions":[{"number":1}]}],
+		"filesystems":[{"device":"/dev/vda1","format":"ext4"}]}}`
+
+// TestUdevSettlesWithoutItsDatabase: where udev keeps no database flint
+// can read, the stage settles before it looks for devices.
+func TestUdevSettlesWithoutItsDatabase(t *testing.T) {
+	f := newFakeOS()
+	f.addDisk("/dev/vda", 1024, 512)
+	if err, _ := runStage(t, f, udevConfig, func(d *Deps) { d.Udev = true }); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, udevCalls(f), []string{"udevadm settle", "udevadm trigger --settle /dev/vda", "udevadm settle", "udevadm trigger --settle /dev/vda1"})
+}
+
+// TestUdevWaitsForEachDevice: with udev's database, the stage waits for
+// each device it needs to be processed (its entry), not for udev's whole
+// queue: no settle; a disk udev has not processed yet is waited for, and
+// one it never processes fails the stage, naming it.
+func TestUdevWaitsForEachDevice(t *testing.T) {
+	f := newFakeOS()
+	f.addDisk("/dev/vda", 1024, 512)
+	f.udevDB = t.TempDir()
+	late := make(chan struct{})
+	go func() {
+		defer close(late)
+		time.Sleep(30 * time.Millisecond)
+		f.mu.Lock()
+		f.udevProcessLocked("/dev/vda")
+		f.mu.Unlock()
+	}()
+	err, log := runStage(t, f, udevConfig, func(d *Deps) { d.Udev = true; d.DeviceTimeout = time.Minute })
+	<-late
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, udevCalls(f), []string{"udevadm trigger --settle /dev/vda", "udevadm trigger --settle /dev/vda1"})
+	if !strings.Contains(log, "[finished] waiting for disks: /dev/vda") {
+		t.Errorf("the log lacks the wait for the disk")
+	}
+
+	// A disk udev never processes: the stage fails within its timeout.
+	g := newFakeOS()
+	g.addDisk("/dev/vda", 1024, 512)
+	g.udevDB = t.TempDir()
+	err, _ = runStage(t, g, udevConfig, func(d *Deps) { d.Udev = true; d.DeviceTimeout = 50 * time.Millisecond })
+	if err == nil || !errors.Is(err, ErrDeviceTimeout) || !strings.Contains(err.Error(), "/dev/vda: device did not appear: it is /dev/vda, but udev has not processed it after waiting") {
+		t.Errorf("Run() = %v, want the disk udev never processed named", err)
+	}
+	if w := g.wrote(); len(w) != 0 {
+		t.Errorf("wrote %q to a disk udev had not processed", w)
+	}
 }
 
 func TestRunFailsWhenTheKernelDoesNotFollow(t *testing.T) {
