@@ -84,6 +84,14 @@ type Options struct {
 	// TFTPTimeout is how long the TFTP client waits for a packet before
 	// sending its last one again (0: 5 s).
 	TFTPTimeout time.Duration
+	// AwaitNetwork says the network is being brought up (the engine sets
+	// it in the initramfs once flint-neednet started it): a fetch from a
+	// server named by a host name waits until an interface has an
+	// address before looking the name up, and a failed lookup while none
+	// has is tried again every 50 ms, not after a doubled backoff.
+	AwaitNetwork bool
+	// NetworkUp replaces NetworkUp, for tests.
+	NetworkUp func() bool
 	// DialContext, when set, replaces the dialer for every TCP connection
 	// (except those from a Request's LocalPort) and for the UDP route
 	// check before a TFTP transfer: tests map host names to local servers
@@ -449,7 +457,7 @@ func (f *Fetcher) fetchTFTP(ctx context.Context, u *url.URL, p pipeline, s *sink
 	}
 	addr := net.JoinHostPort(u.Hostname(), port)
 	file := strings.TrimPrefix(u.Path, "/")
-	if err := f.waitRoute(ctx, p.name, addr); err != nil {
+	if err := f.waitRoute(ctx, p.name, u.Hostname(), addr); err != nil {
 		if context.Cause(ctx) == errTotal {
 			return fmt.Errorf("%s: %w after %s", p.name, ErrTimeout, total)
 		}
@@ -475,39 +483,6 @@ func (f *Fetcher) fetchTFTP(ctx context.Context, u *url.URL, p pipeline, s *sink
 		return fmt.Errorf("%s: %w (%s)", p.name, ErrNotFound, te.Message)
 	}
 	return err
-}
-
-// waitRoute returns once the kernel has a route to the UDP address addr,
-// or with ctx's error when it ends first. A TFTP transfer is not retried
-// (see fetchTFTP), so one begun while the network is still coming up (the
-// initramfs, right after flint-neednet started it) would fail on its first
-// packet; connecting a UDP socket sends nothing and fails with ENETUNREACH
-// until a route exists. Any other failure is left to the transfer to
-// report.
-func (f *Fetcher) waitRoute(ctx context.Context, name, addr string) error {
-	dial := f.opts.DialContext
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
-	}
-	var down netDown
-	for {
-		c, err := dial(ctx, "udp", addr)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if !noRoute(err) {
-			return nil
-		}
-		down.note(f.log, name, netDownPoll, err)
-		t := time.NewTimer(netDownPoll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return context.Cause(ctx)
-		case <-t.C:
-		}
-	}
 }
 
 func deref(s *string) string {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -155,6 +154,12 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 	defer cancel()
 	client := &http.Client{Transport: locationCheck{transport}, CheckRedirect: r.checkRedirect(f.defaultHeader())}
 
+	if err := f.awaitNetwork(ctx, r.name, hostOf(r.url)); err != nil {
+		if context.Cause(ctx) == errTotal {
+			return fmt.Errorf("%s: %w after %s waiting for the network: no interface got an address", r.name, ErrTimeout, nc.total)
+		}
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
 	delay := f.opts.Backoff
 	var last error
 	brokenN := 0
@@ -188,59 +193,20 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 			}
 		}
 		last = err
-		pause := delay
-		if noRoute(err) {
+		wait := delay
+		if f.netDownErr(err) {
 			// The network is not up yet: try again soon, and say so
 			// once, not at every try.
-			pause = min(netDownPoll, f.opts.Backoff)
-			down.note(f.log, r.name, pause, err)
+			wait = min(netDownPoll, f.opts.Backoff)
+			down.note(f.log, msgNoRoute, r.name, wait, err)
 		} else {
 			down = netDown{}
 			f.log.Warn("fetch failed, retrying", "url", r.name, "attempt", attempt, "delay", delay, "error", err)
 			delay = min(2*delay, f.opts.MaxBackoff)
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if pause(ctx, wait) != nil {
 			return stopped(ctx, r.name, nc.total, attempt, last)
-		case <-t.C:
 		}
-	}
-}
-
-// netDownPoll is how often a fetch tries again while the kernel has no
-// route to the server (ENETUNREACH). In the initramfs that is the network
-// still coming up: flint-neednet starts it without waiting for it, so that
-// DHCP runs while the disks stage works, and the first fetch follows the
-// lease within a poll instead of after a doubled backoff. A try costs one
-// connect(2) that fails at once; no packet leaves the machine.
-const netDownPoll = 50 * time.Millisecond
-
-// netDownLogEvery is how often a fetch still waiting for a route says so.
-const netDownLogEvery = 10 * time.Second
-
-// noRoute says whether err is the kernel finding no route to the server:
-// no interface has an address or route for it yet.
-func noRoute(err error) bool {
-	return errors.Is(err, syscall.ENETUNREACH)
-}
-
-// netDown logs a fetch's wait for a route: once when it begins, then every
-// netDownLogEvery.
-type netDown struct {
-	since, logged time.Time
-}
-
-func (d *netDown) note(log *slog.Logger, name string, every time.Duration, err error) {
-	now := time.Now()
-	switch {
-	case d.since.IsZero():
-		d.since, d.logged = now, now
-		log.Warn("no route to the server yet, the network is not up: trying again until it is", "url", name, "every", every, "error", err)
-	case now.Sub(d.logged) >= netDownLogEvery:
-		d.logged = now
-		log.Warn("still no route to the server", "url", name, "waited", now.Sub(d.since).Round(time.Second))
 	}
 }
 

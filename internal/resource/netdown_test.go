@@ -101,3 +101,81 @@ func TestTFTPWaitsForTheNetwork(t *testing.T) {
 		t.Errorf("the wait was logged %d times, want once", n)
 	}
 }
+
+// upAfter returns a NetworkUp that reports no address for its first n
+// calls, and whether it has reported one yet.
+func upAfter(n int64) (func() bool, func() bool) {
+	var calls atomic.Int64
+	return func() bool { return calls.Add(1) > n }, func() bool { return calls.Load() > n }
+}
+
+// TestFetchByNameWaitsForAnAddress: with AwaitNetwork, a server named by a
+// host name is not looked up (here: dialled) before an interface has an
+// address, and the wait is logged once; without it, nothing waits.
+func TestFetchByNameWaitsForAnAddress(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "named")
+	}))
+	defer srv.Close()
+	for _, await := range []bool{true, false} {
+		networkUp, reported := upAfter(5)
+		var early atomic.Int64
+		dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+			if !reported() {
+				early.Add(1)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+		}
+		f, logs := newFetcher(t, resource.Options{AwaitNetwork: await, NetworkUp: networkUp, DialContext: dial})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		got, err := f.FetchConfig(ctx, res("http://config.example/x"))
+		cancel()
+		if err != nil || string(got) != "named" {
+			t.Fatalf("AwaitNetwork=%v: FetchConfig = %q, %v", await, got, err)
+		}
+		waits := strings.Count(logs.String(), "waiting for an address")
+		switch {
+		case await && (early.Load() != 0 || waits != 1):
+			t.Errorf("AwaitNetwork: %d dials before an address, the wait logged %d times; want none, once", early.Load(), waits)
+		case !await && (early.Load() == 0 || waits != 0):
+			t.Errorf("without AwaitNetwork: %d dials before an address, the wait logged %d times; want the fetch at once", early.Load(), waits)
+		}
+	}
+}
+
+// TestFetchByNameGivesUpWithHTTPTotal: an address that never comes ends
+// the fetch when httpTotal runs out, saying why.
+func TestFetchByNameGivesUpWithHTTPTotal(t *testing.T) {
+	f, _ := newFetcher(t, resource.Options{AwaitNetwork: true, NetworkUp: func() bool { return false }})
+	f.SetTotalTimeout(200 * time.Millisecond)
+	_, err := f.FetchConfig(context.Background(), res("http://config.example/x"))
+	if !errors.Is(err, resource.ErrTimeout) || !strings.Contains(fmt.Sprint(err), "no interface got an address") {
+		t.Fatalf("err = %v, want a timeout waiting for an address", err)
+	}
+}
+
+// TestTFTPByNameWaitsForAnAddress: the same for a TFTP server named by a
+// host name (localhost, which /etc/hosts resolves).
+func TestTFTPByNameWaitsForAnAddress(t *testing.T) {
+	srv := tftptest.NewServer(map[string][]byte{"pxe.ign": []byte("named tftp")})
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Addr())
+	networkUp, reported := upAfter(3)
+	var early atomic.Int64
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		if !reported() {
+			early.Add(1)
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Addr())
+	}
+	f, logs := newFetcher(t, resource.Options{AwaitNetwork: true, NetworkUp: networkUp, DialContext: dial})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got, err := f.FetchConfig(ctx, res("tftp://localhost:"+port+"/pxe.ign"))
+	if err != nil || string(got) != "named tftp" {
+		t.Fatalf("FetchConfig = %q, %v", got, err)
+	}
+	if early.Load() != 0 || strings.Count(logs.String(), "waiting for an address") != 1 {
+		t.Errorf("%d route checks before an address; the wait logged %d times", early.Load(), strings.Count(logs.String(), "waiting for an address"))
+	}
+}
