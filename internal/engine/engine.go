@@ -233,6 +233,10 @@ func stageList() []stage {
 					// In the initramfs only: elsewhere the host loads what it
 					// mounts, and a test must not load modules.
 					LoadModules: inInitramfs(),
+					// flint-neednet started the network without waiting
+					// for it: a custom clevis pin that needs it waits.
+					AwaitNetwork: networkComingUp(r.o.NeedNet),
+					NetworkUp:    resource.NetworkUp,
 				})
 				if err == nil {
 					r.markRootFormatted(&m, filepath.Join(filepath.Dir(r.o.StateFile), RootFormattedFlag))
@@ -391,8 +395,10 @@ func (o Options) withDefaults() Options {
 		if idle == 0 {
 			idle = idleTimeoutKarg(o)
 		}
+		neednet := o.NeedNet
 		o.NewFetcher = func(log *slog.Logger, offline bool) (Fetcher, error) {
-			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version, Platform: platform, IdleTimeout: idle}), nil
+			return resource.New(resource.Options{Logger: log, Offline: offline, Version: version, Platform: platform, IdleTimeout: idle,
+				AwaitNetwork: !offline && networkComingUp(neednet)}), nil
 		}
 	}
 	return o

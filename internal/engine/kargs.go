@@ -43,9 +43,6 @@ const (
 	// after it asked for a reboot: a reboot that has not stopped flint
 	// by then is not coming.
 	KargsRebootWait = 5 * time.Minute
-	// initrdRelease marks the initramfs (os-release(5)); systemd's own
-	// units use the same condition.
-	initrdRelease = "/etc/initrd-release"
 )
 
 // kargsHelper returns the distro's kargs helper: $FLINT_KARGS_HELPER, or
@@ -75,13 +72,6 @@ func initramfsReboot(log *slog.Logger, r kargs.Runner) func(context.Context) err
 		_, err := r.Run(ctx, "systemctl", "reboot")
 		return err
 	}
-}
-
-// inInitramfs says whether flint runs in the initramfs (initrdRelease
-// exists).
-func inInitramfs() bool {
-	_, err := os.Stat(initrdRelease)
-	return err == nil
 }
 
 // KargFetchIdleTimeout is the kernel argument that sets how long a
