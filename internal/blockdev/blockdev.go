@@ -241,8 +241,9 @@ const UdevDB = "/run/udev/data"
 // majorMinor ("8:16"): it wrote its entry, b<major>:<minor>, in the
 // database directory db (UdevDB), as it does at the end of every event of
 // a block device (systemd src/libsystemd/sd-device/device-private.c,
-// device_update_db). That is what makes systemd's .device unit of it
-// active.
+// device_update_db). systemd then marks the device's .device unit active,
+// unless udev's rules said it is not ready yet (SYSTEMD_READY=0: an md
+// array not started, a dm device not resumed).
 func UdevProcessed(db, majorMinor string) bool {
 	_, err := os.Stat(filepath.Join(db, "b"+majorMinor))
 	return err == nil

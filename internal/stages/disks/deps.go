@@ -43,6 +43,15 @@ type Deps struct {
 	// Fetcher fetches LUKS key files and tang advertisements: the
 	// engine's, with its retries, hashes and decompression.
 	Fetcher Fetcher
+	// AwaitNetwork says the network is being brought up (the initramfs
+	// after flint-neednet started it, without waiting for it): before
+	// binding a custom clevis pin that needs the network, the stage
+	// waits for NetworkUp. Fetches (key files, tang advertisements) wait
+	// for their server in Fetcher.
+	AwaitNetwork bool
+	// NetworkUp says whether an interface has an address
+	// (resource.NetworkUp); nil means the network is taken as up.
+	NetworkUp func() bool
 	// KeepKey receives the key of each LUKS volume the files stage must
 	// keep (/etc/luks/<name>), as a data URL: the engine puts it in the
 	// state. A generated key that clevis replaces is not kept.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/sys"
@@ -211,7 +212,40 @@ func (s *stage) formatLuks(ctx context.Context, v *luksRun) error {
 	if err != nil {
 		return fmt.Errorf("luks %s: %w", name, err)
 	}
+	if c := v.cfg.Clevis.Custom; deref(c.Pin) != "" && isTrue(c.NeedsNetwork) {
+		if err := s.awaitNetwork(ctx, "binding LUKS volume "+name+" with its custom clevis pin, which needs the network"); err != nil {
+			return fmt.Errorf("luks %s: %w", name, err)
+		}
+	}
 	return s.luksCommand(ctx, v, "binding LUKS volume "+name+" with clevis", clevisBindArgv(v.node, v.key, pin, cfg))
+}
+
+// networkWait bounds awaitNetwork: what systemd-networkd-wait-online
+// waited for the network before flint-neednet stopped waiting.
+const networkWait = 2 * time.Minute
+
+// awaitNetwork waits, with AwaitNetwork, until an interface has an
+// address, at most networkWait; past that it goes on, and the command
+// that needed the network says why it failed.
+func (s *stage) awaitNetwork(ctx context.Context, why string) error {
+	if !s.AwaitNetwork || s.NetworkUp == nil || s.NetworkUp() {
+		return nil
+	}
+	op := s.op("network", "waiting for the network before "+why)
+	deadline := time.Now().Add(networkWait)
+	for !s.NetworkUp() {
+		if !time.Now().Before(deadline) {
+			op.Log().Warn("no interface got an address: going on without", "waited", networkWait)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return op.Fail(ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+	op.Finish()
+	return nil
 }
 
 // luksCommand runs one command of a volume as an operation.

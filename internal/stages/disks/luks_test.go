@@ -457,3 +457,33 @@ func TestRunNamesAMissingRAIDMemberAndTheWait(t *testing.T) {
 		t.Errorf("Run() wrote %q, want nothing", w)
 	}
 }
+
+// TestRunCustomPinWaitsForTheNetwork: a custom clevis pin that needs the
+// network is bound once an interface has an address when the network is
+// coming up (AwaitNetwork), and at once otherwise.
+func TestRunCustomPinWaitsForTheNetwork(t *testing.T) {
+	cfg := `{"ignition":{"version":"3.4.0"},"storage":{"luks":[{"name":"c","device":"/dev/vda1","wipeVolume":true,
+		"clevis":{"custom":{"pin":"sss","config":"{\"t\":1,\"pins\":{\"tang\":[{\"url\":\"http://tang.example\"}]}}","needsNetwork":true}}}]}}`
+	for _, await := range []bool{true, false} {
+		f := newFakeOS()
+		f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 2048, "a"))
+		var calls int
+		up := func() bool { calls++; return calls > 3 }
+		err, log := runStage(t, f, cfg, func(d *Deps) {
+			d.Fetcher, d.TempDir, d.AwaitNetwork, d.NetworkUp = &fakeFetcher{}, t.TempDir(), await, up
+		})
+		if err != nil {
+			t.Fatalf("AwaitNetwork=%v: Run() = %v", await, err)
+		}
+		if h := f.luks["/dev/vda1"]; h == nil || len(h.clevis) != 1 {
+			t.Fatalf("AwaitNetwork=%v: the volume is %+v, want it bound", await, h)
+		}
+		waited := strings.Contains(log, "[finished] waiting for the network before binding LUKS volume c")
+		switch {
+		case await && (calls != 4 || !waited):
+			t.Errorf("AwaitNetwork: asked %d times, waited %v; want the bind after the address (4 asks)", calls, waited)
+		case !await && (calls != 0 || waited):
+			t.Errorf("without AwaitNetwork: asked %d times, waited %v; want no wait", calls, waited)
+		}
+	}
+}

@@ -52,8 +52,10 @@ const pollInterval = 10 * time.Millisecond
 // the one deadline, and every path still missing at its end is reported,
 // each with how long flint waited. With udev running, a device counts once
 // udev has processed it (UdevProcessed), so that its /dev/disk/by-* links
-// are made and its rules have run: what systemd's .device unit waits for,
-// and Ignition waits for that unit. Not a `udevadm settle`, which waits for
+// are made and its rules have run: what systemd's .device unit waits for
+// too, and Ignition waits for that unit (an array or a LUKS volume is
+// waited for by its /dev/md or /dev/mapper path, which appears when it is
+// ready). Not a `udevadm settle`, which waits for
 // every event in udev's queue, however unrelated (on a first boot, the
 // coldplug of every other device: a quarter of a second of a TCG VM's boot
 // spent on the IDE controller's driver); only where udev keeps no
