@@ -99,6 +99,12 @@ depends() {
     # without RAID or LUKS costs nothing (see install_raid_luks).
     local mods
     mods="systemd systemd-udevd systemd-journald qemu $(flint_network_module)"
+    # As dracut's network module does: the NICs QEMU emulates, when the
+    # image is built in a QEMU guest (hostonly images take their drivers
+    # from the build host).
+    if [[ $mods == *systemd-networkd ]] && is_qemu_virtualized; then
+        mods+=" qemu-net"
+    fi
     echo "$mods"
     return 0
 }
@@ -108,15 +114,14 @@ installkernel() {
     # The filesystems, RAID levels and dm-crypt a config can ask for, so the
     # disks and mount stages work whatever the host's initramfs policy;
     # LUKS2's default cipher is aes-xts-plain64 (xts is a module, and
-    # cryptsetup reaches the kernel's ciphers through AF_ALG). Not
-    # aesni_intel: the CPU's coldplug event loads it (and cryptd) on every
-    # boot, while the first stages run, for a first boot's LUKS volumes
-    # only; the generic AES is built into the kernel, and a distro whose
-    # crypt module brings aesni_intel has it loaded anyway. Missing ones
-    # are skipped (instmods is optional by default).
+    # cryptsetup reaches the kernel's ciphers through AF_ALG), and
+    # aesni_intel: dm-crypt picks a volume's cipher when it opens it, so a
+    # volume the disks stage opens without it stays on the generic AES
+    # until the next reboot. Missing ones are skipped (instmods is
+    # optional by default).
     hostonly='' instmods ext4 xfs btrfs vfat nls_cp437 nls_iso8859-1 nls_ascii nls_utf8 \
         md_mod raid0 raid1 raid10 raid456 crc32c_generic qemu_fw_cfg \
-        dm_mod dm_crypt xts essiv af_alg algif_skcipher
+        dm_mod dm_crypt xts aesni_intel essiv af_alg algif_skcipher
     return 0
 }
 
