@@ -11,7 +11,13 @@
 # of a TCG VM's first boot (tests/vm/bootbench.sh). Distros whose
 # initramfs uses another network handler replace this unit's ExecStart=
 # (docs/distributor-notes.md).
+#
+# The FLINT_NEEDNET_* variables move its files for tests
+# (tests/vm/neednet_test.go).
 set -eu
+
+run_dir=${FLINT_NEEDNET_RUN_DIR:-/run/systemd/network}
+etc_dir=${FLINT_NEEDNET_ETC_DIR:-/etc/systemd/network}
 
 if ! command -v networkctl > /dev/null 2>&1; then
     echo "flint-neednet: no systemd-networkd in this initramfs: relying on the distribution to bring the network up"
@@ -20,16 +26,16 @@ fi
 
 # Whose .network files: the command line's (ip=), the image's, or ours.
 network=none
-for f in /run/systemd/network/*.network /etc/systemd/network/*.network; do
+for f in "$run_dir"/*.network "$etc_dir"/*.network; do
     [ -e "$f" ] && network=given
 done
 if [ "$network" = none ]; then
-    [ -d /run/systemd/network ] || mkdir -p /run/systemd/network
+    [ -d "$run_dir" ] || mkdir -p "$run_dir"
     # printf, a shell builtin, not a here-document into cat: every
     # process started costs a tenth of a second in an emulated VM.
     printf '%s\n' "# Written by flint-neednet: the config needs the network and the kernel" \
         "# command line configured none." "[Match]" "Type=ether" "" "[Network]" "DHCP=yes" \
-        > /run/systemd/network/90-flint-dhcp.network
+        > "$run_dir/90-flint-dhcp.network"
     network=ours
 fi
 
