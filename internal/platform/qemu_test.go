@@ -81,9 +81,11 @@ func TestQEMUFwCfg(t *testing.T) {
 		modprobe error
 		// loading, when set, is what modprobe makes appear.
 		loading func(t *testing.T, root string)
-		want    string
-		wantErr error
-		anyErr  bool
+		// wantModprobe: the blob is not listed when the stage looks.
+		wantModprobe bool
+		want         string
+		wantErr      error
+		anyErr       bool
 	}{
 		{
 			name:  "config",
@@ -96,7 +98,8 @@ func TestQEMUFwCfg(t *testing.T) {
 			want:  string(big),
 		},
 		{
-			name: "no fw_cfg device",
+			name:         "no fw_cfg device",
+			wantModprobe: true,
 			setup: func(t *testing.T, root string) {
 				// The driver loaded, but QEMU has no such blob.
 				if err := os.MkdirAll(filepath.Join(root, fwCfgDir, "by_name", "etc"), 0o755); err != nil {
@@ -106,9 +109,10 @@ func TestQEMUFwCfg(t *testing.T) {
 			wantErr: ErrNoConfig,
 		},
 		{
-			name:    "empty sysfs",
-			setup:   func(t *testing.T, root string) {},
-			wantErr: ErrNoConfig,
+			name:         "empty sysfs",
+			wantModprobe: true,
+			setup:        func(t *testing.T, root string) {},
+			wantErr:      ErrNoConfig,
 		},
 		{
 			name:    "empty blob",
@@ -160,18 +164,20 @@ func TestQEMUFwCfg(t *testing.T) {
 			want:     cfg,
 		},
 		{
-			name:     "modprobe fails, no driver",
-			setup:    func(t *testing.T, root string) {},
-			modprobe: errFakeModprobe,
-			wantErr:  errFakeModprobe,
+			name:         "modprobe fails, no driver",
+			wantModprobe: true,
+			setup:        func(t *testing.T, root string) {},
+			modprobe:     errFakeModprobe,
+			wantErr:      errFakeModprobe,
 		},
 		{
 			// udev is loading the driver as the stage looks: the blob
 			// is there once modprobe returns.
-			name:    "driver loading",
-			setup:   func(t *testing.T, root string) {},
-			loading: func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)) },
-			want:    cfg,
+			name:         "driver loading",
+			wantModprobe: true,
+			setup:        func(t *testing.T, root string) {},
+			loading:      func(t *testing.T, root string) { writeFwCfg(t, root, []byte(cfg), len(cfg)) },
+			want:         cfg,
 		},
 	}
 	for _, tt := range tests {
@@ -180,7 +186,7 @@ func TestQEMUFwCfg(t *testing.T) {
 			tt.setup(t, root)
 			// modprobe runs only when the blob is not there yet.
 			var want [][]string
-			if _, err := os.Stat(filepath.Join(root, fwCfgConfigDir, "size")); err != nil {
+			if tt.wantModprobe {
 				want = [][]string{{"modprobe", "qemu_fw_cfg"}}
 			}
 			r := &argvRunner{fail: map[string]error{"modprobe qemu_fw_cfg": tt.modprobe}}
