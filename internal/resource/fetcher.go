@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flintboot/flint/config"
@@ -113,6 +114,10 @@ type Fetcher struct {
 	// meta talks to link-local metadata services (EC2, GCE, Azure) for cloud
 	// credentials: never through a proxy, with short timeouts.
 	meta *http.Client
+	// netSeen: an interface had an address once (networkUp), so the
+	// fetches after it ask no more (in the initramfs the network does
+	// not go away under the stages).
+	netSeen atomic.Bool
 
 	mu        sync.Mutex
 	net       netConfig

@@ -54,11 +54,21 @@ func NetworkUp() bool {
 	return false
 }
 
+// networkUp is NetworkUp (or Options.NetworkUp), asked until it first
+// says yes: a fetch of thousands of files asks once, not once a file.
 func (f *Fetcher) networkUp() bool {
-	if f.opts.NetworkUp != nil {
-		return f.opts.NetworkUp()
+	if f.netSeen.Load() {
+		return true
 	}
-	return NetworkUp()
+	up := NetworkUp
+	if f.opts.NetworkUp != nil {
+		up = f.opts.NetworkUp
+	}
+	if !up() {
+		return false
+	}
+	f.netSeen.Store(true)
+	return true
 }
 
 // noRoute says whether err is the kernel finding no route to the server:
