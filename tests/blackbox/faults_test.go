@@ -352,13 +352,7 @@ func TestFilesStageKilledAndRerun(t *testing.T) {
 	// A bound on every run: a stage that hangs fails the test instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	files := func(root, run string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, bin, "run", "-platform", "file", "-stage", "files", "-root", root,
-			"-config-cache", filepath.Join(run, "ignition.json"), "-state-file", filepath.Join(run, "ignition", "state"),
-			"-neednet", filepath.Join(run, "ignition", "neednet"), "-log-to-stdout")
-		cmd.Env = m.env
-		return cmd
-	}
+	files := func(root, run string) *exec.Cmd { return filesStageCmd(ctx, bin, m.env, root, run) }
 
 	root, run := boot("clean")
 	start := time.Now()
@@ -413,6 +407,17 @@ func TestFilesStageKilledAndRerun(t *testing.T) {
 // killPoints is the random source of a kill test's kill points, seeded
 // from FLINT_KILL_SEED when set (to replay a run), else from the clock;
 // the seed is logged.
+// filesStageCmd is the files stage of the rerun tests on the target root,
+// with the cache, the state and the neednet flag under the run directory
+// run, as a fresh /run of one boot.
+func filesStageCmd(ctx context.Context, bin string, env []string, root, run string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, "run", "-platform", "file", "-stage", "files", "-root", root,
+		"-config-cache", filepath.Join(run, "ignition.json"), "-state-file", filepath.Join(run, "ignition", "state"),
+		"-neednet", filepath.Join(run, "ignition", "neednet"), "-log-to-stdout")
+	cmd.Env = env
+	return cmd
+}
+
 func killPoints(t *testing.T) *rand.Rand {
 	t.Helper()
 	seed := uint64(time.Now().UnixNano())

@@ -90,13 +90,7 @@ func TestFilesStagePowerLossAndRerun(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	files := func(root, run string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, bin, "run", "-platform", "file", "-stage", "files", "-root", root,
-			"-config-cache", filepath.Join(run, "ignition.json"), "-state-file", filepath.Join(run, "ignition", "state"),
-			"-neednet", filepath.Join(run, "ignition", "neednet"), "-log-to-stdout")
-		cmd.Env = m.env
-		return cmd
-	}
+	files := func(root, run string) *exec.Cmd { return filesStageCmd(ctx, bin, m.env, root, run) }
 
 	root, run := boot("clean")
 	start := time.Now()
