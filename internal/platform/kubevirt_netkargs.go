@@ -154,6 +154,30 @@ func kvIPs(v any, listWhat, itemWhat string) ([]net.IP, error) {
 	return out, nil
 }
 
+// kvRoutes reads the list of routes v of what (an interface or subnet),
+// each by parse, which reads one route's keys; a route is named "what
+// route N" in errors.
+func kvRoutes(v any, what string, parse func(route map[string]any, what string) (kvRoute, error)) ([]kvRoute, error) {
+	l, err := netList(v, what+" routes")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]kvRoute, 0, len(l))
+	for k, r := range l {
+		what := fmt.Sprintf("%s route %d", what, k)
+		route, err := netMap(r, what)
+		if err != nil {
+			return nil, err
+		}
+		kr, err := parse(route, what)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kr)
+	}
+	return out, nil
+}
+
 // kvSortIfaces puts named interfaces first, by name; the others keep
 // their order.
 func kvSortIfaces(ifaces []kvIface) {
@@ -262,19 +286,10 @@ func kubeVirtV1(root map[string]any) ([]kvIface, error) {
 			case typ == "dhcp6":
 				iface.dhcp6 = true
 			}
-			routes, err := netList(subnet["routes"], what+" routes")
-			if err != nil {
-				return nil, err
-			}
-			for k, r := range routes {
-				what := fmt.Sprintf("%s route %d", what, k)
-				route, err := netMap(r, what)
-				if err != nil {
-					return nil, err
-				}
+			routes, err := kvRoutes(subnet["routes"], what, func(route map[string]any, what string) (kvRoute, error) {
 				gw, err := kvIP(netString(route["gateway"]), what+" gateway")
 				if err != nil {
-					return nil, err
+					return kvRoute{}, err
 				}
 				var dst *net.IPNet
 				switch {
@@ -282,17 +297,18 @@ func kubeVirtV1(root map[string]any) ([]kvIface, error) {
 					dst, err = kvNet(netString(route["destination"]), what+" destination")
 				case netString(route["network"]) != "":
 					if netString(route["netmask"]) == "" {
-						return nil, fmt.Errorf("%s: a network without a netmask: %w", what, errNetConfig)
+						return kvRoute{}, fmt.Errorf("%s: a network without a netmask: %w", what, errNetConfig)
 					}
 					dst, err = kvMasked(netString(route["network"]), netString(route["netmask"]), what+" network")
 				default:
-					return nil, fmt.Errorf("%s: neither destination nor network: %w", what, errNetConfig)
+					return kvRoute{}, fmt.Errorf("%s: neither destination nor network: %w", what, errNetConfig)
 				}
-				if err != nil {
-					return nil, err
-				}
-				iface.routes = append(iface.routes, kvRoute{dst, gw})
+				return kvRoute{dst, gw}, err
+			})
+			if err != nil {
+				return nil, err
 			}
+			iface.routes = append(iface.routes, routes...)
 			if len(routes) == 0 && netString(subnet["gateway"]) != "" {
 				gw, err := kvIP(netString(subnet["gateway"]), what+" gateway")
 				if err != nil {
@@ -349,26 +365,18 @@ func kubeVirtV2(root map[string]any) ([]kvIface, error) {
 			}
 			iface.addrs = append(iface.addrs, n)
 		}
-		routes, err := netList(eth["routes"], what+" routes")
+		routes, err := kvRoutes(eth["routes"], what, func(route map[string]any, what string) (kvRoute, error) {
+			dst, err := kvNet(netString(route["to"]), what+" to")
+			if err != nil {
+				return kvRoute{}, err
+			}
+			gw, err := kvIP(netString(route["via"]), what+" via")
+			return kvRoute{dst, gw}, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		for k, r := range routes {
-			what := fmt.Sprintf("%s route %d", what, k)
-			route, err := netMap(r, what)
-			if err != nil {
-				return nil, err
-			}
-			dst, err := kvNet(netString(route["to"]), what+" to")
-			if err != nil {
-				return nil, err
-			}
-			gw, err := kvIP(netString(route["via"]), what+" via")
-			if err != nil {
-				return nil, err
-			}
-			iface.routes = append(iface.routes, kvRoute{dst, gw})
-		}
+		iface.routes = append(iface.routes, routes...)
 		if len(routes) == 0 {
 			for _, k := range []string{"gateway4", "gateway6"} {
 				if g := netString(eth[k]); g != "" {
@@ -490,26 +498,18 @@ func kubeVirtConfigDriveIfaces(tree any) ([]kvIface, error) {
 			for _, ip := range ns {
 				iface.addNameserver(ip)
 			}
-			routes, err := netList(nw["routes"], what+" routes")
+			routes, err := kvRoutes(nw["routes"], what, func(route map[string]any, what string) (kvRoute, error) {
+				dst, err := kvMasked(netString(route["network"]), netString(route["netmask"]), what+" network")
+				if err != nil {
+					return kvRoute{}, err
+				}
+				gw, err := kvIP(netString(route["gateway"]), what+" gateway")
+				return kvRoute{dst, gw}, err
+			})
 			if err != nil {
 				return nil, err
 			}
-			for k, r := range routes {
-				what := fmt.Sprintf("%s route %d", what, k)
-				route, err := netMap(r, what)
-				if err != nil {
-					return nil, err
-				}
-				dst, err := kvMasked(netString(route["network"]), netString(route["netmask"]), what+" network")
-				if err != nil {
-					return nil, err
-				}
-				gw, err := kvIP(netString(route["gateway"]), what+" gateway")
-				if err != nil {
-					return nil, err
-				}
-				iface.routes = append(iface.routes, kvRoute{dst, gw})
-			}
+			iface.routes = append(iface.routes, routes...)
 		}
 		if !has {
 			continue
