@@ -81,18 +81,26 @@ func netAddr(v any, what string) (string, error) {
 	return ip.String(), nil
 }
 
-// networkInterfaces reads a network description: OpenStack's (links and
-// networks) or cloud-init's version 1 (config) or 2 (ethernets), the
-// latter possibly under a top-level network key, as cloud-init allows.
-func networkInterfaces(tree any) ([]netIface, error) {
+// netConfigRoot is a network description's top-level object: the
+// document's, or its network key's, as cloud-init allows.
+func netConfigRoot(tree any) (map[string]any, error) {
 	root, err := netMap(tree, "the document")
 	if err != nil {
 		return nil, err
 	}
 	if inner, ok := root["network"]; ok {
-		if root, err = netMap(inner, "network"); err != nil {
-			return nil, err
-		}
+		return netMap(inner, "network")
+	}
+	return root, nil
+}
+
+// networkInterfaces reads a network description: OpenStack's (links and
+// networks) or cloud-init's version 1 (config) or 2 (ethernets), the
+// latter possibly under a top-level network key, as cloud-init allows.
+func networkInterfaces(tree any) ([]netIface, error) {
+	root, err := netConfigRoot(tree)
+	if err != nil {
+		return nil, err
 	}
 	_, links := root["links"]
 	_, networks := root["networks"]

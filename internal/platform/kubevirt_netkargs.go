@@ -197,14 +197,9 @@ func kvSortIfaces(ifaces []kvIface) {
 // kubeVirtNoCloudIfaces reads a network-config: version 1 when it has a
 // config list, else version 2 (Afterburn tells them apart by shape).
 func kubeVirtNoCloudIfaces(tree any) ([]kvIface, error) {
-	root, err := netMap(tree, "the document")
+	root, err := netConfigRoot(tree)
 	if err != nil {
 		return nil, err
-	}
-	if inner, ok := root["network"]; ok {
-		if root, err = netMap(inner, "network"); err != nil {
-			return nil, err
-		}
 	}
 	if root["config"] != nil {
 		return kubeVirtV1(root)
