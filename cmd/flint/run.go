@@ -47,6 +47,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		return usageError{"no command given\n\n" + usage}
 	}
+	if f, ok := personality(args[0]); ok {
+		return f(ctx, args[1:], stdin, stdout, stderr)
+	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "validate":
 		return runValidate(rest, stdin, stdout, stderr)
@@ -86,9 +89,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var se setupError
+	var es exitStatus
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &es):
+		// A front end's result, in its upstream tool's words.
+		if es.msg != "" {
+			fmt.Fprintln(stderr, escape.Line(es.msg))
+		}
+		return es.code
 	case errors.As(err, &ue):
 		// Written by flint, with the usage text on the lines after.
 		fmt.Fprintln(stderr, "flint: "+ue.msg)
