@@ -1,0 +1,140 @@
+package flags
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func testTool() *Command {
+	return &Command{
+		Name:    "tool",
+		Version: "1.2.3",
+		Subcommands: []*Command{{
+			Name:  "embed",
+			About: "Embed a config",
+			Options: []Option{
+				{Long: "force", Short: 'f', Help: "Overwrite"},
+				{Long: "ignition-file", Short: 'i', Value: "path", Help: "Config"},
+				{Long: "output", Short: 'o', Value: "PATH", Help: "Output"},
+				{Long: "karg", Short: 'a', Value: "KARG", Repeat: true, Help: "Append"},
+				{Long: "save-partlabel", Value: "LX", Repeat: true, Delim: ',', Help: "Save"},
+				{Long: "format", Value: "FMT", Choices: []string{"json", "yaml"}, Default: "json", Help: "Format"},
+				{Long: "verbose", Short: 'v', Help: "More"},
+				{Long: "copy-network", Short: 'n', Aliases: []string{"copy-net"}, Help: "Copy"},
+			},
+			Args: []Arg{{Name: "ISO", Help: "ISO image"}},
+		}, {
+			Name: "show",
+			Args: []Arg{{Name: "ISO"}, {Name: "GLOB", Optional: true, Multiple: true}},
+		}},
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		argv  []string
+		check func(p *Parsed) bool
+	}{
+		{[]string{"embed", "-i", "c.ign", "x.iso"}, func(p *Parsed) bool {
+			return p.String("ignition-file") == "c.ign" && slices.Equal(p.Args, []string{"x.iso"})
+		}},
+		{[]string{"embed", "x.iso", "--ignition-file=c.ign", "-fv"}, func(p *Parsed) bool {
+			return p.String("ignition-file") == "c.ign" && p.Bool("force") && p.Bool("verbose") && p.Args[0] == "x.iso"
+		}},
+		{[]string{"embed", "-ic.ign", "-o", "-", "x.iso"}, func(p *Parsed) bool {
+			return p.String("ignition-file") == "c.ign" && p.String("output") == "-"
+		}},
+		{[]string{"embed", "-fi", "c.ign", "x.iso"}, func(p *Parsed) bool {
+			return p.Bool("force") && p.String("ignition-file") == "c.ign"
+		}},
+		{[]string{"embed", "-a", "x=1", "--karg", "y", "x.iso"}, func(p *Parsed) bool {
+			return slices.Equal(p.Strings("karg"), []string{"x=1", "y"})
+		}},
+		{[]string{"embed", "--save-partlabel", "a,b", "--save-partlabel=c", "x.iso"}, func(p *Parsed) bool {
+			return slices.Equal(p.Strings("save-partlabel"), []string{"a", "b", "c"})
+		}},
+		{[]string{"embed", "x.iso"}, func(p *Parsed) bool {
+			return p.String("format") == "json" && !p.Has("format") && p.String("output") == ""
+		}},
+		{[]string{"embed", "--copy-net", "--", "-weird.iso"}, func(p *Parsed) bool {
+			return p.Bool("copy-network") && p.Args[0] == "-weird.iso"
+		}},
+		{[]string{"show", "a.iso", "g1", "g2"}, func(p *Parsed) bool {
+			return slices.Equal(p.Args, []string{"a.iso", "g1", "g2"}) && slices.Equal(p.Path, []string{"tool", "show"})
+		}},
+		{[]string{"show", "a.iso"}, func(p *Parsed) bool { return len(p.Args) == 1 }},
+	} {
+		p, err := testTool().Parse(tc.argv)
+		if err != nil {
+			t.Errorf("Parse(%q) = %v, want success", tc.argv, err)
+			continue
+		}
+		if !tc.check(p) {
+			t.Errorf("Parse(%q) = %+v (values %v), not as expected", tc.argv, p, p.values)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		kind Kind
+		want string
+	}{
+		{[]string{"embed", "--bogus", "x.iso"}, Usage, "error: unexpected argument '--bogus' found"},
+		{[]string{"embed", "--forse", "x.iso"}, Usage, "tip: a similar argument exists: '--force'"},
+		{[]string{"embed", "-z", "x.iso"}, Usage, "error: unexpected argument '-z' found"},
+		{[]string{"embed", "-i"}, Usage, "error: a value is required for '--ignition-file <path>' but none was supplied"},
+		{[]string{"embed", "-i", "--force", "x.iso"}, Usage, "a value is required for '--ignition-file <path>'"},
+		{[]string{"embed", "-o", "a", "-o", "b", "x.iso"}, Usage, "error: the argument '--output <PATH>' cannot be used multiple times"},
+		{[]string{"embed", "--force=yes", "x.iso"}, Usage, "error: unexpected value 'yes' for '--force' found; no more were expected"},
+		{[]string{"embed", "--format", "xml", "x.iso"}, Usage, "error: invalid value 'xml' for '--format <FMT>'\n  [possible values: json, yaml]"},
+		{[]string{"embed"}, Usage, "error: the following required arguments were not provided:\n  <ISO>\n\nUsage: tool embed [OPTIONS] <ISO>\n\nFor more information, try '--help'.\n"},
+		{[]string{"embed", "a", "b"}, Usage, "error: unexpected argument 'b' found"},
+		{[]string{"frob"}, Usage, "error: unrecognized subcommand 'frob'\n\nUsage: tool <COMMAND>"},
+		{[]string{}, Usage, "Commands:\n  embed"},
+		{[]string{"--help"}, Help, "Usage: tool <COMMAND>"},
+		{[]string{"show", "--help"}, Help, "Usage: tool show <ISO> [GLOB]..."},
+		{[]string{"embed", "-h"}, Help, "  -i, --ignition-file <path>"},
+		{[]string{"embed", "x", "--help"}, Help, "--format <FMT>      Format [default: json] [possible values: json, yaml]"},
+		{[]string{"--version"}, Version, "tool 1.2.3\n"},
+		{[]string{"-V"}, Version, "tool 1.2.3\n"},
+	} {
+		_, err := testTool().Parse(tc.argv)
+		var fe *Error
+		if !errors.As(err, &fe) {
+			t.Errorf("Parse(%q) = %v, want a flags error", tc.argv, err)
+			continue
+		}
+		if fe.Kind != tc.kind || !strings.Contains(fe.Message, tc.want) {
+			t.Errorf("Parse(%q) = kind %d %q, want kind %d containing %q", tc.argv, fe.Kind, fe.Message, tc.kind, tc.want)
+		}
+		if want := map[Kind]int{Usage: 2, Help: 0, Version: 0}[tc.kind]; fe.ExitCode() != want {
+			t.Errorf("Parse(%q).ExitCode() = %d, want %d", tc.argv, fe.ExitCode(), want)
+		}
+	}
+}
+
+func TestWalk(t *testing.T) {
+	var got []string
+	testTool().Walk(func(path []string, c *Command) { got = append(got, strings.Join(path, " ")) })
+	if want := []string{"tool", "tool embed", "tool show"}; !slices.Equal(got, want) {
+		t.Errorf("Walk = %q, want %q", got, want)
+	}
+}
+
+func TestConflictsAndRequired(t *testing.T) {
+	c := &Command{Name: "x", Options: []Option{
+		{Long: "cmdline", Conflicts: []string{"provider"}},
+		{Long: "provider", Value: "NAME"},
+		{Long: "need", Value: "V", Required: true},
+	}}
+	if _, err := c.Parse([]string{"--need", "1", "--cmdline", "--provider", "aws"}); err == nil || !strings.Contains(err.Error(), "error: the argument '--cmdline' cannot be used with '--provider <NAME>'") {
+		t.Errorf("Parse(conflicting) = %v, want a conflict error", err)
+	}
+	if _, err := c.Parse(nil); err == nil || !strings.Contains(err.Error(), "required arguments were not provided:\n  --need <V>") {
+		t.Errorf("Parse(nil) = %v, want the required option named", err)
+	}
+}
