@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/initrd"
 	"github.com/flintboot/flint/internal/install"
@@ -62,6 +63,13 @@ func isoCommand() *flags.Command {
 		}, Args: []flags.Arg{argISO}},
 		{Name: "show", About: "Show the embedded Ignition config from an ISO image", Hidden: true, Args: []flags.Arg{argISO}},
 		{Name: "remove", About: "Remove an existing embedded Ignition config from an ISO image", Hidden: true, Options: []flags.Option{optOutput("path")}, Args: []flags.Arg{argISO}},
+		{Name: "customize", About: "Customize a CoreOS live ISO image", Options: append(customizeOptions(),
+			flags.Option{Long: "live-karg-append", Value: "arg", Repeat: true, Help: "Live kernel argument to append"},
+			flags.Option{Long: "live-karg-delete", Value: "arg", Repeat: true, Help: "Live kernel argument to delete"},
+			flags.Option{Long: "live-karg-replace", Value: "k=o=n", Repeat: true, Help: "Live kernel argument to replace"},
+			flags.Option{Long: "force", Short: 'f', Help: "Overwrite existing customizations"},
+			optOutput("path"),
+		), Args: []flags.Arg{argISO}},
 		{Name: "ignition", About: "Embed an Ignition config in a CoreOS live ISO image", Subcommands: []*flags.Command{
 			{Name: "embed", About: "Embed an Ignition config in an ISO image", Options: []flags.Option{optForce, optIgnIn, optOutput("path")}, Args: []flags.Arg{argISO}},
 			{Name: "show", About: "Show the embedded Ignition config from an ISO image", Args: []flags.Arg{argISO}},
@@ -245,6 +253,8 @@ func runISO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 			return nil
 		})
+	case "customize":
+		return isoCustomize(ctx, p, stdout, stderr)
 	case "extract pxe":
 		return isoExtractPxe(iso, p.String("output-dir"), stdout)
 	case "extract minimal-iso":
@@ -341,6 +351,21 @@ func isoIgnitionEmbed(iso, in, output string, force bool, stdin io.Reader, stdou
 	cfg, err := readSource(in, stdin)
 	if err != nil {
 		return err
+	}
+	// A Butane config is translated (a JSON one, never a Butane config,
+	// is embedded byte for byte, valid or not, as upstream does).
+	if butane.IsButane(cfg) {
+		res, err := butane.Translate(cfg, butane.Options{FilesDir: filepath.Dir(in)})
+		if err == nil && res.MachineConfig {
+			err = errors.New("an openshift MachineConfig is not an Ignition config")
+		}
+		if res.Report.IsFatal() {
+			return fmt.Errorf("translating Butane config: %s", strings.ReplaceAll(strings.TrimSpace(res.Report.String()), "\n", "; "))
+		}
+		if err != nil {
+			return fmt.Errorf("translating Butane config: %w", err)
+		}
+		cfg = append(res.Config, '\n')
 	}
 	return isoEdit(iso, output, stdout, func(img *live.Image) error {
 		if !force && img.HaveIgnition() {
@@ -631,21 +656,17 @@ func readInitrd(path string, globs []string, stdin io.Reader) (map[string][]byte
 		}
 		res = append(res, re)
 	}
-	files, err := initrd.Read(r)
+	keep := func(p string) bool {
+		for _, re := range res {
+			if re.MatchString(p) {
+				return true
+			}
+		}
+		return len(res) == 0
+	}
+	files, err := initrd.ReadFiltered(r, keep)
 	if err != nil {
 		return nil, fmt.Errorf("decoding initrd: %w", err)
-	}
-	if len(res) == 0 {
-		return files, nil
-	}
-	for p := range files {
-		keep := false
-		for _, re := range res {
-			keep = keep || re.MatchString(p)
-		}
-		if !keep {
-			delete(files, p)
-		}
 	}
 	return files, nil
 }

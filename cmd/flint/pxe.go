@@ -21,6 +21,7 @@ const pxeUsage = `usage: flint pxe ignition wrap [-i CONFIG] [-o IMAGE]
        flint pxe ignition unwrap [IMAGE]
        flint pxe network wrap -k KEYFILE... [-o IMAGE]
        flint pxe network unwrap [-C DIR] [IMAGE]
+       flint pxe customize [OPTIONS] -o OUT INITRD (flint pxe customize --help)
 
 wrap puts a config in an initrd to append to a PXE boot (config.ign at its
 root, an xz-compressed newc cpio archive, as coreos-installer writes it);
@@ -32,6 +33,9 @@ of such an initrd. Standard input and output stand in for missing files.`
 func runPxe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "network" {
 		return runPxeNetwork(ctx, args, stdin, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "customize" {
+		return runPxeCustomize(ctx, args, stdout, stderr)
 	}
 	if len(args) < 2 || args[0] != "ignition" {
 		return usageError{pxeUsage}

@@ -135,9 +135,16 @@ func (c *cpioWriter) entry(name string, mode uint32, data []byte) {
 // from_reader_filtered); concatenated compressed streams are read too. A
 // later copy of a path wins, as in the kernel. Members up to 64 MiB are
 // kept.
-func Read(r io.Reader) (map[string][]byte, error) {
+func Read(r io.Reader) (map[string][]byte, error) { return ReadFiltered(r, nil) }
+
+// ReadFiltered is Read keeping only the files whose path keep accepts (all
+// for nil): the others are skipped, not held in memory.
+func ReadFiltered(r io.Reader, keep func(string) bool) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	if err := readAny(bufio.NewReader(r), out); err != nil {
+	if keep == nil {
+		keep = func(string) bool { return true }
+	}
+	if err := readAny(bufio.NewReader(r), out, keep); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -147,7 +154,7 @@ func Read(r io.Reader) (map[string][]byte, error) {
 // compressed streams holding archives, with zero padding between them. A
 // gzip member is read alone (its end is known), so that padding or another
 // format may follow it; xz and zstd streams run to the end.
-func readAny(br *bufio.Reader, out map[string][]byte) error {
+func readAny(br *bufio.Reader, out map[string][]byte, keep func(string) bool) error {
 	for {
 		for {
 			b, err := br.Peek(1)
@@ -170,7 +177,7 @@ func readAny(br *bufio.Reader, out map[string][]byte) error {
 				return fmt.Errorf("initrd: gzip: %w", err)
 			}
 			z.Multistream(false)
-			if err := readCpio(bufio.NewReader(z), out); err != nil {
+			if err := readCpio(bufio.NewReader(z), out, keep); err != nil {
 				return err
 			}
 			continue
@@ -179,16 +186,16 @@ func readAny(br *bufio.Reader, out map[string][]byte) error {
 			if err != nil {
 				return fmt.Errorf("initrd: xz: %w", err)
 			}
-			return readCpio(bufio.NewReader(z), out)
+			return readCpio(bufio.NewReader(z), out, keep)
 		case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 			z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 			if err != nil {
 				return fmt.Errorf("initrd: zstd: %w", err)
 			}
 			defer z.Close()
-			return readCpio(bufio.NewReader(z), out)
+			return readCpio(bufio.NewReader(z), out, keep)
 		case bytes.HasPrefix(head, []byte(newcMagic)) || bytes.HasPrefix(head, []byte("070702")):
-			return readCpio(br, out)
+			return readCpio(br, out, keep)
 		default:
 			return errors.New("initrd: neither a newc cpio archive nor gzip, xz or zstd")
 		}
@@ -197,7 +204,7 @@ func readAny(br *bufio.Reader, out map[string][]byte) error {
 
 // readCpio reads archives from r into out until its end; a compressed
 // stream after an archive's padding is read by readAny.
-func readCpio(r *bufio.Reader, out map[string][]byte) error {
+func readCpio(r *bufio.Reader, out map[string][]byte, keep func(string) bool) error {
 	var off int64
 	read := func(b []byte) error {
 		n, err := io.ReadFull(r, b)
@@ -227,7 +234,7 @@ func readCpio(r *bufio.Reader, out map[string][]byte) error {
 			off++
 		}
 		if head, _ := r.Peek(6); !bytes.HasPrefix(head, []byte(newcMagic)) && !bytes.HasPrefix(head, []byte("070702")) {
-			return readAny(r, out)
+			return readAny(r, out, keep)
 		}
 		for {
 			hdr := make([]byte, 110)
@@ -257,7 +264,7 @@ func readCpio(r *bufio.Reader, out map[string][]byte) error {
 			if n == trailer {
 				break
 			}
-			if mode&0o170000 == 0o100000 && size <= maxMember {
+			if mode&0o170000 == 0o100000 && size <= maxMember && keep(strings.TrimPrefix(n, "./")) {
 				data := make([]byte, size)
 				if err := read(data); err != nil {
 					return fmt.Errorf("initrd: %s: %w", n, err)
