@@ -68,9 +68,17 @@ type Region struct {
 	modified bool
 }
 
+// maxRegion bounds an area read into memory: the real ones are 256 KiB
+// (Ignition) and 2 KiB (kernel arguments); a corrupt igninfo.json must
+// not make flint allocate gigabytes.
+const maxRegion = 64 << 20
+
 func readRegion(r io.ReaderAt, off int64, length int) ([]byte, error) {
 	if off < 0 || length < 0 {
 		return nil, fmt.Errorf("region at %d of %d bytes is out of bounds", off, length)
+	}
+	if length > maxRegion {
+		return nil, fmt.Errorf("region at %d of %d bytes is larger than %d", off, length, maxRegion)
 	}
 	buf := make([]byte, length)
 	if _, err := r.ReadAt(buf, off); err != nil {
@@ -118,8 +126,8 @@ func Open(r io.ReaderAt, size int64) (*Image, error) {
 
 type ignInfo struct {
 	File   string `json:"file"`
-	Offset *int64 `json:"offset"`
-	Length *int   `json:"length"`
+	Offset *uint32 `json:"offset"`
+	Length *uint32 `json:"length"`
 }
 
 func (img *Image) readInitrd() error {
@@ -144,11 +152,11 @@ func (img *Image) readInitrd() error {
 	}
 	var off int64
 	if info.Offset != nil {
-		off = *info.Offset
+		off = int64(*info.Offset)
 	}
 	length := int(f.Length) - int(off)
 	if info.Length != nil {
-		length = *info.Length
+		length = int(*info.Length)
 	}
 	data, err := readRegion(img.r, f.Offset()+off, length)
 	if err != nil {
@@ -262,7 +270,7 @@ type kargsInfo struct {
 	Default string `json:"default"`
 	Files   []struct {
 		Path   string  `json:"path"`
-		Offset int64   `json:"offset"`
+		Offset uint32  `json:"offset"`
 		Pad    *string `json:"pad"`
 		End    *string `json:"end"`
 	} `json:"files"`
@@ -302,7 +310,7 @@ func (img *Image) readKargs() (*kargAreas, error) {
 				return nil, fmt.Errorf("decoding kargs embed area info: %q is not one character", *c)
 			}
 		}
-		r := &Region{Offset: f.Offset() + loc.Offset, Length: info.Size, Pad: loc.Pad, End: loc.End}
+		r := &Region{Offset: f.Offset() + int64(loc.Offset), Length: info.Size, Pad: loc.Pad, End: loc.End}
 		if r.contents, err = readRegion(img.r, r.Offset, r.Length); err != nil {
 			return nil, fmt.Errorf("reading kargs embed area: %w", err)
 		}

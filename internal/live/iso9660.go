@@ -305,6 +305,9 @@ func (iso *ISO) File(path string) (Record, error) {
 // ReadFile reads a file of the image whole; files of the embed areas'
 // metadata are a few KiB.
 func (iso *ISO) ReadFile(r Record) ([]byte, error) {
+	if r.Length > 16<<20 {
+		return nil, fmt.Errorf("reading %s: %d bytes is too large for a metadata file", r.Name, r.Length)
+	}
 	buf := make([]byte, r.Length)
 	if _, err := iso.r.ReadAt(buf, r.Offset()); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", r.Name, err)

@@ -336,3 +336,31 @@ func TestWalk(t *testing.T) {
 		t.Errorf("Lookup(missing) = %v, want ErrNotFound", err)
 	}
 }
+
+// TestCorruptMetadata refuses images whose metadata point out of the
+// image or ask for absurd amounts of memory.
+func TestCorruptMetadata(t *testing.T) {
+	for name, ign := range map[string]string{
+		"length too large":  `{"file": "images/ignition.img", "length": 4000000000}`,
+		"offset negative":   `{"file": "images/ignition.img", "offset": -4096}`,
+		"past the image":    `{"file": "images/ignition.img", "offset": 100000000}`,
+		"missing file":      `{"file": "images/nothing.img"}`,
+		"not JSON":          `{"file": `,
+		"directory as file": `{"file": "images"}`,
+	} {
+		img, _ := livetest.Build([]livetest.File{
+			{Path: "COREOS/IGNINFO.JSO", Data: []byte(ign)},
+			{Path: "IMAGES/IGNITION.IMG", Data: make([]byte, 4096)},
+		})
+		if _, err := Open(bytes.NewReader(img), int64(len(img))); !errors.Is(err, ErrNotLive) {
+			t.Errorf("%s: Open = %v, want %v", name, err, ErrNotLive)
+		}
+	}
+	// Random bytes over every sector of a real layout never panic.
+	b, _ := livetest.Generation("2021-12")
+	for off := 0; off < len(b); off += 997 {
+		c := bytes.Clone(b)
+		rand.Read(c[off : off+min(64, len(c)-off)])
+		Open(bytes.NewReader(c), int64(len(c)))
+	}
+}
