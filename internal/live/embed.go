@@ -125,7 +125,7 @@ func Open(r io.ReaderAt, size int64) (*Image, error) {
 }
 
 type ignInfo struct {
-	File   string `json:"file"`
+	File   string  `json:"file"`
 	Offset *uint32 `json:"offset"`
 	Length *uint32 `json:"length"`
 }
