@@ -141,6 +141,9 @@ func readCustomization(ctx context.Context, p *flags.Parsed, f live.Features, st
 		DestKargAppend: p.Strings("dest-karg-append"),
 		DestKargDelete: p.Strings("dest-karg-delete"),
 	}
+	if n := consoleKargNote(c.DestKargAppend, "--dest-karg-append", "--dest-console"); n != "" {
+		fmt.Fprint(stderr, n)
+	}
 	var err error
 	for _, path := range p.Strings("dest-ignition") {
 		cfg, err := readConfigArg(path, stderr)
@@ -350,4 +353,48 @@ func runPxeCustomize(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	return nil
+}
+
+// consoleKargNote is upstream's hint (src/cmdline/console.rs,
+// maybe_warn_on_kargs) when console= kernel arguments, all of them
+// consoles flint can parse, are given where the console option would set
+// the boot loader's console too; wrapped at 80 columns without breaking an
+// option from its value.
+func consoleKargNote(kargs []string, kargOpt, consoleOpt string) string {
+	var specs []string
+	for _, k := range kargs {
+		v, ok := strings.CutPrefix(k, "console=")
+		if !ok {
+			continue
+		}
+		if _, err := install.ParseConsole(v); err != nil {
+			return ""
+		}
+		specs = append(specs, v)
+	}
+	if len(specs) == 0 {
+		return ""
+	}
+	const nbsp = "\u00a0"
+	var use, instead []string
+	for _, v := range specs {
+		use = append(use, consoleOpt+nbsp+v)
+		instead = append(instead, kargOpt+nbsp+"console="+v)
+	}
+	msg := fmt.Sprintf("Note: consider using \"%s\" instead of \"%s\" to configure both kernel and bootloader consoles.", strings.Join(use, nbsp), strings.Join(instead, nbsp))
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(msg) {
+		switch {
+		case line == "":
+			line = w
+		case len([]rune(line))+1+len([]rune(w)) <= 80:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	lines = append(lines, line)
+	return "\n" + strings.ReplaceAll(strings.Join(lines, "\n"), nbsp, " ") + "\n\n"
 }

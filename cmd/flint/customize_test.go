@@ -293,3 +293,16 @@ func TestPxeCustomize(t *testing.T) {
 	wantFail(t, "not a CoreOS live initramfs image", "", "pxe", "customize", "--dest-device", "/dev/vda", "-o", "-", notLive)
 	wantFail(t, "the following required arguments were not provided:\n  --output <path>", "", "pxe", "customize", in)
 }
+
+func TestConsoleKargNote(t *testing.T) {
+	got := consoleKargNote([]string{"quiet", "console=ttyS0,115200n8"}, "--dest-karg-append", "--dest-console")
+	want := "\nNote: consider using \"--dest-console ttyS0,115200n8\" instead of\n\"--dest-karg-append console=ttyS0,115200n8\" to configure both kernel and\nbootloader consoles.\n\n"
+	if got != want {
+		t.Errorf("consoleKargNote = %q, want %q", got, want)
+	}
+	for _, k := range [][]string{{"quiet"}, {"console=ttyS0", "console=not a console"}} {
+		if got := consoleKargNote(k, "--dest-karg-append", "--dest-console"); got != "" {
+			t.Errorf("consoleKargNote(%q) = %q, want none", k, got)
+		}
+	}
+}
