@@ -22,36 +22,34 @@ import (
 	"github.com/flintboot/flint/internal/sys"
 )
 
-// customizeOptions are the customisation flags `iso customize` and `pxe
-// customize` share (src/cmdline/mod.rs, CommonCustomizeConfig).
-func customizeOptions() []flags.Option {
-	rep := func(long, value, help string) flags.Option {
-		return flags.Option{Long: long, Value: value, Repeat: true, Help: help}
-	}
-	return []flags.Option{
-		rep("dest-ignition", "path", "Ignition config fragment for dest sys"),
-		{Long: "dest-device", Value: "path", Help: "Install destination device"},
-		rep("dest-console", "spec", "Kernel and bootloader console for dest"),
-		rep("dest-karg-append", "arg", "Destination kernel argument to append"),
-		rep("dest-karg-delete", "arg", "Destination kernel argument to delete"),
-		rep("network-keyfile", "path", "NetworkManager keyfile for live & dest"),
-		rep("network-nmstate", "path", "Nmstate file for live & dest"),
-		rep("ignition-ca", "path", "Ignition PEM CA bundle for live & dest"),
-		rep("pre-install", "path", "Script to run before installation"),
-		rep("post-install", "path", "Script to run after installation"),
-		rep("installer-config", "path", "Installer config file"),
-		rep("live-ignition", "path", "Ignition config fragment for live env"),
-	}
-}
+// The customisation flags `iso customize` and `pxe customize` share
+// (src/cmdline/mod.rs, CommonCustomizeConfig).
+var (
+	optDestIgnition    = flags.Option{Long: "dest-ignition", Value: "path", Repeat: true, Help: "Ignition config fragment for dest sys"}
+	optDestDevice      = flags.Option{Long: "dest-device", Value: "path", Help: "Install destination device"}
+	optDestConsole     = flags.Option{Long: "dest-console", Value: "spec", Repeat: true, Help: "Kernel and bootloader console for dest"}
+	optDestKargAppend  = flags.Option{Long: "dest-karg-append", Value: "arg", Repeat: true, Help: "Destination kernel argument to append"}
+	optDestKargDelete  = flags.Option{Long: "dest-karg-delete", Value: "arg", Repeat: true, Help: "Destination kernel argument to delete"}
+	optNetworkKeyfile  = flags.Option{Long: "network-keyfile", Value: "path", Repeat: true, Help: "NetworkManager keyfile for live & dest"}
+	optNetworkNmstate  = flags.Option{Long: "network-nmstate", Value: "path", Repeat: true, Help: "Nmstate file for live & dest"}
+	optIgnitionCA      = flags.Option{Long: "ignition-ca", Value: "path", Repeat: true, Help: "Ignition PEM CA bundle for live & dest"}
+	optPreInstall      = flags.Option{Long: "pre-install", Value: "path", Repeat: true, Help: "Script to run before installation"}
+	optPostInstall     = flags.Option{Long: "post-install", Value: "path", Repeat: true, Help: "Script to run after installation"}
+	optInstallerConfig = flags.Option{Long: "installer-config", Value: "path", Repeat: true, Help: "Installer config file"}
+	optLiveIgnition    = flags.Option{Long: "live-ignition", Value: "path", Repeat: true, Help: "Ignition config fragment for live env"}
+)
 
-// pxeCustomizeCommand is `pxe customize`.
-func pxeCustomizeCommand() *flags.Command {
-	return &flags.Command{Name: "pxe", Subcommands: []*flags.Command{{
-		Name: "customize", About: "Create a custom live PXE boot config",
-		Options: append(customizeOptions(), flags.Option{Long: "output", Short: 'o', Value: "path", Required: true, Help: "Output file"}),
-		Args:    []flags.Arg{{Name: "path", Help: "CoreOS live initramfs image"}},
-	}}}
-}
+// pxeCustomizeCommand is `pxe customize`, a table, read only.
+var pxeCustomizeCommand = &flags.Command{Name: "pxe", Subcommands: []*flags.Command{{
+	Name: "customize", About: "Create a custom live PXE boot config",
+	Options: []flags.Option{
+		optDestIgnition, optDestDevice, optDestConsole, optDestKargAppend, optDestKargDelete,
+		optNetworkKeyfile, optNetworkNmstate, optIgnitionCA, optPreInstall, optPostInstall,
+		optInstallerConfig, optLiveIgnition,
+		{Long: "output", Short: 'o', Value: "path", Required: true, Help: "Output file"},
+	},
+	Args: []flags.Arg{{Name: "path", Help: "CoreOS live initramfs image"}},
+}}}
 
 // readConfigArg reads a config given to --dest-ignition or
 // --live-ignition: JSON, or Butane translated (its local files relative to
@@ -262,7 +260,7 @@ func isoCustomize(ctx context.Context, p *flags.Parsed, stdout, stderr io.Writer
 // the customisation appended as one more archive; the output is written
 // to a temporary file and linked into place, never replacing a file.
 func runPxeCustomize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	p, err := parseCmd(ctx, pxeCustomizeCommand(), args, stdout, stderr)
+	p, err := parseCmd(ctx, pxeCustomizeCommand, args, stdout, stderr)
 	if p == nil {
 		return err
 	}

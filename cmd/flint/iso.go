@@ -42,93 +42,91 @@ func progName(ctx context.Context) string {
 	return "flint"
 }
 
-func optOutput(value string) flags.Option {
-	return flags.Option{Long: "output", Short: 'o', Value: value, Help: "Write ISO to a new output file"}
-}
-
 var (
+	optOutput = flags.Option{Long: "output", Short: 'o', Value: "path", Help: "Write ISO to a new output file"}
+	optOUTPUT = flags.Option{Long: "output", Short: 'o', Value: "PATH", Help: "Write ISO to a new output file"}
 	argISO    = flags.Arg{Name: "ISO", Help: "ISO image"}
 	optForce  = flags.Option{Long: "force", Short: 'f', Help: "Overwrite an existing Ignition config"}
 	optIgnIn  = flags.Option{Long: "ignition-file", Short: 'i', Value: "path", Help: "Ignition config to embed [default: stdin]"}
 	optDirOut = flags.Option{Long: "directory", Short: 'C', Value: "path", Help: "Extract to directory instead of stdout"}
 )
 
-// isoCommand is `iso` and everything below it.
-func isoCommand() *flags.Command {
-	return &flags.Command{Name: "iso", About: "Commands to manage a CoreOS live ISO image", Subcommands: []*flags.Command{
-		{Name: "embed", About: "Embed an Ignition config in an ISO image", Hidden: true, Options: []flags.Option{
-			{Long: "config", Short: 'c', Value: "path", Help: "Ignition config to embed [default: stdin]"},
-			{Long: "force", Short: 'f', Help: "Overwrite an existing embedded Ignition config"},
-			optOutput("path"),
+// isoCommand is `iso` and everything below it: a table, read only.
+var isoCommand = &flags.Command{Name: "iso", About: "Commands to manage a CoreOS live ISO image", Subcommands: []*flags.Command{
+	{Name: "embed", About: "Embed an Ignition config in an ISO image", Hidden: true, Options: []flags.Option{
+		{Long: "config", Short: 'c', Value: "path", Help: "Ignition config to embed [default: stdin]"},
+		{Long: "force", Short: 'f', Help: "Overwrite an existing embedded Ignition config"},
+		optOutput,
+	}, Args: []flags.Arg{argISO}},
+	{Name: "show", About: "Show the embedded Ignition config from an ISO image", Hidden: true, Args: []flags.Arg{argISO}},
+	{Name: "remove", About: "Remove an existing embedded Ignition config from an ISO image", Hidden: true, Options: []flags.Option{optOutput}, Args: []flags.Arg{argISO}},
+	{Name: "customize", About: "Customize a CoreOS live ISO image", Options: []flags.Option{
+		optDestIgnition, optDestDevice, optDestConsole, optDestKargAppend, optDestKargDelete,
+		optNetworkKeyfile, optNetworkNmstate, optIgnitionCA, optPreInstall, optPostInstall,
+		optInstallerConfig, optLiveIgnition,
+		{Long: "live-karg-append", Value: "arg", Repeat: true, Help: "Live kernel argument to append"},
+		{Long: "live-karg-delete", Value: "arg", Repeat: true, Help: "Live kernel argument to delete"},
+		{Long: "live-karg-replace", Value: "k=o=n", Repeat: true, Help: "Live kernel argument to replace"},
+		{Long: "force", Short: 'f', Help: "Overwrite existing customizations"},
+		optOutput,
+	}, Args: []flags.Arg{argISO}},
+	{Name: "ignition", About: "Embed an Ignition config in a CoreOS live ISO image", Subcommands: []*flags.Command{
+		{Name: "embed", About: "Embed an Ignition config in an ISO image", Options: []flags.Option{optForce, optIgnIn, optOutput}, Args: []flags.Arg{argISO}},
+		{Name: "show", About: "Show the embedded Ignition config from an ISO image", Args: []flags.Arg{argISO}},
+		{Name: "remove", About: "Remove an existing embedded Ignition config from an ISO image", Options: []flags.Option{optOutput}, Args: []flags.Arg{argISO}},
+	}},
+	{Name: "network", About: "Embed network settings in a CoreOS live ISO image", Subcommands: []*flags.Command{
+		{Name: "embed", About: "Embed network settings in an ISO image", Options: []flags.Option{
+			{Long: "keyfile", Short: 'k', Value: "path", Required: true, Repeat: true, Help: "NetworkManager keyfile to embed"},
+			{Long: "force", Short: 'f', Help: "Overwrite existing network settings"},
+			optOutput,
 		}, Args: []flags.Arg{argISO}},
-		{Name: "show", About: "Show the embedded Ignition config from an ISO image", Hidden: true, Args: []flags.Arg{argISO}},
-		{Name: "remove", About: "Remove an existing embedded Ignition config from an ISO image", Hidden: true, Options: []flags.Option{optOutput("path")}, Args: []flags.Arg{argISO}},
-		{Name: "customize", About: "Customize a CoreOS live ISO image", Options: append(customizeOptions(),
-			flags.Option{Long: "live-karg-append", Value: "arg", Repeat: true, Help: "Live kernel argument to append"},
-			flags.Option{Long: "live-karg-delete", Value: "arg", Repeat: true, Help: "Live kernel argument to delete"},
-			flags.Option{Long: "live-karg-replace", Value: "k=o=n", Repeat: true, Help: "Live kernel argument to replace"},
-			flags.Option{Long: "force", Short: 'f', Help: "Overwrite existing customizations"},
-			optOutput("path"),
-		), Args: []flags.Arg{argISO}},
-		{Name: "ignition", About: "Embed an Ignition config in a CoreOS live ISO image", Subcommands: []*flags.Command{
-			{Name: "embed", About: "Embed an Ignition config in an ISO image", Options: []flags.Option{optForce, optIgnIn, optOutput("path")}, Args: []flags.Arg{argISO}},
-			{Name: "show", About: "Show the embedded Ignition config from an ISO image", Args: []flags.Arg{argISO}},
-			{Name: "remove", About: "Remove an existing embedded Ignition config from an ISO image", Options: []flags.Option{optOutput("path")}, Args: []flags.Arg{argISO}},
-		}},
-		{Name: "network", About: "Embed network settings in a CoreOS live ISO image", Subcommands: []*flags.Command{
-			{Name: "embed", About: "Embed network settings in an ISO image", Options: []flags.Option{
-				{Long: "keyfile", Short: 'k', Value: "path", Required: true, Repeat: true, Help: "NetworkManager keyfile to embed"},
-				{Long: "force", Short: 'f', Help: "Overwrite existing network settings"},
-				optOutput("path"),
-			}, Args: []flags.Arg{argISO}},
-			{Name: "extract", About: "Extract embedded network settings from an ISO image", Options: []flags.Option{optDirOut}, Args: []flags.Arg{argISO}},
-			{Name: "remove", About: "Remove existing network settings from an ISO image", Options: []flags.Option{optOutput("path")}, Args: []flags.Arg{argISO}},
-		}},
-		{Name: "kargs", About: "Modify kernel args in a CoreOS live ISO image", Subcommands: []*flags.Command{
-			{Name: "modify", About: "Modify kernel args in an ISO image", Options: []flags.Option{
-				{Long: "append", Short: 'a', Value: "KARG", Repeat: true, Help: "Kernel argument to append"},
-				{Long: "delete", Short: 'd', Value: "KARG", Repeat: true, Help: "Kernel argument to delete"},
-				{Long: "replace", Short: 'r', Value: "KARG=OLDVAL=NEWVAL", Repeat: true, Help: "Kernel argument to replace"},
-				optOutput("PATH"),
-			}, Args: []flags.Arg{argISO}},
-			{Name: "reset", About: "Reset kernel args in an ISO image to defaults", Options: []flags.Option{optOutput("PATH")}, Args: []flags.Arg{argISO}},
-			{Name: "show", About: "Show kernel args from an ISO image", Options: []flags.Option{
-				{Long: "default", Short: 'd', Help: "Show default kernel args"},
-			}, Args: []flags.Arg{argISO}},
-		}},
-		{Name: "extract", About: "Commands to extract files from a CoreOS live ISO image", Subcommands: []*flags.Command{
-			{Name: "pxe", About: "Extract PXE files from an ISO image", Options: []flags.Option{
-				{Long: "output-dir", Short: 'o', Value: "PATH", Default: ".", Help: "Output directory"},
-			}, Args: []flags.Arg{argISO}},
-			{Name: "minimal-iso", About: "Extract a minimal ISO from a CoreOS live ISO image", Options: []flags.Option{
-				{Long: "output-rootfs", Value: "PATH", Help: "Extract rootfs image as well"},
-				{Long: "rootfs-url", Value: "URL", Help: "Inject rootfs URL karg into minimal ISO"},
-			}, Args: []flags.Arg{argISO, {Name: "OUTPUT_ISO", Optional: true, Help: "Minimal ISO output file [default: -]"}}},
-		}},
-		{Name: "reset", About: "Restore a CoreOS live ISO image to default settings", Options: []flags.Option{optOutput("path")}, Args: []flags.Arg{argISO}},
-	}}
-}
+		{Name: "extract", About: "Extract embedded network settings from an ISO image", Options: []flags.Option{optDirOut}, Args: []flags.Arg{argISO}},
+		{Name: "remove", About: "Remove existing network settings from an ISO image", Options: []flags.Option{optOutput}, Args: []flags.Arg{argISO}},
+	}},
+	{Name: "kargs", About: "Modify kernel args in a CoreOS live ISO image", Subcommands: []*flags.Command{
+		{Name: "modify", About: "Modify kernel args in an ISO image", Options: []flags.Option{
+			{Long: "append", Short: 'a', Value: "KARG", Repeat: true, Help: "Kernel argument to append"},
+			{Long: "delete", Short: 'd', Value: "KARG", Repeat: true, Help: "Kernel argument to delete"},
+			{Long: "replace", Short: 'r', Value: "KARG=OLDVAL=NEWVAL", Repeat: true, Help: "Kernel argument to replace"},
+			optOUTPUT,
+		}, Args: []flags.Arg{argISO}},
+		{Name: "reset", About: "Reset kernel args in an ISO image to defaults", Options: []flags.Option{optOUTPUT}, Args: []flags.Arg{argISO}},
+		{Name: "show", About: "Show kernel args from an ISO image", Options: []flags.Option{
+			{Long: "default", Short: 'd', Help: "Show default kernel args"},
+		}, Args: []flags.Arg{argISO}},
+	}},
+	{Name: "extract", About: "Commands to extract files from a CoreOS live ISO image", Subcommands: []*flags.Command{
+		{Name: "pxe", About: "Extract PXE files from an ISO image", Options: []flags.Option{
+			{Long: "output-dir", Short: 'o', Value: "PATH", Default: ".", Help: "Output directory"},
+		}, Args: []flags.Arg{argISO}},
+		{Name: "minimal-iso", About: "Extract a minimal ISO from a CoreOS live ISO image", Options: []flags.Option{
+			{Long: "output-rootfs", Value: "PATH", Help: "Extract rootfs image as well"},
+			{Long: "rootfs-url", Value: "URL", Help: "Inject rootfs URL karg into minimal ISO"},
+		}, Args: []flags.Arg{argISO, {Name: "OUTPUT_ISO", Optional: true, Help: "Minimal ISO output file [default: -]"}}},
+	}},
+	{Name: "reset", About: "Restore a CoreOS live ISO image to default settings", Options: []flags.Option{optOutput}, Args: []flags.Arg{argISO}},
+}}
+
+var initrdArgs = []flags.Arg{{Name: "initrd", Help: `initrd image ("-" for stdin)`}, {Name: "glob", Optional: true, Multiple: true, Help: "Files or globs to list"}}
 
 // devCommand is `dev`: upstream's unstable development commands (hidden
-// in its help).
-func devCommand() *flags.Command {
-	initrdArgs := []flags.Arg{{Name: "initrd", Help: `initrd image ("-" for stdin)`}, {Name: "glob", Optional: true, Multiple: true, Help: "Files or globs to list"}}
-	return &flags.Command{Name: "dev", About: "Development commands (unstable)", Hidden: true, Subcommands: []*flags.Command{
-		{Name: "show", About: "Commands to show metadata", Subcommands: []*flags.Command{
-			{Name: "iso", About: "Inspect the CoreOS live ISO image", Options: []flags.Option{
-				{Long: "ignition", Help: "Show Ignition embed area parameters", Conflicts: []string{"kargs"}},
-				{Long: "kargs", Help: "Show kargs embed area parameters", Conflicts: []string{"ignition"}},
-			}, Args: []flags.Arg{argISO}},
-			{Name: "initrd", About: "Show the contents of an initrd image", Args: initrdArgs},
-		}},
-		{Name: "extract", About: "Commands to extract data", Subcommands: []*flags.Command{
-			{Name: "initrd", About: "Extract the contents of an initrd image", Options: []flags.Option{
-				{Long: "directory", Short: 'C', Value: "path", Default: ".", Help: "Output directory"},
-				{Long: "verbose", Short: 'v', Help: "List extracted contents"},
-			}, Args: initrdArgs},
-		}},
-	}}
-}
+// in its help), a table, read only.
+var devCommand = &flags.Command{Name: "dev", About: "Development commands (unstable)", Hidden: true, Subcommands: []*flags.Command{
+	{Name: "show", About: "Commands to show metadata", Subcommands: []*flags.Command{
+		{Name: "iso", About: "Inspect the CoreOS live ISO image", Options: []flags.Option{
+			{Long: "ignition", Help: "Show Ignition embed area parameters", Conflicts: []string{"kargs"}},
+			{Long: "kargs", Help: "Show kargs embed area parameters", Conflicts: []string{"ignition"}},
+		}, Args: []flags.Arg{argISO}},
+		{Name: "initrd", About: "Show the contents of an initrd image", Args: initrdArgs},
+	}},
+	{Name: "extract", About: "Commands to extract data", Subcommands: []*flags.Command{
+		{Name: "initrd", About: "Extract the contents of an initrd image", Options: []flags.Option{
+			{Long: "directory", Short: 'C', Value: "path", Default: ".", Help: "Output directory"},
+			{Long: "verbose", Short: 'v', Help: "List extracted contents"},
+		}, Args: initrdArgs},
+	}},
+}}
 
 // parseCmd parses args against cmd under the program name, printing help
 // (to stdout) or a usage mistake (to stderr) as clap does; done is then
@@ -150,7 +148,7 @@ func parseCmd(ctx context.Context, cmd *flags.Command, args []string, stdout, st
 
 // runISO is `iso …`: coreos-installer's live ISO commands.
 func runISO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	p, err := parseCmd(ctx, isoCommand(), args, stdout, stderr)
+	p, err := parseCmd(ctx, isoCommand, args, stdout, stderr)
 	if p == nil {
 		return err
 	}
@@ -528,7 +526,7 @@ func isoExtractPxe(iso, dir string, stdout io.Writer) error {
 
 // runDev is `dev …`: upstream's development commands that read images.
 func runDev(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	p, err := parseCmd(ctx, devCommand(), args, stdout, stderr)
+	p, err := parseCmd(ctx, devCommand, args, stdout, stderr)
 	if p == nil {
 		return err
 	}

@@ -122,22 +122,21 @@ func cmpErr(err, otherwise error) error {
 	return otherwise
 }
 
-// pxeNetworkCommand is `pxe network` (src/cmdline/mod.rs, PxeNetworkCmd).
-func pxeNetworkCommand() *flags.Command {
-	return &flags.Command{Name: "pxe", About: "Commands to manage a CoreOS live PXE image", Subcommands: []*flags.Command{
-		{Name: "network", About: "Commands to manage live PXE network settings", Subcommands: []*flags.Command{
-			{Name: "wrap", About: "Wrap network settings in an initrd image", Options: []flags.Option{
-				{Long: "keyfile", Short: 'k', Value: "path", Required: true, Repeat: true, Help: "NetworkManager keyfile to embed"},
-				{Long: "output", Short: 'o', Value: "path", Help: "Write to a file instead of stdout"},
-			}},
-			{Name: "unwrap", About: "Extract wrapped network settings from an initrd image", Options: []flags.Option{optDirOut},
-				Args: []flags.Arg{{Name: "initrd", Optional: true, Help: "initrd image [default: stdin]"}}},
+// pxeNetworkCommand is `pxe network` (src/cmdline/mod.rs, PxeNetworkCmd),
+// a table, read only.
+var pxeNetworkCommand = &flags.Command{Name: "pxe", About: "Commands to manage a CoreOS live PXE image", Subcommands: []*flags.Command{
+	{Name: "network", About: "Commands to manage live PXE network settings", Subcommands: []*flags.Command{
+		{Name: "wrap", About: "Wrap network settings in an initrd image", Options: []flags.Option{
+			{Long: "keyfile", Short: 'k', Value: "path", Required: true, Repeat: true, Help: "NetworkManager keyfile to embed"},
+			{Long: "output", Short: 'o', Value: "path", Help: "Write to a file instead of stdout"},
 		}},
-	}}
-}
+		{Name: "unwrap", About: "Extract wrapped network settings from an initrd image", Options: []flags.Option{optDirOut},
+			Args: []flags.Arg{{Name: "initrd", Optional: true, Help: "initrd image [default: stdin]"}}},
+	}},
+}}
 
 func runPxeNetwork(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	p, err := parseCmd(ctx, pxeNetworkCommand(), args, stdout, stderr)
+	p, err := parseCmd(ctx, pxeNetworkCommand, args, stdout, stderr)
 	if p == nil {
 		return err
 	}
