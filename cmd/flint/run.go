@@ -37,6 +37,10 @@ commands:
                                        translate cloud-init user-data into a config
   install [OPTIONS] DEST               write an OS image and its config to a disk
   pxe ignition wrap|unwrap ...         a config in an initrd for a PXE boot (flint pxe -h)
+  pxe network wrap|unwrap ...          network keyfiles in an initrd for a PXE boot
+  iso COMMAND ...                      customise a live ISO: ignition, network, kargs,
+                                       reset, extract (flint iso --help)
+  dev show|extract ...                 inspect live ISOs and initrds (flint dev --help)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 `
@@ -66,7 +70,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "install":
 		return runInstall(ctx, rest, stderr)
 	case "pxe":
-		return runPxe(rest, stdin, stdout)
+		return runPxe(ctx, rest, stdin, stdout, stderr)
+	case "iso":
+		return runISO(ctx, rest, stdin, stdout, stderr)
+	case "dev":
+		return runDev(ctx, rest, stdin, stdout, stderr)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
 	case "version", "-version", "--version":

@@ -418,16 +418,22 @@ func (c *Command) usageErr(path []string, msg string) *Error {
 func (c *Command) usageLine(path []string) string {
 	var b strings.Builder
 	b.WriteString(strings.Join(path, " "))
+	// clap 4 writes [OPTIONS] first, then the required options
+	// ("iso network embed [OPTIONS] --keyfile <path> <ISO>").
+	var required []string
 	hasOpt := false
 	for _, o := range c.Options {
 		if o.Required {
-			b.WriteString(" " + o.display())
+			required = append(required, o.display())
 		} else if !o.Hidden {
 			hasOpt = true
 		}
 	}
 	if hasOpt {
 		b.WriteString(" [OPTIONS]")
+	}
+	for _, r := range required {
+		b.WriteString(" " + r)
 	}
 	if len(c.Subcommands) > 0 {
 		b.WriteString(" <COMMAND>")

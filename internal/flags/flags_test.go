@@ -138,3 +138,22 @@ func TestConflictsAndRequired(t *testing.T) {
 		t.Errorf("Parse(nil) = %v, want the required option named", err)
 	}
 }
+
+// TestUsageRequiredOption checks clap 4's order in the usage line:
+// [OPTIONS], then the required options, then the positionals (as
+// coreos-installer's docs/cmd/iso.md shows for iso network embed).
+func TestUsageRequiredOption(t *testing.T) {
+	c := &Command{Name: "tool", Subcommands: []*Command{{
+		Name: "embed",
+		Options: []Option{
+			{Long: "keyfile", Short: 'k', Value: "path", Required: true, Repeat: true},
+			{Long: "force", Short: 'f'},
+		},
+		Args: []Arg{{Name: "ISO"}},
+	}}}
+	_, err := c.Parse([]string{"embed", "x.iso"})
+	want := "error: the following required arguments were not provided:\n  --keyfile <path>\n\nUsage: tool embed [OPTIONS] --keyfile <path> <ISO>\n"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Parse(embed x.iso) = %q, want it to start %q", err, want)
+	}
+}

@@ -128,41 +128,83 @@ func (c *cpioWriter) entry(name string, mode uint32, data []byte) {
 }
 
 // Read reads the regular files of an initrd: one or more newc archives,
-// raw or compressed with gzip, xz or zstd (the whole file in one format;
-// concatenated compressed streams and zero padding between archives are
-// read), up to 64 MiB a member.
-func Read(r io.Reader) (map[string][]byte, error) {
-	br := bufio.NewReader(r)
-	head, _ := br.Peek(6)
-	var src io.Reader = br
-	switch {
-	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("initrd: gzip: %w", err)
-		}
-		src = z
-	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
-		z, err := xz.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("initrd: xz: %w", err)
-		}
-		src = z
-	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
-		z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, fmt.Errorf("initrd: zstd: %w", err)
-		}
-		defer z.Close()
-		src = z
-	case len(head) > 0 && !bytes.HasPrefix(head, []byte(newcMagic)) && head[0] != 0:
-		return nil, errors.New("initrd: neither a newc cpio archive nor gzip, xz or zstd")
+// each raw or compressed with gzip, xz or zstd, one after another with
+// zero padding between them, as the kernel unpacks them (an uncompressed
+// early-microcode archive before a compressed main one is the common
+// case) and as coreos-installer reads them (src/io/initrd.rs,
+// from_reader_filtered); concatenated compressed streams are read too. A
+// later copy of a path wins, as in the kernel. Members up to 64 MiB are
+// kept.
+func Read(r io.Reader) (map[string][]byte, error) { return ReadFiltered(r, nil) }
+
+// ReadFiltered is Read keeping only the files whose path keep accepts (all
+// for nil): the others are skipped, not held in memory.
+func ReadFiltered(r io.Reader, keep func(string) bool) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if keep == nil {
+		keep = func(string) bool { return true }
 	}
-	return readCpio(bufio.NewReader(src))
+	if err := readAny(bufio.NewReader(r), out, keep); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-func readCpio(r *bufio.Reader) (map[string][]byte, error) {
-	out := map[string][]byte{}
+// readAny reads what follows in br to its end: raw archives, and
+// compressed streams holding archives, with zero padding between them. A
+// gzip member is read alone (its end is known), so that padding or another
+// format may follow it; xz and zstd streams run to the end.
+func readAny(br *bufio.Reader, out map[string][]byte, keep func(string) bool) error {
+	for {
+		for {
+			b, err := br.Peek(1)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("initrd: %w", err)
+			}
+			if b[0] != 0 {
+				break
+			}
+			br.Discard(1)
+		}
+		head, _ := br.Peek(6)
+		switch {
+		case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+			z, err := gzip.NewReader(br)
+			if err != nil {
+				return fmt.Errorf("initrd: gzip: %w", err)
+			}
+			z.Multistream(false)
+			if err := readCpio(bufio.NewReader(z), out, keep); err != nil {
+				return err
+			}
+			continue
+		case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+			z, err := xz.NewReader(br)
+			if err != nil {
+				return fmt.Errorf("initrd: xz: %w", err)
+			}
+			return readCpio(bufio.NewReader(z), out, keep)
+		case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+			z, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+			if err != nil {
+				return fmt.Errorf("initrd: zstd: %w", err)
+			}
+			defer z.Close()
+			return readCpio(bufio.NewReader(z), out, keep)
+		case bytes.HasPrefix(head, []byte(newcMagic)) || bytes.HasPrefix(head, []byte("070702")):
+			return readCpio(br, out, keep)
+		default:
+			return errors.New("initrd: neither a newc cpio archive nor gzip, xz or zstd")
+		}
+	}
+}
+
+// readCpio reads archives from r into out until its end; a compressed
+// stream after an archive's padding is read by readAny.
+func readCpio(r *bufio.Reader, out map[string][]byte, keep func(string) bool) error {
 	var off int64
 	read := func(b []byte) error {
 		n, err := io.ReadFull(r, b)
@@ -180,10 +222,10 @@ func readCpio(r *bufio.Reader) (map[string][]byte, error) {
 		for {
 			b, err := r.Peek(1)
 			if errors.Is(err, io.EOF) {
-				return out, nil
+				return nil
 			}
 			if err != nil {
-				return nil, fmt.Errorf("initrd: %w", err)
+				return fmt.Errorf("initrd: %w", err)
 			}
 			if b[0] != 0 {
 				break
@@ -191,13 +233,16 @@ func readCpio(r *bufio.Reader) (map[string][]byte, error) {
 			r.Discard(1)
 			off++
 		}
+		if head, _ := r.Peek(6); !bytes.HasPrefix(head, []byte(newcMagic)) && !bytes.HasPrefix(head, []byte("070702")) {
+			return readAny(r, out, keep)
+		}
 		for {
 			hdr := make([]byte, 110)
 			if err := read(hdr); err != nil {
-				return nil, fmt.Errorf("initrd: header at byte %d: %w", off, err)
+				return fmt.Errorf("initrd: header at byte %d: %w", off, err)
 			}
 			if string(hdr[:6]) != newcMagic && string(hdr[:6]) != "070702" {
-				return nil, fmt.Errorf("initrd: no newc header at byte %d", off-110)
+				return fmt.Errorf("initrd: no newc header at byte %d", off-110)
 			}
 			field := func(i int) (int64, error) {
 				return strconv.ParseInt(string(hdr[6+8*i:14+8*i]), 16, 64)
@@ -206,33 +251,33 @@ func readCpio(r *bufio.Reader) (map[string][]byte, error) {
 			size, err2 := field(6)
 			nameSize, err3 := field(11)
 			if err := errors.Join(err1, err2, err3); err != nil || nameSize < 1 || nameSize > 4096 || size < 0 {
-				return nil, fmt.Errorf("initrd: bad header at byte %d", off-110)
+				return fmt.Errorf("initrd: bad header at byte %d", off-110)
 			}
 			name := make([]byte, nameSize)
 			if err := read(name); err != nil {
-				return nil, fmt.Errorf("initrd: name at byte %d: %w", off, err)
+				return fmt.Errorf("initrd: name at byte %d: %w", off, err)
 			}
 			if err := skipPad(); err != nil {
-				return nil, fmt.Errorf("initrd: %w", err)
+				return fmt.Errorf("initrd: %w", err)
 			}
 			n := strings.TrimSuffix(string(name), "\x00")
 			if n == trailer {
 				break
 			}
-			if mode&0o170000 == 0o100000 && size <= maxMember {
+			if mode&0o170000 == 0o100000 && size <= maxMember && keep(strings.TrimPrefix(n, "./")) {
 				data := make([]byte, size)
 				if err := read(data); err != nil {
-					return nil, fmt.Errorf("initrd: %s: %w", n, err)
+					return fmt.Errorf("initrd: %s: %w", n, err)
 				}
 				out[strings.TrimPrefix(n, "./")] = data
 			} else {
 				if _, err := r.Discard(int(size)); err != nil {
-					return nil, fmt.Errorf("initrd: %s: %w", n, err)
+					return fmt.Errorf("initrd: %s: %w", n, err)
 				}
 				off += size
 			}
 			if err := skipPad(); err != nil {
-				return nil, fmt.Errorf("initrd: %w", err)
+				return fmt.Errorf("initrd: %w", err)
 			}
 		}
 	}

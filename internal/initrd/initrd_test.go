@@ -2,6 +2,7 @@ package initrd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,5 +71,50 @@ func TestCpioReadsWrite(t *testing.T) {
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v, want 0600", name, fi.Mode())
 		}
+	}
+}
+
+// TestReadMixed reads what a distro's initramfs is: an uncompressed
+// archive, zero padding, a gzip archive, padding, and an xz one, the last
+// copy of a path winning (src/io/initrd.rs reads the same way).
+func TestReadMixed(t *testing.T) {
+	var raw bytes.Buffer
+	cw := &cpioWriter{w: &raw}
+	cw.entry("early/cpu", 0o100644, []byte("ucode"))
+	cw.entry("data/file", 0o100644, []byte("first"))
+	cw.entry(trailer, 0, nil)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	cw = &cpioWriter{w: zw}
+	cw.entry("gz/hello", 0o100644, []byte("HELLO"))
+	cw.entry("data/file", 0o100644, []byte("second"))
+	cw.entry(trailer, 0, nil)
+	zw.Close()
+	var xzb bytes.Buffer
+	if err := Write(&xzb, map[string][]byte{"data/file": []byte("third"), "xz/world": []byte("WORLD")}); err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	all.Write(raw.Bytes())
+	all.Write(make([]byte, 512))
+	all.Write(gz.Bytes())
+	all.Write(make([]byte, 7))
+	all.Write(xzb.Bytes())
+	all.Write(make([]byte, 1024))
+	got, err := Read(&all)
+	if err != nil {
+		t.Fatalf("Read(mixed) = %v", err)
+	}
+	want := map[string]string{"early/cpu": "ucode", "data/file": "third", "gz/hello": "HELLO", "xz/world": "WORLD"}
+	if len(got) != len(want) {
+		t.Errorf("Read(mixed) = %d members, want %d: %v", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if string(got[k]) != v {
+			t.Errorf("Read(mixed)[%s] = %q, want %q", k, got[k], v)
+		}
+	}
+	if _, err := Read(bytes.NewReader([]byte("not an archive"))); err == nil {
+		t.Error("Read(garbage) = nil error, want one")
 	}
 }

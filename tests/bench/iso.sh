@@ -1,0 +1,126 @@
+#!/bin/bash
+# Times `flint iso ignition embed` and `flint iso customize` on a 1 GiB live
+# ISO against a plain `cp` of it: wall time and peak RSS, medians over RUNS
+# runs, to a new file (-o FILE) and in place.
+#
+# usage: tests/bench/iso.sh [RUNS]     (default 5 runs; also RUNS=N in the environment)
+#
+# Builds bin/flint (make build) and, with xorriso, tests/bench/out/live.iso:
+# a live ISO in Fedora CoreOS's current layout (igninfo.json, kargs.json,
+# features.json, a 256 KiB images/ignition.img, kargs areas in grub.cfg and
+# isolinux.cfg) whose images/pxeboot/rootfs.img fills it to 1 GiB with
+# data (a real file on disk, not a sparse one). Both cp and flint read the
+# ISO from the page cache. Exits 1 if a target is missed: -o FILE within
+# 1.1 times cp's wall time, in place within 0.1 s.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+
+runs="${1:-${RUNS:-5}}"
+case "$runs" in
+'' | *[!0-9]* | 0)
+	echo "iso.sh: RUNS must be a positive whole number, got '$runs'" >&2
+	exit 2
+	;;
+esac
+
+target_ratio=1.10
+target_inplace_s=0.10
+
+gnu_time=/usr/bin/time
+if ! "$gnu_time" -f '%e' true >/dev/null 2>&1; then
+	echo "iso.sh: GNU time is needed at $gnu_time (Debian: apt-get install time)" >&2
+	exit 1
+fi
+if ! command -v xorriso >/dev/null; then
+	echo "iso.sh: xorriso is needed to build the ISO (Debian: apt-get install xorriso)" >&2
+	exit 1
+fi
+
+export PATH="$PATH:/usr/local/go/bin"
+make --no-print-directory build
+out=tests/bench/out/iso
+mkdir -p "$out"
+iso="$out/live.iso"
+if [ ! -s "$iso" ]; then
+	tree="$out/tree"
+	rm -rf "$tree"
+	mkdir -p "$tree/coreos" "$tree/images/pxeboot" "$tree/EFI/fedora" "$tree/isolinux"
+	def="coreos.liveiso=bench ignition.firstboot ignition.platform.id=metal"
+	size=1024
+	area="$def"$'\n'"$(head -c $((size - ${#def} - 1)) /dev/zero | tr '\0' '#')"
+	prefix="linux /images/pxeboot/vmlinuz "
+	printf '%s%s\n' "$prefix" "$area" >"$tree/EFI/fedora/grub.cfg"
+	printf '%s\n' "$area" >"$tree/isolinux/isolinux.cfg"
+	printf '{"default": "%s", "size": %d, "files": [{"path": "EFI/fedora/grub.cfg", "offset": %d}, {"path": "isolinux/isolinux.cfg", "offset": 0}]}\n' \
+		"$def" "$size" "${#prefix}" >"$tree/coreos/kargs.json"
+	echo '{"file": "images/ignition.img"}' >"$tree/coreos/igninfo.json"
+	echo '{"installer-config": true, "installer-config-directives": {"console": true}, "live-initrd-network": true}' >"$tree/coreos/features.json"
+	head -c $((256 << 10)) /dev/zero >"$tree/images/ignition.img"
+	echo kernel >"$tree/images/pxeboot/vmlinuz"
+	# Data that does not compress away or read as holes.
+	head -c $((1023 << 20)) <(yes 'flint iso benchmark root filesystem') >"$tree/images/pxeboot/rootfs.img"
+	xorriso -as mkisofs -R -J -V bench -o "$iso" "$tree" 2>/dev/null
+	rm -rf "$tree"
+fi
+
+cfg="$out/config.ign"
+echo '{"ignition": {"version": "3.4.0"}, "storage": {"files": [{"path": "/etc/motd", "contents": {"source": "data:,hello"}}]}}' >"$cfg"
+key="$out/eth0.nmconnection"
+printf '[connection]\nid=eth0\ntype=ethernet\n' >"$key"
+work="$out/work.iso"
+cp "$iso" "$work"
+cat "$iso" >/dev/null
+
+samples="$out/samples.txt"
+: >"$samples"
+# measure NAME COMMAND...: RUNS samples of wall time and peak RSS (KiB).
+measure() {
+	local name="$1"
+	shift
+	for ((i = 1; i <= runs; i++)); do
+		rm -f "$out/copy.iso"
+		"$gnu_time" -f '%e %M' -o "$out/time.txt" "$@" >/dev/null 2>&1
+		echo "$name $(tail -n 1 "$out/time.txt")" >>"$samples"
+	done
+}
+measure cp cp "$iso" "$out/copy.iso"
+measure embed-file bin/flint iso ignition embed -f -i "$cfg" -o "$out/copy.iso" "$iso"
+measure embed-inplace bin/flint iso ignition embed -f -i "$cfg" "$work"
+measure customize-file bin/flint iso customize -f --dest-device /dev/vda --dest-ignition "$cfg" --network-keyfile "$key" -o "$out/copy.iso" "$iso"
+measure customize-inplace bin/flint iso customize -f --dest-device /dev/vda --dest-ignition "$cfg" --network-keyfile "$key" "$work"
+rm -f "$out/copy.iso" "$work"
+
+median() {
+	awk -v n="$1" -v f="$2" '$1 == n { print $f }' "$samples" | sort -n | awk '
+		{ v[NR] = $1 }
+		END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+awk -v runs="$runs" -v size="$(stat -c %s "$iso")" \
+	-v cp="$(median cp 2)" -v cp_rss="$(median cp 3)" \
+	-v ef="$(median embed-file 2)" -v ef_rss="$(median embed-file 3)" \
+	-v ei="$(median embed-inplace 2)" -v ei_rss="$(median embed-inplace 3)" \
+	-v cf="$(median customize-file 2)" -v cf_rss="$(median customize-file 3)" \
+	-v ci="$(median customize-inplace 2)" -v ci_rss="$(median customize-inplace 3)" \
+	-v ratio="$target_ratio" -v inplace="$target_inplace_s" '
+function verdict(ok) { return ok ? "PASS" : "FAIL" }
+function row(name, t, rss) { printf "  %-34s %7.3f s  %7.1f MiB\n", name, t, rss / 1024 }
+BEGIN {
+	printf "a %.2f GiB live ISO, medians of %d runs (wall time, peak RSS)\n", size / 2^30, runs
+	row("cp ISO COPY", cp, cp_rss)
+	row("iso ignition embed -o FILE", ef, ef_rss)
+	row("iso ignition embed (in place)", ei, ei_rss)
+	row("iso customize -o FILE", cf, cf_rss)
+	row("iso customize (in place)", ci, ci_rss)
+	ok1 = ef <= cp * ratio || ef <= 0.05
+	ok2 = cf <= cp * ratio || cf <= 0.05
+	ok3 = ei <= inplace
+	ok4 = ci <= inplace
+	printf "  %s  embed -o FILE <= %.2f x cp\n", verdict(ok1), ratio
+	printf "  %s  customize -o FILE <= %.2f x cp\n", verdict(ok2), ratio
+	printf "  %s  embed in place <= %.2f s\n", verdict(ok3), inplace
+	printf "  %s  customize in place <= %.2f s\n", verdict(ok4), inplace
+	exit !(ok1 && ok2 && ok3 && ok4)
+}'
