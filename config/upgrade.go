@@ -13,7 +13,7 @@ func upgrade(cfg *Config, from Version) {
 	if !from.AtLeast(V3_6) {
 		maskSpecialModeBits(cfg)
 	}
-	cfg.Ignition.Version = V3_7Exp.String()
+	cfg.Ignition.Version = Newest.String()
 }
 
 // maskSpecialModeBits clears setuid, setgid and sticky bits from file and

@@ -19,7 +19,7 @@ import (
 // since a machine provisioned without them is not the one the distro
 // meant). Every stage merges them again: only the user config is cached.
 func (r *stageRun) baseConfig() (config.Config, bool, error) {
-	base := emptyConfig()
+	base := config.Empty()
 	found := false
 	subs := []string{platform.BaseDir}
 	if id := r.o.Platform.ID; id != "" {

@@ -548,13 +548,6 @@ func (r *stageRun) op(name, what string) *oplog.Op {
 	return oplog.Begin(r.log, name, what)
 }
 
-// emptyConfig is the config of a machine given none: the newest version,
-// nothing else (what fetch.Acquire starts from).
-func emptyConfig() config.Config {
-	newest := config.SupportedVersions[len(config.SupportedVersions)-1]
-	return config.Config{Ignition: config.Ignition{Version: newest.String()}}
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

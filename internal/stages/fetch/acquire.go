@@ -144,7 +144,7 @@ func (a *acquirer) fetchConfig(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
-	user := emptyConfig()
+	user := config.Empty()
 	var declared config.Version
 	found := raw != nil
 	if found {
@@ -160,7 +160,7 @@ func (a *acquirer) fetchConfig(ctx context.Context) (config.Config, error) {
 	// Ignition does, since older rules differ (before 3.3 a link needs
 	// no target). Only a config that declares the newest version and
 	// names no other config was already checked with those very rules.
-	checked := found && declared == config.V3_7Exp &&
+	checked := found && declared == config.Newest &&
 		user.Ignition.Config.Replace.Source == nil && len(user.Ignition.Config.Merge) == 0
 
 	rendered, err := a.render(ctx, user)
@@ -449,13 +449,6 @@ func summary(report config.Report) string {
 		return first
 	}
 	return fmt.Sprintf("%s (and %d more errors in the log)", first, n-1)
-}
-
-// emptyConfig is the config of a machine given none: the newest version,
-// nothing else.
-func emptyConfig() config.Config {
-	newest := config.SupportedVersions[len(config.SupportedVersions)-1]
-	return config.Config{Ignition: config.Ignition{Version: newest.String()}}
 }
 
 func isDataURL(s string) bool {
