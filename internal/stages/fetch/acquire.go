@@ -391,12 +391,9 @@ func (p *Parser) Parse(raw []byte, what string) (config.Config, config.Version, 
 		}
 		log.Info("translated a Butane config", "config", what, "version", res.Version.String())
 		// The translation validated the result and logged what it
-		// found, at the YAML's lines: parse it without logging again.
-		cfg, v, _, err := config.ParseDeclared(res.Config)
-		if err != nil {
-			return config.Config{}, v, fmt.Errorf("%s: translated from Butane: %w", what, err)
-		}
-		return cfg, v, nil
+		// found, at the YAML's lines; its model is the config its JSON
+		// parses to (butane.Result.Model), which is not parsed again.
+		return res.Model, res.Version, nil
 	}
 	cfg, v, report, err := config.ParseDeclared(raw)
 	logReport(log, what, report)
