@@ -83,8 +83,9 @@ type Options struct {
 	// Version is flint's, for the first log line and the User-Agent.
 	Version string
 	// Getenv reads the environment variables that move well-known paths
-	// (IGNITION_KERNEL_CMDLINE_PATH, IGNITION_SYSTEM_*_CONFIG_DIR); nil
-	// means none is set.
+	// (IGNITION_KERNEL_CMDLINE_PATH, IGNITION_SYSTEM_*_CONFIG_DIR) and
+	// the kargs stage's (kargs.EnvHelper, kargs.EnvBootDevice); nil means
+	// none is set.
 	Getenv func(string) string
 	// ConfigDirs replaces the system config directories; the zero value
 	// means the defaults, each moved by its environment variable.
@@ -97,9 +98,9 @@ type Options struct {
 	// reads CmdlinePath (platform.ReadCmdline).
 	ReadCmdline func() (platform.Cmdline, error)
 	// ProviderEnv is the base of the sources' environment: tests set its
-	// Root, Endpoint and Wait. The engine fills what is nil: Getter and
-	// Fetcher with its fetcher, Mounter and Runner with package sys's,
-	// Logger with its own.
+	// Root, Endpoint and Wait. The fetch stages fill what is nil: Getter
+	// and Fetcher with the stage's fetcher, Mounter and Runner with
+	// package sys's, Logger with the stage's (fetch.AcquireDeps.Env).
 	ProviderEnv platform.Env
 	// NewFetcher makes the stage's fetcher (offline for fetch-offline);
 	// nil means resource.New.

@@ -121,14 +121,20 @@ func (s Stage) Run(ctx context.Context, e *stages.Env) error {
 	if err := kargs.SetWanted(e.Logger, e.Files.Flag(kargs.WantedFlag), e.Config.KernelArguments); err != nil {
 		return err
 	}
-	if !e.Offline {
-		e.Logger.Info("fetch complete: the config is cached for the later stages", "path", e.Files.ConfigCache)
-		return nil
+	if e.Offline {
+		return laterStagesNeeds(ctx, e)
 	}
-	err = fetchoffline.Run(ctx, fetchoffline.Deps{Config: e.Config, Logger: e.Logger})
+	e.Logger.Info("fetch complete: the config is cached for the later stages", "path", e.Files.ConfigCache)
+	return nil
+}
+
+// laterStagesNeeds leaves the neednet flag when the stages after
+// fetch-offline need the network (fetchoffline.Run): Ignition's second
+// neednet case, the config cached but later stages fetching from the
+// network.
+func laterStagesNeeds(ctx context.Context, e *stages.Env) error {
+	err := fetchoffline.Run(ctx, fetchoffline.Deps{Config: e.Config, Logger: e.Logger})
 	if errors.Is(err, resource.ErrNeedNet) {
-		// The second case: the config is cached, but later stages
-		// fetch from the network.
 		e.Logger.Info("later stages need the network: writing the neednet flag", "flag", e.Files.NeedNet, "reason", err)
 		return signalNeedNet(e.Files.NeedNet)
 	}
