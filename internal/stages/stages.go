@@ -14,8 +14,11 @@ package stages
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/flintboot/flint/config"
@@ -82,6 +85,24 @@ type Files struct {
 	// NeedNet is the flag fetch-offline writes when the network is
 	// needed.
 	NeedNet string
+}
+
+// Flag returns the path of the flag file name beside the state file
+// (/run/ignition/<name>): the flags the stages leave for the units and
+// the generator that come after them.
+func (f Files) Flag(name string) string {
+	return filepath.Join(filepath.Dir(f.StateFile), name)
+}
+
+// WriteFlag creates the empty flag file at path, and its directory.
+func WriteFlag(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("flag %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return fmt.Errorf("flag %s: %w", path, err)
+	}
+	return nil
 }
 
 // Cmdline is the kernel command line as the engine read it: its

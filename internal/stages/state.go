@@ -1,12 +1,6 @@
 package stages
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-
-	"github.com/flintboot/flint/internal/rootfs"
-)
+import "github.com/flintboot/flint/internal/rootfs"
 
 // State is what one stage leaves for the next in the state file (JSON, the
 // field names of coreos/ignition internal/state/state.go).
@@ -36,22 +30,4 @@ type Fetched struct {
 	Kind       string `json:"kind"`   // "base" or "user"
 	Source     string `json:"source"` // "system", "cmdline", a platform id, or a referenced config's redacted URL
 	Referenced bool   `json:"referenced"`
-}
-
-// Flag returns the path of the flag file name beside the state file
-// (/run/ignition/<name>): the flags the stages leave for the units and
-// the generator that come after them.
-func (f Files) Flag(name string) string {
-	return filepath.Join(filepath.Dir(f.StateFile), name)
-}
-
-// WriteFlag creates the empty flag file at path, and its directory.
-func WriteFlag(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("flag %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		return fmt.Errorf("flag %s: %w", path, err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package engine
+package fetch
 
 import (
 	"os"
@@ -9,12 +9,12 @@ import (
 	"github.com/flintboot/flint/config"
 )
 
-// TestMergeOverEmptyBaseIsIdentity backs run's shortcut: without base
+// TestMergeOverEmptyBaseIsIdentity backs merge's shortcut: without base
 // configs, merging the user config over config.Empty yields the user config
-// itself, so run skips the merge (a deep copy of a config that may hold
+// itself, so merge skips it (a deep copy of a config that may hold
 // thousands of files).
 func TestMergeOverEmptyBaseIsIdentity(t *testing.T) {
-	paths, err := filepath.Glob("../../config/testdata/*/*.ign")
+	paths, err := filepath.Glob("../../../config/testdata/*/*.ign")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no test configs: %v", err)
 	}
