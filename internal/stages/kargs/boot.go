@@ -88,7 +88,7 @@ func helper(getenv func(string) string) string {
 // only writes its flag.
 func initramfsReboot(log *slog.Logger, initramfs bool, r Runner) func(context.Context) error {
 	if !initramfs {
-		log.Debug("not in the initramfs: the kargs stage will not reboot")
+		log.Debug("not in the initramfs: the kargs stage will not reboot", "marker", "/etc/initrd-release")
 		return nil
 	}
 	return func(ctx context.Context) error {
