@@ -26,8 +26,8 @@ func ParseRendered(raw []byte) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: %s", err, r)
 	}
-	if v != V3_7Exp {
-		return Config{}, fmt.Errorf("%w: a rendered config declares %s, found %s", ErrInvalidVersion, V3_7Exp, v)
+	if v != Newest {
+		return Config{}, fmt.Errorf("%w: a rendered config declares %s, found %s", ErrInvalidVersion, Newest, v)
 	}
 	var cfg Config
 	newDecoder(doc, v, &r).decode(reflect.ValueOf(&cfg).Elem())

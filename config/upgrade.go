@@ -1,8 +1,15 @@
 package config
 
-// upgrade applies, in order, every semantic change between the declared
-// version and the newest one, then stamps the newest version. Fields that
-// merely appeared need nothing: they are absent from older configs.
+// Upgrade turns a config of version from, held in the model's types (as
+// a translator builds it), into the newest model, as Parse does after
+// decoding: every semantic change between from and Newest is applied in
+// order, and the newest version stamped. Fields that merely appeared need
+// nothing: they are absent from older configs.
+func Upgrade(cfg *Config, from Version) {
+	upgrade(cfg, from)
+}
+
+// upgrade is Upgrade.
 func upgrade(cfg *Config, from Version) {
 	if !from.AtLeast(V3_1) {
 		dropUnverifiableReplaceHash(cfg)
@@ -13,7 +20,7 @@ func upgrade(cfg *Config, from Version) {
 	if !from.AtLeast(V3_6) {
 		maskSpecialModeBits(cfg)
 	}
-	cfg.Ignition.Version = V3_7Exp.String()
+	cfg.Ignition.Version = Newest.String()
 }
 
 // maskSpecialModeBits clears setuid, setgid and sticky bits from file and

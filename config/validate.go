@@ -15,7 +15,7 @@ import (
 // against the newest spec's rules. Entries carry paths but no lines.
 func (cfg Config) Validate() Report {
 	var r Report
-	c := checker{version: V3_7Exp, report: &r}
+	c := checker{version: Newest, report: &r}
 	c.config(cfg)
 	return r
 }

@@ -31,6 +31,19 @@ var SupportedVersions = []Version{V3_0, V3_1, V3_2, V3_3, V3_4, V3_5, V3_6, V3_7
 // NewestStable is the newest version that is not experimental.
 var NewestStable = V3_6
 
+// Newest is the newest version flint reads, experimental or not: the
+// version of the model (Parse upgrades every config to it), of every
+// rendered config and of Empty.
+var Newest = V3_7Exp
+
+// Empty returns the config of a machine given none: the newest version and
+// nothing else. It is what the fetch stages start from when no source holds
+// a user config, and what the base configs are merged onto; merging a
+// config over it yields that config unchanged.
+func Empty() Config {
+	return Config{Ignition: Ignition{Version: Newest.String()}}
+}
+
 func (v Version) String() string {
 	s := fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 	if v.PreRelease != "" {

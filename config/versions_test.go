@@ -29,6 +29,12 @@ func TestParseVersionSupported(t *testing.T) {
 	if NewestStable != V3_6 {
 		t.Errorf("NewestStable = %v, want 3.6.0", NewestStable)
 	}
+	if last := SupportedVersions[len(SupportedVersions)-1]; Newest != last {
+		t.Errorf("Newest = %v, want the last supported version %v", Newest, last)
+	}
+	if got := Empty(); got.Ignition.Version != "3.7.0-experimental" || !reflect.DeepEqual(got, Config{Ignition: Ignition{Version: "3.7.0-experimental"}}) {
+		t.Errorf("Empty() = %+v, want only the newest version", got)
+	}
 }
 
 // listsSupported reports whether msg names every supported version.

@@ -228,6 +228,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
 			d.add(config.SeverityError, p, fmt.Sprintf("cannot unmarshal %s into a list", n.ShortTag()))
 			return
 		}
+		if len(n.Content) == 0 {
+			// Left nil, as config.Parse leaves an empty list: the
+			// translation's model is the config its JSON parses to.
+			return
+		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 		for i, c := range n.Content {
 			is := strconv.Itoa(i)

@@ -49,6 +49,10 @@ type Result struct {
 	MachineConfig bool
 	// Version is the spec version of Config.
 	Version config.Version
+	// Model is Config in the newest model (config.Upgrade applied), as
+	// config.Parse would return it from Config: what a reader at boot
+	// uses without parsing the JSON again. Empty for a MachineConfig.
+	Model config.Config
 	// Report lists the problems found, with YAML paths ($.storage.files.0.path,
 	// snake_case keys as in the source), lines and columns.
 	Report config.Report
@@ -149,7 +153,7 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report = t.report
 		return res, ErrInvalid
 	}
-	out, err := t.writeChecked(prof.target)
+	out, model, err := t.writeChecked(prof.target)
 	if err != nil {
 		return res, err
 	}
@@ -172,7 +176,7 @@ func Translate(src []byte, opts Options) (Result, error) {
 		}
 		out = ind.Bytes()
 	}
-	res.Config = out
+	res.Config, res.Model = out, model
 	return res, nil
 }
 
@@ -561,19 +565,28 @@ func (t *translator) contentsLocal(contents **string, jp, yp string, k pending) 
 // parsing 3 MB of JSON again was a twentieth of translating a config of
 // 2,000 files. Writing and checking only read the model, so they run side
 // by side.
-func (t *translator) writeChecked(v config.Version) ([]byte, error) {
+//
+// It also returns the config in the newest model, as config.Parse reads
+// the JSON: the model upgraded where ValidateAt vouches that the JSON
+// reads back as the model, and otherwise what Parse made of it.
+func (t *translator) writeChecked(v config.Version) ([]byte, config.Config, error) {
 	var buf bytes.Buffer
 	written := make(chan error, 1)
 	go func() { written <- t.cfg.WriteJSON(&buf) }()
 	rep, ok := t.cfg.ValidateAt(v)
 	if err := <-written; err != nil {
-		return nil, fmt.Errorf("butane: writing the config: %w", err)
+		return nil, config.Config{}, fmt.Errorf("butane: writing the config: %w", err)
 	}
 	if !ok || t.opts.checkByParse {
-		_, rep, _ = config.Parse(buf.Bytes())
+		var model config.Config
+		model, rep, _ = config.Parse(buf.Bytes())
+		t.addResult(rep)
+		return buf.Bytes(), model, nil
 	}
 	t.addResult(rep)
-	return buf.Bytes(), nil
+	model := t.cfg
+	config.Upgrade(&model, v)
+	return buf.Bytes(), model, nil
 }
 
 // addResult adds the validator's findings at their YAML sources.

@@ -25,6 +25,8 @@ import (
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/stages"
+	"github.com/flintboot/flint/internal/stages/fetch"
 )
 
 // providerFunc is a platform provider made of a function.
@@ -145,7 +147,7 @@ func (h *harness) cache() config.Config {
 	return cfg
 }
 
-func (h *harness) state() State {
+func (h *harness) state() stages.State {
 	h.t.Helper()
 	s, err := loadState(h.opts.StateFile)
 	if err != nil {
@@ -229,7 +231,7 @@ func TestFetchOfflineLocalConfig(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("state file mode = %v, %v, want 0600", fi.Mode(), err)
 	}
-	want := []FetchedConfig{{Kind: "user", Source: "test"}, {Kind: "user", Source: "data URL", Referenced: true}}
+	want := []stages.Fetched{{Kind: "user", Source: "test"}, {Kind: "user", Source: "data URL", Referenced: true}}
 	if got := h.state().FetchedConfigs; !equalFetched(got, want) {
 		t.Errorf("state fetchedConfigs = %+v, want %+v", got, want)
 	}
@@ -258,7 +260,7 @@ func TestFetchOfflineLocalConfig(t *testing.T) {
 	}
 }
 
-func equalFetched(a, b []FetchedConfig) bool {
+func equalFetched(a, b []stages.Fetched) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -324,7 +326,7 @@ func TestFetchOfflineThenFetch(t *testing.T) {
 			if got := strings.Join(filePaths(cfg), " "); got != "/remote" {
 				t.Errorf("cached files = %q, want /remote", got)
 			}
-			want := []FetchedConfig{{Kind: "user", Source: "test"}, {Kind: "user", Source: srv.URL + "/remote.ign", Referenced: true}}
+			want := []stages.Fetched{{Kind: "user", Source: "test"}, {Kind: "user", Source: srv.URL + "/remote.ign", Referenced: true}}
 			if got := h.state().FetchedConfigs; !equalFetched(got, want) {
 				t.Errorf("state fetchedConfigs = %+v, want %+v", got, want)
 			}
@@ -425,15 +427,32 @@ func TestSources(t *testing.T) {
 
 // captureStages is the stage list with a fetch stage and a cache-reading
 // stage that record the config they ran with.
-func captureStages(got *config.Config) []stage {
-	capture := func(_ context.Context, r *stageRun) error {
-		*got = r.config
-		return nil
+func captureStages(got *config.Config) func(Options) []row {
+	return func(o Options) []row {
+		capture := captureStage{got}
+		return []row{
+			{name: "fetch-offline", offline: true, stage: then{fetch.Stage{Options: sources(o)}, capture}},
+			{name: "files", stage: fetch.FromCache(sources(o), capture)},
+		}
 	}
-	return []stage{
-		{name: "fetch-offline", acquire: fetchOffline, run: capture},
-		{name: "files", acquire: fromCache, run: capture},
+}
+
+// captureStage records the config it runs with.
+type captureStage struct{ got *config.Config }
+
+func (c captureStage) Run(_ context.Context, e *stages.Env) error {
+	*c.got = e.Config
+	return nil
+}
+
+// then runs one stage, then the other.
+type then [2]stages.Stage
+
+func (t then) Run(ctx context.Context, e *stages.Env) error {
+	if err := t[0].Run(ctx, e); err != nil {
+		return err
 	}
+	return t[1].Run(ctx, e)
 }
 
 func TestBaseConfigs(t *testing.T) {
@@ -460,7 +479,7 @@ func TestBaseConfigs(t *testing.T) {
 	if paths := strings.Join(filePaths(h.cache()), " "); paths != "/user /shared" {
 		t.Errorf("cached files = %q, want only the user config", paths)
 	}
-	if s := h.state().FetchedConfigs; len(s) == 0 || s[0] != (FetchedConfig{Kind: "base", Source: "system"}) {
+	if s := h.state().FetchedConfigs; len(s) == 0 || s[0] != (stages.Fetched{Kind: "base", Source: "system"}) {
 		t.Errorf("state fetchedConfigs = %+v, want the base config first", s)
 	}
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 
+	"github.com/flintboot/flint/internal/stages"
 	"github.com/flintboot/flint/internal/stages/fetch"
 )
 
@@ -10,9 +11,9 @@ var (
 	// ErrUnknownStage means the stage name is not in the stage list: a
 	// usage error.
 	ErrUnknownStage = errors.New("unknown stage")
-	// ErrSetup means the engine could not get ready to run the stage
-	// (the state file, the fetcher): exit status 3, as in Ignition.
-	ErrSetup = errors.New("setup failed")
+	// ErrSetup means the stage could not get ready to run (the state
+	// file, the fetcher): exit status 3, as in Ignition.
+	ErrSetup = stages.ErrSetup
 	// ErrNoSource means no config source exists on this machine: nothing
 	// on the kernel command line, no user.ign, and the platform provider
 	// says the machine is not on its platform.
@@ -20,5 +21,5 @@ var (
 	// ErrInvalidConfig means the rendered config breaks the spec's rules.
 	ErrInvalidConfig = fetch.ErrInvalidConfig
 	// ErrNoCache means a stage that reads the cached config found none.
-	ErrNoCache = errors.New("no cached config")
+	ErrNoCache = fetch.ErrNoCache
 )

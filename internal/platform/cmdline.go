@@ -175,19 +175,25 @@ func ReadCmdline(env Env, path string) (Cmdline, error) {
 // cmdlineSource finds the user config the kernel command line names.
 type cmdlineSource struct {
 	env  Env
-	path string
+	read func() (Cmdline, error)
 }
 
 // NewCmdline returns the kernel command line source. path is the file
-// holding the command line: "" means /proc/cmdline under env's root (the
-// engine passes $IGNITION_KERNEL_CMDLINE_PATH when it is set). The source
-// returns ErrNoProvider when the command line names no config.
+// holding the command line: "" means /proc/cmdline under env's root. The
+// source returns ErrNoProvider when the command line names no config.
 func NewCmdline(env Env, path string) Provider {
-	return cmdlineSource{env: env, path: path}
+	return cmdlineSource{env: env, read: func() (Cmdline, error) { return ReadCmdline(env, path) }}
+}
+
+// NewCmdlineFrom is NewCmdline over a command line already read: args, or
+// readErr, why it could not be read, which FetchConfig returns. The boot
+// stages read the command line once per process and hand it down.
+func NewCmdlineFrom(env Env, args Cmdline, readErr error) Provider {
+	return cmdlineSource{env: env, read: func() (Cmdline, error) { return args, readErr }}
 }
 
 func (s cmdlineSource) FetchConfig(ctx context.Context) ([]byte, error) {
-	args, err := ReadCmdline(s.env, s.path)
+	args, err := s.read()
 	if err != nil {
 		return nil, err
 	}

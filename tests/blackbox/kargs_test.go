@@ -163,7 +163,7 @@ var kargsCases = []kargsCase{
 func TestKargs(t *testing.T) {
 	requireDisks(t)
 	bin := buildFlint(t)
-	vs := []config.Version{config.V3_3, config.SupportedVersions[len(config.SupportedVersions)-1]}
+	vs := []config.Version{config.V3_3, config.Newest}
 	for _, c := range kargsCases {
 		for _, v := range vs {
 			t.Run(c.Name+"/"+v.String(), func(t *testing.T) { runKargsCase(t, bin, c, v) })

@@ -19,7 +19,8 @@ const DefaultDeviceTimeout = 90 * time.Second
 
 // Deps is what the stage needs.
 type Deps struct {
-	// Config is the full config the engine rendered.
+	// Config is the full config: the base configs with the user config
+	// merged over them (stages.Env.Config).
 	Config config.Config
 	Logger *slog.Logger
 	// Runner runs sfdisk, blkid, wipefs, mkfs, mdadm,
@@ -53,7 +54,7 @@ type Deps struct {
 	// (resource.NetworkUp); nil means the network is taken as up.
 	NetworkUp func() bool
 	// KeepKey receives the key of each LUKS volume the files stage must
-	// keep (/etc/luks/<name>), as a data URL: the engine puts it in the
+	// keep (/etc/luks/<name>), as a data URL: Stage puts it in the
 	// state. A generated key that clevis replaces is not kept.
 	KeepKey func(name, dataURL string)
 	// Swaps lists the active swap devices' nodes; nil reads /proc/swaps.
@@ -77,11 +78,11 @@ type Deps struct {
 	ReadDisk func(path string) (DiskReader, error)
 	// Formatted, when not nil, is told of every filesystem the stage
 	// made, with the node it made it on (possibly from several
-	// goroutines at once): the engine tells systemd not to check a root
-	// made in this boot.
+	// goroutines at once): Stage tells systemd not to check a root made
+	// in this boot (RootFormattedFlag).
 	Formatted func(dev string, f config.Filesystem)
 	// LoadModules loads the kernel modules of the config's filesystems
-	// and LUKS volumes while the stage works (see modules). The engine
+	// and LUKS volumes while the stage works (see modules). Stage
 	// sets it in the initramfs, where the mount stage and the root's
 	// mount would otherwise load them, in the boot's critical path.
 	LoadModules bool

@@ -20,6 +20,7 @@ import (
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/stages"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -47,21 +48,14 @@ type Fetcher interface {
 	Get(ctx context.Context, r resource.Request) ([]byte, error)
 }
 
-// Fetched is one config a fetch stage read, for the state file and the
-// journal.
-type Fetched struct {
-	Kind       string `json:"kind"`   // "base" or "user"
-	Source     string `json:"source"` // "system", "cmdline", a platform id, or a referenced config's redacted URL
-	Referenced bool   `json:"referenced"`
-}
-
 // AcquireDeps is what acquiring the user config needs.
 type AcquireDeps struct {
 	// Platform's provider is asked last, after the kernel command line and
 	// user.ign in ConfigDirs.
-	Platform    platform.Platform
-	ConfigDirs  platform.ConfigDirs
-	CmdlinePath string
+	Platform   platform.Platform
+	ConfigDirs platform.ConfigDirs
+	// Cmdline is the kernel command line, the first source.
+	Cmdline stages.Cmdline
 	// Env is the base of the sources' environment; what is nil is filled:
 	// Getter and Fetcher with Fetcher, Mounter and Runner with package
 	// sys's, Logger with Logger.
@@ -79,8 +73,8 @@ type AcquireDeps struct {
 	// Offline: needing the network is no failure, only the answer
 	// (resource.ErrNeedNet) that fetch-offline hands to fetch.
 	Offline bool
-	// Base: the engine merged base configs; they are listed first among
-	// the configs read.
+	// Base: there are base configs; they are listed first among the
+	// configs read.
 	Base bool
 	// Parser parses the user config and every config it names; nil: one
 	// with config.DefaultMaxSize.
@@ -91,13 +85,13 @@ type AcquireDeps struct {
 // Acquire gets the user config from the first source that has one,
 // renders it (ignition.config.replace and merge), validates the result,
 // and caches it. It returns the rendered config and every config read.
-func Acquire(ctx context.Context, d AcquireDeps) (config.Config, []Fetched, error) {
+func Acquire(ctx context.Context, d AcquireDeps) (config.Config, []stages.Fetched, error) {
 	if d.Parser == nil {
 		d.Parser = &Parser{Logger: d.Logger, MaxSize: config.DefaultMaxSize}
 	}
 	a := &acquirer{d: d}
 	if d.Base {
-		a.fetched = append(a.fetched, Fetched{Kind: "base", Source: "system"})
+		a.fetched = append(a.fetched, stages.Fetched{Kind: "base", Source: "system"})
 	}
 	cfg, err := a.fetchConfig(ctx)
 	return cfg, a.fetched, err
@@ -106,7 +100,7 @@ func Acquire(ctx context.Context, d AcquireDeps) (config.Config, []Fetched, erro
 // acquirer is one acquisition of the user config.
 type acquirer struct {
 	d       AcquireDeps
-	fetched []Fetched
+	fetched []stages.Fetched
 	// settings are the fetch settings the fetcher was last configured
 	// with, nil before the first: the fetcher is configured only when
 	// they change.
@@ -144,7 +138,7 @@ func (a *acquirer) fetchConfig(ctx context.Context) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, err
 	}
-	user := emptyConfig()
+	user := config.Empty()
 	var declared config.Version
 	found := raw != nil
 	if found {
@@ -153,14 +147,14 @@ func (a *acquirer) fetchConfig(ctx context.Context) (config.Config, error) {
 		if user, declared, err = a.d.Parser.Parse(raw, "user config from "+source); err != nil {
 			return config.Config{}, err
 		}
-		a.fetched = append(a.fetched, Fetched{Kind: "user", Source: source})
+		a.fetched = append(a.fetched, stages.Fetched{Kind: "user", Source: source})
 	}
 	// Parsing checked the user config with the rules of the version it
 	// declares; what gets cached is checked once with the newest rules, as
 	// Ignition does, since older rules differ (before 3.3 a link needs
 	// no target). Only a config that declares the newest version and
 	// names no other config was already checked with those very rules.
-	checked := found && declared == config.V3_7Exp &&
+	checked := found && declared == config.Newest &&
 		user.Ignition.Config.Replace.Source == nil && len(user.Ignition.Config.Merge) == 0
 
 	rendered, err := a.render(ctx, user)
@@ -212,7 +206,7 @@ type source struct {
 func (a *acquirer) fetchFromSources(ctx context.Context) ([]byte, string, error) {
 	env := a.providerEnv()
 	sources := []source{
-		{"cmdline", platform.NewCmdline(env, a.d.CmdlinePath)},
+		{"cmdline", platform.NewCmdlineFrom(env, a.d.Cmdline.Args, a.d.Cmdline.Err)},
 		{"system", platform.NewSystem(env, a.d.ConfigDirs)},
 		{a.d.Platform.ID, a.d.Platform.New(env)},
 	}
@@ -283,7 +277,7 @@ func (a *acquirer) render(ctx context.Context, user config.Config) (config.Confi
 			return config.Config{}, op.Fail(err)
 		}
 		op.Finish()
-		a.fetched = append(a.fetched, Fetched{Kind: "user", Source: shown, Referenced: true})
+		a.fetched = append(a.fetched, stages.Fetched{Kind: "user", Source: shown, Referenced: true})
 		return cfg, nil
 	}
 	// Render's errors and the fetcher's name sources through
@@ -397,12 +391,9 @@ func (p *Parser) Parse(raw []byte, what string) (config.Config, config.Version, 
 		}
 		log.Info("translated a Butane config", "config", what, "version", res.Version.String())
 		// The translation validated the result and logged what it
-		// found, at the YAML's lines: parse it without logging again.
-		cfg, v, _, err := config.ParseDeclared(res.Config)
-		if err != nil {
-			return config.Config{}, v, fmt.Errorf("%s: translated from Butane: %w", what, err)
-		}
-		return cfg, v, nil
+		// found, at the YAML's lines; its model is the config its JSON
+		// parses to (butane.Result.Model), which is not parsed again.
+		return res.Model, res.Version, nil
 	}
 	cfg, v, report, err := config.ParseDeclared(raw)
 	logReport(log, what, report)
@@ -449,13 +440,6 @@ func summary(report config.Report) string {
 		return first
 	}
 	return fmt.Sprintf("%s (and %d more errors in the log)", first, n-1)
-}
-
-// emptyConfig is the config of a machine given none: the newest version,
-// nothing else.
-func emptyConfig() config.Config {
-	newest := config.SupportedVersions[len(config.SupportedVersions)-1]
-	return config.Config{Ignition: config.Ignition{Version: newest.String()}}
 }
 
 func isDataURL(s string) bool {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/stages"
 )
 
 // recordingFetcher serves data URLs and records the settings it is
@@ -54,14 +54,10 @@ func (s served) FetchConfig(context.Context) ([]byte, error) { return []byte(s),
 func acquireDeps(t *testing.T, user string, f Fetcher) AcquireDeps {
 	t.Helper()
 	dir := t.TempDir()
-	cmdline := filepath.Join(dir, "cmdline")
-	if err := os.WriteFile(cmdline, []byte("quiet\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	return AcquireDeps{
 		Platform:    platform.Platform{ID: "test", New: func(platform.Env) platform.Provider { return served(user) }},
 		ConfigDirs:  platform.ConfigDirs{Runtime: filepath.Join(dir, "run"), Local: filepath.Join(dir, "etc"), System: filepath.Join(dir, "usr")},
-		CmdlinePath: cmdline,
+		Cmdline:     stages.Cmdline{Args: platform.ParseCmdline("quiet\n")},
 		Env:         platform.Env{Root: dir},
 		Fetcher:     f,
 		ConfigCache: filepath.Join(dir, "run/ignition.json"),
@@ -96,7 +92,7 @@ func TestAcquireConfiguresFetcherOnce(t *testing.T) {
 			if last := f.configured[len(f.configured)-1]; last.Timeouts != cfg.Ignition.Timeouts {
 				t.Errorf("fetcher left with timeouts %+v, the rendered config has %+v", last.Timeouts, cfg.Ignition.Timeouts)
 			}
-			if len(fetched) == 0 || fetched[0] != (Fetched{Kind: "user", Source: "test"}) {
+			if len(fetched) == 0 || fetched[0] != (stages.Fetched{Kind: "user", Source: "test"}) {
 				t.Errorf("fetched = %+v, want the user config from test first", fetched)
 			}
 		})

@@ -1,12 +1,12 @@
-// Package fetchoffline is the first stage of a first boot. Before it runs,
-// the engine acquires the config (fetch.Acquire) with a fetcher that
-// refuses the network; when that needs the network, the engine writes the
-// neednet flag and leaves everything to the fetch stage. When the config
-// could be had offline, this stage checks what the later stages will fetch:
-// if a file's contents, a CA bundle or a LUKS key lives on a server, or a
-// clevis binding needs a tang server or a networked pin, the distro must
-// bring the network up too, and Run says so with resource.ErrNeedNet (the
-// second neednet case of coreos/ignition
+// Package fetchoffline says what of a config needs the network in the
+// stages after the fetch stages. fetch-offline is the fetch stage's offline
+// mode (fetch.Stage): it acquires the config with a fetcher that refuses
+// the network, and when that needs the network it writes the neednet flag
+// and leaves everything to the fetch stage. When the config could be had
+// offline, it asks Run: if a file's contents, a CA bundle or a LUKS key
+// lives on a server, or a clevis binding needs a tang server or a
+// networked pin, the distro must bring the network up too, and Run says so
+// with resource.ErrNeedNet (the second neednet case of coreos/ignition
 // internal/exec/stages/fetch_offline/fetch-offline.go).
 package fetchoffline
 

@@ -58,7 +58,8 @@ type Runner interface {
 
 // Deps is what the stage needs.
 type Deps struct {
-	// Config is the full config the engine rendered.
+	// Config is the full config: the base configs with the user config
+	// merged over them (stages.Env.Config).
 	Config config.Config
 	Logger *slog.Logger
 	// Root is the target root directory (/sysroot in the initramfs).

@@ -59,7 +59,7 @@ type Deps struct {
 	// so that the distro (or a test) knows a reboot is due; "" writes
 	// none.
 	RebootFlag string
-	// Reboot, when set, is called after a change (the engine's runs
+	// Reboot, when set, is called after a change (Stage's runs
 	// `systemctl reboot` in the initramfs only).
 	Reboot func(ctx context.Context) error
 	// RebootWait, when not 0, is how long the stage waits after Reboot

@@ -73,7 +73,7 @@ func Target(root string, f config.Filesystem) string {
 
 // Run mounts every mountable filesystem under the root, shallowest first.
 // created lists the directories it made for mountpoints, as paths inside
-// the root ("/var/home"), in the order made; the engine keeps them in the
+// the root ("/var/home"), in the order made; Stage keeps them in the
 // state. On failure, created still lists what was made, and what was
 // mounted stays mounted for the umount stage (run by the unit's ExecStop).
 func Run(ctx context.Context, d Deps) (created []string, err error) {

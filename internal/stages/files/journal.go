@@ -1,4 +1,4 @@
-package engine
+package files
 
 import (
 	"bufio"
@@ -13,14 +13,18 @@ import (
 	"strconv"
 
 	"github.com/flintboot/flint/internal/rootfs"
+	"github.com/flintboot/flint/internal/stages"
 )
 
-// progressSuffix names the files stage's journal beside the state file
+// JournalPath names the stage's journal beside the state file
 // (/run/ignition/state.files): one JSON line per entry applied, appended
-// as the stage goes (progress.buf), because rewriting the whole state file after each of
-// thousands of entries would cost more than writing them. The next load
-// folds it into the state file.
-const progressSuffix = ".files"
+// as the stage goes (journal.buf), because rewriting the whole state file
+// after each of thousands of entries would cost more than writing them.
+// The engine folds it into the state it loads (FoldJournal) and removes it
+// once it saved the state, which then holds what the journal recorded.
+func JournalPath(stateFile string) string {
+	return stateFile + ".files"
+}
 
 // progressRecord is one line of the journal: an entry applied (Done), or
 // the temporary file about to be renamed to an entry's path (Pending, ID).
@@ -30,10 +34,10 @@ type progressRecord struct {
 	ID      *rootfs.FileID `json:"id,omitempty"`
 }
 
-// foldProgress adds the journal at path to s; a missing journal adds
+// FoldJournal adds the journal at path to s; a missing journal adds
 // nothing. A last line cut short (the stage killed while writing it) is
 // ignored: its entry counts as not applied, which is what it was.
-func foldProgress(path string, s *State) error {
+func FoldJournal(path string, s *stages.State) error {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -72,9 +76,9 @@ func foldProgress(path string, s *State) error {
 	return nil
 }
 
-// progress is the files stage's files.Progress: what the state says was
-// applied, and the journal it appends to.
-type progress struct {
+// journal is the stage's Progress as the engine runs it: what the state
+// says was applied, and the journal it appends to.
+type journal struct {
 	path    string
 	done    map[string]bool
 	pending map[string]rootfs.FileID
@@ -95,8 +99,8 @@ type progress struct {
 // and links only writes no Pending line).
 const maxBuffered = 64 << 10
 
-func newProgress(path string, s State) *progress {
-	p := &progress{path: path, done: make(map[string]bool, len(s.FilesApplied)), pending: map[string]rootfs.FileID{}}
+func newJournal(path string, s *stages.State) *journal {
+	p := &journal{path: path, done: make(map[string]bool, len(s.FilesApplied)), pending: map[string]rootfs.FileID{}}
 	for _, e := range s.FilesApplied {
 		p.done[e] = true
 	}
@@ -106,13 +110,13 @@ func newProgress(path string, s State) *progress {
 	return p
 }
 
-func (p *progress) Applied(entry string) (bool, rootfs.FileID) {
+func (p *journal) Applied(entry string) (bool, rootfs.FileID) {
 	return p.done[entry], p.pending[entry]
 }
 
-func (p *progress) Pending(entry string, id rootfs.FileID) error {
+func (p *journal) Pending(entry string, id rootfs.FileID) error {
 	p.pending[entry] = id
-	p.buf = appendRecord(p.buf, "pending", entry)
+	p.buf = appendJournalLine(p.buf, "pending", entry)
 	p.buf = append(p.buf, `,"id":{"dev":`...)
 	p.buf = strconv.AppendUint(p.buf, id.Dev, 10)
 	p.buf = append(p.buf, `,"ino":`...)
@@ -121,10 +125,10 @@ func (p *progress) Pending(entry string, id rootfs.FileID) error {
 	return p.flush()
 }
 
-func (p *progress) Done(entry string) error {
+func (p *journal) Done(entry string) error {
 	p.done[entry] = true
 	delete(p.pending, entry)
-	p.buf = appendRecord(p.buf, "done", entry)
+	p.buf = appendJournalLine(p.buf, "done", entry)
 	p.buf = append(p.buf, "}\n"...)
 	if len(p.buf) >= maxBuffered {
 		return p.flush()
@@ -132,9 +136,9 @@ func (p *progress) Done(entry string) error {
 	return nil
 }
 
-// appendRecord appends the start of a journal line, {"key":"entry", as
+// appendJournalLine appends the start of a journal line, {"key":"entry", as
 // json.Marshal writes a progressRecord.
-func appendRecord(b []byte, key, entry string) []byte {
+func appendJournalLine(b []byte, key, entry string) []byte {
 	b = append(b, `{"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
@@ -152,7 +156,7 @@ func appendRecord(b []byte, key, entry string) []byte {
 
 // flush writes the buffered lines with one write(2): a process killed at
 // any point leaves whole lines, and at most the last one cut short.
-func (p *progress) flush() error {
+func (p *journal) flush() error {
 	if len(p.buf) == 0 {
 		return nil
 	}
@@ -172,7 +176,7 @@ func (p *progress) flush() error {
 }
 
 // close closes the journal and puts what it recorded into s.
-func (p *progress) close(s *State) error {
+func (p *journal) close(s *stages.State) error {
 	s.FilesApplied = s.FilesApplied[:0]
 	for e := range p.done {
 		s.FilesApplied = append(s.FilesApplied, e)

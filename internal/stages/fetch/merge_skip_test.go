@@ -1,4 +1,4 @@
-package engine
+package fetch
 
 import (
 	"os"
@@ -9,12 +9,12 @@ import (
 	"github.com/flintboot/flint/config"
 )
 
-// TestMergeOverEmptyBaseIsIdentity backs run's shortcut: without base
-// configs, merging the user config over emptyConfig yields the user config
-// itself, so run skips the merge (a deep copy of a config that may hold
+// TestMergeOverEmptyBaseIsIdentity backs merge's shortcut: without base
+// configs, merging the user config over config.Empty yields the user config
+// itself, so merge skips it (a deep copy of a config that may hold
 // thousands of files).
 func TestMergeOverEmptyBaseIsIdentity(t *testing.T) {
-	paths, err := filepath.Glob("../../config/testdata/*/*.ign")
+	paths, err := filepath.Glob("../../../config/testdata/*/*.ign")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no test configs: %v", err)
 	}
@@ -29,8 +29,8 @@ func TestMergeOverEmptyBaseIsIdentity(t *testing.T) {
 			continue // invalid on purpose
 		}
 		parsed++
-		if got := config.Merge(emptyConfig(), cfg); !reflect.DeepEqual(got, cfg) {
-			t.Errorf("%s: Merge(emptyConfig(), cfg) differs from cfg:\n%+v\n%+v", p, got, cfg)
+		if got := config.Merge(config.Empty(), cfg); !reflect.DeepEqual(got, cfg) {
+			t.Errorf("%s: Merge(config.Empty(), cfg) differs from cfg:\n%+v\n%+v", p, got, cfg)
 		}
 	}
 	if parsed == 0 {

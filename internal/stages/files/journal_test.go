@@ -1,9 +1,7 @@
-package engine
+package files
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/internal/rootfs"
+	"github.com/flintboot/flint/internal/stages"
 )
 
 // TestProgressJournal is the files stage killed midway: the state file
@@ -19,14 +18,11 @@ import (
 func TestProgressJournal(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
-	if err := saveState(state, State{FilesApplied: []string{"directory /srv"}, NotatedDirectories: []string{"/var"}}); err != nil {
-		t.Fatal(err)
+	before := func() stages.State {
+		return stages.State{FilesApplied: []string{"directory /srv"}, NotatedDirectories: []string{"/var"}}
 	}
-	s, err := loadState(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProgress(state+progressSuffix, s)
+	s := before()
+	p := newJournal(JournalPath(state), &s)
 	if done, _ := p.Applied("directory /srv"); !done {
 		t.Errorf("Applied(directory /srv) = false, want the state's record")
 	}
@@ -49,26 +45,23 @@ func TestProgressJournal(t *testing.T) {
 	p.f.Write([]byte(`{"done":"file /etc/cut`)) // killed mid-line
 	p.f.Close()
 
-	s, err = loadState(state)
-	if err != nil {
+	// The next load: the state file as it was, the journal folded in.
+	s = before()
+	if err := FoldJournal(JournalPath(state), &s); err != nil {
 		t.Fatal(err)
 	}
-	want := State{
+	want := stages.State{
 		NotatedDirectories: []string{"/var"},
 		FilesApplied:       []string{"directory /srv", "file /etc/motd", "file /etc/issue"},
 		FilesPending:       map[string]rootfs.FileID{"file /etc/hosts": id, `file /etc/"quoted" <&>`: other},
 	}
 	if !reflect.DeepEqual(s, want) {
-		t.Errorf("loadState = %+v, want %+v", s, want)
+		t.Errorf("FoldJournal = %+v, want %+v", s, want)
 	}
-	if err := saveState(state, s); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(state + progressSuffix); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the journal stays after the state was saved: %v", err)
-	}
-	if again, err := loadState(state); err != nil || !reflect.DeepEqual(again, want) {
-		t.Errorf("loadState after saveState = %+v, %v; want %+v", again, err, want)
+	// No journal adds nothing.
+	s = before()
+	if err := FoldJournal(filepath.Join(dir, "none.files"), &s); err != nil || !reflect.DeepEqual(s, before()) {
+		t.Errorf("FoldJournal(no journal) = %+v, %v; want the state unchanged", s, err)
 	}
 }
 
@@ -77,7 +70,7 @@ func TestProgressJournal(t *testing.T) {
 func TestProgressClose(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "run", "state")
-	p := newProgress(state+progressSuffix, State{})
+	p := newJournal(JournalPath(state), &stages.State{})
 	id := rootfs.FileID{Dev: 1, Ino: 2}
 	for _, err := range []error{
 		p.Pending("file /etc/hosts", id),
@@ -89,32 +82,32 @@ func TestProgressClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var closed State
+	var closed stages.State
 	if err := p.close(&closed); err != nil {
 		t.Fatal(err)
 	}
-	want := State{
+	want := stages.State{
 		FilesApplied: []string{"directory /srv", "file /etc/hosts"},
 		FilesPending: map[string]rootfs.FileID{"file /etc/issue": id},
 	}
 	if !reflect.DeepEqual(closed, want) {
 		t.Errorf("close = %+v, want %+v", closed, want)
 	}
-	loaded, err := loadState(state)
-	if err != nil {
+	var loaded stages.State
+	if err := FoldJournal(JournalPath(state), &loaded); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(loaded.FilesApplied)
 	if !reflect.DeepEqual(loaded, want) {
-		t.Errorf("loadState after close = %+v, want %+v", loaded, want)
+		t.Errorf("FoldJournal after close = %+v, want %+v", loaded, want)
 	}
 }
 
 // TestProgressLines: the journal's lines are what json.Marshal writes
 // for a progressRecord, names that JSON escapes included.
 func TestProgressLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state"+progressSuffix)
-	p := newProgress(path, State{})
+	path := filepath.Join(t.TempDir(), "state"+".files")
+	p := newJournal(path, &stages.State{})
 	id := rootfs.FileID{Dev: 1<<64 - 1, Ino: 0}
 	var want []byte
 	for _, entry := range []string{
@@ -141,7 +134,7 @@ func TestProgressLines(t *testing.T) {
 			want = append(append(want, line...), '\n')
 		}
 	}
-	if err := p.close(&State{}); err != nil {
+	if err := p.close(&stages.State{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(path)

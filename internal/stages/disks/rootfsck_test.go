@@ -1,4 +1,4 @@
-package engine
+package disks
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/platform"
+	"github.com/flintboot/flint/internal/stages"
 )
 
 func TestNamesRoot(t *testing.T) {
@@ -62,11 +64,7 @@ func TestNamesRoot(t *testing.T) {
 }
 
 func TestMarkRootFormatted(t *testing.T) {
-	dir := t.TempDir()
-	cmdline := filepath.Join(dir, "cmdline")
-	if err := os.WriteFile(cmdline, []byte("console=ttyS0 root=LABEL=root ignition.firstboot\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cmdline := stages.Cmdline{Args: platform.ParseCmdline("console=ttyS0 root=LABEL=root ignition.firstboot\n")}
 	label := func(s string) *string { return &s }
 	for _, c := range []struct {
 		name  string
@@ -79,39 +77,13 @@ func TestMarkRootFormatted(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			flag := filepath.Join(t.TempDir(), "run", "flint", "root-formatted")
-			r := &stageRun{o: Options{CmdlinePath: cmdline}.withDefaults(), log: slog.New(slog.DiscardHandler)}
 			var m madeList
 			for i, f := range c.made {
 				m.add(fmt.Sprintf("/dev/vda%d", i+2), f)
 			}
-			r.markRootFormatted(&m, flag)
+			markRootFormatted(slog.New(slog.DiscardHandler), cmdline, &m, flag)
 			if _, err := os.Stat(flag); (err == nil) != c.wantF {
 				t.Errorf("flag exists: %v, want %v", err == nil, c.wantF)
-			}
-		})
-	}
-}
-
-// TestKargsFlag: the fetch stages leave the flag that lets
-// flint-kargs.service run only when the config has kernel arguments.
-func TestKargsFlag(t *testing.T) {
-	for _, c := range []struct {
-		name, config string
-		want         bool
-	}{
-		{"none", `{"ignition":{"version":"3.4.0"}}`, false},
-		{"empty lists", `{"ignition":{"version":"3.4.0"},"kernelArguments":{"shouldExist":[]}}`, false},
-		{"should exist", `{"ignition":{"version":"3.4.0"},"kernelArguments":{"shouldExist":["quiet"]}}`, true},
-		{"should not exist", `{"ignition":{"version":"3.4.0"},"kernelArguments":{"shouldNotExist":["rhgb"]}}`, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, "fetch-offline", serve(c.config))
-			flag := filepath.Join(filepath.Dir(h.opts.StateFile), KargsWantedFlag)
-			// A flag left by another config goes.
-			h.write("run/ignition/"+KargsWantedFlag, "")
-			h.mustRun("fetch-offline")
-			if _, err := os.Stat(flag); (err == nil) != c.want {
-				t.Errorf("after fetch-offline the flag exists: %v, want %v", err == nil, c.want)
 			}
 		})
 	}

@@ -1,14 +1,13 @@
-package engine
+package disks
 
 import (
-	"fmt"
-	"os"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/platform"
+	"github.com/flintboot/flint/internal/stages"
 )
 
 // RootFormattedFlag is the file, beside the state file
@@ -85,16 +84,15 @@ func namesRoot(root string, f made, resolve func(string) (string, error)) bool {
 // markRootFormatted leaves flag when one of the filesystems made is the
 // root the kernel command line names. Not leaving it costs a check of
 // the root, no more: a failure is logged, not returned.
-func (r *stageRun) markRootFormatted(m *madeList, flag string) {
+func markRootFormatted(log *slog.Logger, cmdline stages.Cmdline, m *madeList, flag string) {
 	if len(m.list) == 0 {
 		return
 	}
-	cmdline, err := platform.ReadCmdline(r.o.ProviderEnv, r.o.CmdlinePath)
-	if err != nil {
-		r.log.Warn("cannot tell whether the root filesystem was made in this boot; systemd will check it", "error", err)
+	if cmdline.Err != nil {
+		log.Warn("cannot tell whether the root filesystem was made in this boot; systemd will check it", "error", cmdline.Err)
 		return
 	}
-	root, ok := cmdline.Lookup("root")
+	root, ok := cmdline.Args.Lookup("root")
 	if !ok {
 		return
 	}
@@ -102,22 +100,11 @@ func (r *stageRun) markRootFormatted(m *madeList, flag string) {
 		if !namesRoot(root, f, filepath.EvalSymlinks) {
 			continue
 		}
-		if err := writeFlag(flag); err != nil {
-			r.log.Warn("cannot leave the flag that skips the root's check; systemd will check it", "flag", flag, "error", err)
+		if err := stages.WriteFlag(flag); err != nil {
+			log.Warn("cannot leave the flag that skips the root's check; systemd will check it", "flag", flag, "error", err)
 			return
 		}
-		r.log.Info("the root filesystem was made in this boot: systemd-fsck-root skips its check", "root", root, "device", f.dev, "flag", flag)
+		log.Info("the root filesystem was made in this boot: systemd-fsck-root skips its check", "root", root, "device", f.dev, "flag", flag)
 		return
 	}
-}
-
-// writeFlag creates an empty file at path, and its directory.
-func writeFlag(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("flag %s: %w", path, err)
-	}
-	if err := os.WriteFile(path, nil, 0o644); err != nil {
-		return fmt.Errorf("flag %s: %w", path, err)
-	}
-	return nil
 }

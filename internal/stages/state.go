@@ -1,0 +1,33 @@
+package stages
+
+import "github.com/flintboot/flint/internal/rootfs"
+
+// State is what one stage leaves for the next in the state file (JSON, the
+// field names of coreos/ignition internal/state/state.go).
+type State struct {
+	// FetchedConfigs lists the configs the fetch stages read, for the
+	// result file and the journal.
+	FetchedConfigs []Fetched `json:"fetchedConfigs,omitempty"`
+	// LuksPersistKeyFiles maps a LUKS volume's name to its key as a data
+	// URL: written by the disks stage for volumes whose key the files
+	// stage must keep (/etc/luks/<name>), cleared by the files stage.
+	LuksPersistKeyFiles map[string]string `json:"luksPersistKeyFiles,omitempty"`
+	// NotatedDirectories lists the mountpoints the mount stage created,
+	// relative to the root, so the files stage can give them to the
+	// users whose home they are under.
+	NotatedDirectories []string `json:"notatedDirectories,omitempty"`
+	// FilesApplied lists the entries of the config the files stage
+	// applied ("file /etc/motd", "directory /srv"), and FilesPending the
+	// temporary file it was about to rename to an entry's path: the
+	// stage, run again after it was killed, skips what they name.
+	// flint's own fields; the reference has none.
+	FilesApplied []string                 `json:"filesApplied,omitempty"`
+	FilesPending map[string]rootfs.FileID `json:"filesPending,omitempty"`
+}
+
+// Fetched is one config the fetch stages read.
+type Fetched struct {
+	Kind       string `json:"kind"`   // "base" or "user"
+	Source     string `json:"source"` // "system", "cmdline", a platform id, or a referenced config's redacted URL
+	Referenced bool   `json:"referenced"`
+}
