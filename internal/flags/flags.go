@@ -51,6 +51,18 @@ type Option struct {
 	Hidden bool
 	// Conflicts names options (by Long) this one may not be given with.
 	Conflicts []string
+	// AllowHyphen lets the value start with a dash (clap's
+	// allow_hyphen_values), as coreos-installer's --save-partindex -2.
+	AllowHyphen bool
+}
+
+// Group is a set of options of which at most one may be given (clap's
+// ArgGroup), and, when Required, exactly one: Afterburn's
+// <--cmdline|--provider <name>>.
+type Group struct {
+	// Options are the members' Long names.
+	Options  []string
+	Required bool
 }
 
 // Arg is one positional argument.
@@ -85,6 +97,15 @@ type Command struct {
 	Version string
 	// After is printed at the end of --help.
 	After string
+	// DisplayName, when set, names the tool in the --version line
+	// instead of Name (clap's display_name: "Afterburn 5.10.0").
+	DisplayName string
+	// Groups are the command's option groups.
+	Groups []Group
+	// Raw commands parse none of their arguments: every word after the
+	// command's name is returned in Args as it was given, for a front end
+	// that hands them on whole.
+	Raw bool
 }
 
 // Parsed is a command line read against a command's table.
@@ -98,6 +119,8 @@ type Parsed struct {
 	Args   []string
 	values map[string][]string
 	seen   map[string]int
+	// order is the options' Long names in the order first given.
+	order []string
 }
 
 // Kind says what an Error is about.
@@ -145,7 +168,7 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 			case a == "-h" || a == "--help":
 				return nil, &Error{Help, cmd.help(p.Path)}
 			case cmd.Version != "" && (a == "-V" || a == "--version"):
-				return nil, &Error{Version, root.Name + " " + cmd.Version + "\n"}
+				return nil, &Error{Version, root.versionLine()}
 			default:
 				return nil, cmd.usageErr(p.Path, fmt.Sprintf("unexpected argument '%s' found", a))
 			}
@@ -164,10 +187,23 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 		p.Command = sub
 		argv = argv[1:]
 	}
-	if err := p.parseOptions(cmd, argv, root.Version); err != nil {
+	if cmd.Raw {
+		p.Args = argv
+		return p, nil
+	}
+	if err := p.parseOptions(cmd, argv, root); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// versionLine is what --version prints.
+func (c *Command) versionLine() string {
+	name := c.Name
+	if c.DisplayName != "" {
+		name = c.DisplayName
+	}
+	return name + " " + c.Version + "\n"
 }
 
 func (c *Command) sub(word string) *Command {
@@ -198,11 +234,15 @@ func (c *Command) short(r rune) *Option {
 	return nil
 }
 
-// takesValue says whether the next word can be an option's value: clap
-// takes "-" and anything not starting with a dash.
-func takesValue(s string) bool { return s == "-" || !strings.HasPrefix(s, "-") }
+// takesValue says whether the next word can be the option's value: clap
+// takes "-" and anything not starting with a dash, and anything at all
+// for an option that allows hyphen values.
+func (o *Option) takesValue(s string) bool {
+	return o.AllowHyphen || s == "-" || !strings.HasPrefix(s, "-")
+}
 
-func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
+func (p *Parsed) parseOptions(c *Command, argv []string, root *Command) error {
+	version := root.Version
 	var positional []string
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
@@ -216,7 +256,7 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 				return &Error{Help, c.help(p.Path)}
 			}
 			if name == "version" && version != "" && !hasVal && c.long("version") == nil {
-				return &Error{Version, p.Path[0] + " " + version + "\n"}
+				return &Error{Version, root.versionLine()}
 			}
 			o := c.long(name)
 			if o == nil {
@@ -232,7 +272,7 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 				continue
 			}
 			if !hasVal {
-				if i+1 >= len(argv) || !takesValue(argv[i+1]) {
+				if i+1 >= len(argv) || !o.takesValue(argv[i+1]) {
 					return c.usageErr(p.Path, fmt.Sprintf("a value is required for '%s' but none was supplied", o.display()))
 				}
 				i++
@@ -248,7 +288,7 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 					return &Error{Help, c.help(p.Path)}
 				}
 				if rs[j] == 'V' && version != "" && c.short('V') == nil {
-					return &Error{Version, p.Path[0] + " " + version + "\n"}
+					return &Error{Version, root.versionLine()}
 				}
 				o := c.short(rs[j])
 				if o == nil {
@@ -263,7 +303,7 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 				val := string(rs[j+1:])
 				val = strings.TrimPrefix(val, "=")
 				if j+1 >= len(rs) {
-					if i+1 >= len(argv) || !takesValue(argv[i+1]) {
+					if i+1 >= len(argv) || !o.takesValue(argv[i+1]) {
 						return c.usageErr(p.Path, fmt.Sprintf("a value is required for '%s' but none was supplied", o.display()))
 					}
 					i++
@@ -291,6 +331,21 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 			}
 		}
 	}
+	for _, g := range c.Groups {
+		// In the order given, as clap names them.
+		var given []*Option
+		for _, name := range p.order {
+			if slices.Contains(g.Options, name) {
+				given = append(given, c.long(name))
+			}
+		}
+		switch {
+		case len(given) > 1:
+			return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used with '%s'", given[0].display(), given[1].display()))
+		case len(given) == 0 && g.Required:
+			return c.usageErr(p.Path, "the following required arguments were not provided:\n  "+c.groupDisplay(g))
+		}
+	}
 	var missing []string
 	n := 0
 	for _, arg := range c.Args {
@@ -316,6 +371,9 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 func (p *Parsed) set(c *Command, o *Option, val string) error {
 	if p.seen[o.Long] > 0 && !o.Repeat {
 		return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used multiple times", o.display()))
+	}
+	if p.seen[o.Long] == 0 {
+		p.order = append(p.order, o.Long)
 	}
 	p.seen[o.Long]++
 	if o.Value == "" {
@@ -419,7 +477,18 @@ func (c *Command) usageLine(path []string) string {
 	var b strings.Builder
 	b.WriteString(strings.Join(path, " "))
 	hasOpt := false
+	inGroup := map[string]bool{}
+	for _, g := range c.Groups {
+		if g.Required {
+			for _, name := range g.Options {
+				inGroup[name] = true
+			}
+		}
+	}
 	for _, o := range c.Options {
+		if inGroup[o.Long] {
+			continue
+		}
 		if o.Required {
 			b.WriteString(" " + o.display())
 		} else if !o.Hidden {
@@ -428,6 +497,11 @@ func (c *Command) usageLine(path []string) string {
 	}
 	if hasOpt {
 		b.WriteString(" [OPTIONS]")
+	}
+	for _, g := range c.Groups {
+		if g.Required {
+			b.WriteString(" " + c.groupDisplay(g))
+		}
 	}
 	if len(c.Subcommands) > 0 {
 		b.WriteString(" <COMMAND>")
@@ -443,6 +517,18 @@ func (c *Command) usageLine(path []string) string {
 		b.WriteString(" " + name)
 	}
 	return b.String()
+}
+
+// groupDisplay is how clap names a required group: "<--cmdline|--provider
+// <name>>".
+func (c *Command) groupDisplay(g Group) string {
+	var names []string
+	for _, name := range g.Options {
+		if o := c.long(name); o != nil {
+			names = append(names, o.display())
+		}
+	}
+	return "<" + strings.Join(names, "|") + ">"
 }
 
 // HelpText is the command's --help, reached through path from the root.

@@ -138,3 +138,42 @@ func TestConflictsAndRequired(t *testing.T) {
 		t.Errorf("Parse(nil) = %v, want the required option named", err)
 	}
 }
+
+func TestGroupsHyphenRawDisplayName(t *testing.T) {
+	root := &Command{Name: "afterburn", DisplayName: "Afterburn", Version: "5.10.0", Subcommands: []*Command{{
+		Name: "multi",
+		Options: []Option{
+			{Long: "provider", Value: "name"},
+			{Long: "cmdline"},
+			{Long: "ssh-keys", Value: "username"},
+			{Long: "index", Value: "id", Repeat: true, Delim: ',', AllowHyphen: true},
+		},
+		Groups: []Group{{Options: []string{"cmdline", "provider"}, Required: true}},
+	}, {Name: "iso", Raw: true}}}
+	for _, tc := range []struct {
+		argv []string
+		want string // the error's message; "" for success
+	}{
+		{[]string{"multi", "--cmdline"}, ""},
+		{[]string{"multi", "--provider", "aws", "--index", "-2,5-"}, ""},
+		{[]string{"multi", "--ssh-keys", "core"}, "error: the following required arguments were not provided:\n  <--cmdline|--provider <name>>\n\nUsage: afterburn multi [OPTIONS] <--cmdline|--provider <name>>\n"},
+		{[]string{"multi", "--cmdline", "--provider", "aws"}, "error: the argument '--cmdline' cannot be used with '--provider <name>'"},
+		{[]string{"multi", "--cmdline", "--ssh-keys", "-x"}, "a value is required for '--ssh-keys <username>'"},
+		{[]string{"--version"}, "Afterburn 5.10.0\n"},
+		{[]string{"multi", "-V"}, "Afterburn 5.10.0\n"},
+	} {
+		p, err := root.Parse(tc.argv)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Parse(%q) = %v, want success", tc.argv, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Parse(%q) = %v, want %q", tc.argv, err, tc.want)
+		case tc.want == "" && p.Has("index") && !slices.Equal(p.Strings("index"), []string{"-2", "5-"}):
+			t.Errorf("Parse(%q) index = %q, want [-2 5-]", tc.argv, p.Strings("index"))
+		}
+	}
+	p, err := root.Parse([]string{"iso", "customize", "--bogus", "-o", "x"})
+	if err != nil || !slices.Equal(p.Args, []string{"customize", "--bogus", "-o", "x"}) || p.Command.Name != "iso" {
+		t.Errorf("Parse(raw) = %+v, %v, want every word kept", p, err)
+	}
+}
