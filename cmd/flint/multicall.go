@@ -22,6 +22,8 @@ type runFunc func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // is added by the file that implements that front end.
 func personality(name string) (runFunc, bool) {
 	switch name {
+	case "afterburn":
+		return runAfterburn, true
 	}
 	return nil, false
 }
