@@ -24,6 +24,8 @@ func personality(name string) (runFunc, bool) {
 	switch name {
 	case "afterburn":
 		return runAfterburn, true
+	case "coreos-installer":
+		return runCoreosInstaller, true
 	}
 	return nil, false
 }
