@@ -26,6 +26,8 @@ func personality(name string) (runFunc, bool) {
 		return runAfterburn, true
 	case "coreos-installer":
 		return runCoreosInstaller, true
+	case "rdcore":
+		return runRdcore, true
 	}
 	return nil, false
 }

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/flintboot/flint/internal/flags"
+	"github.com/flintboot/flint/internal/install"
+	"github.com/flintboot/flint/internal/streamhash"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+// rdcoreCommand is rdcore's command line (coreos/coreos-installer
+// src/bin/rdcore/cmdline.rs): the helper Fedora CoreOS's initramfs calls.
+// zipl exists only on s390x, as upstream's.
+func rdcoreCommand() *flags.Command {
+	bootOpts := func(also ...string) []flags.Option {
+		return []flags.Option{
+			{Long: "boot-device", Value: "DEVPATH", Conflicts: append([]string{"boot-mount"}, also...), Help: "Boot device containing BLS entries to modify"},
+			{Long: "boot-mount", Value: "BOOT_MOUNT", Conflicts: append([]string{"boot-device"}, also...), Help: "Boot mount containing BLS entries to modify"},
+		}
+	}
+	c := &flags.Command{
+		Name:    "rdcore",
+		Version: coreosInstallerVersion + " (flint " + version + ")",
+		Subcommands: []*flags.Command{{
+			Name:    "rootmap",
+			About:   "Generate rootmap kargs and optionally inject into BLS configs",
+			Options: bootOpts(),
+			Args:    []flags.Arg{{Name: "ROOT_MOUNT", Help: "Path to rootfs mount"}},
+		}, {
+			Name:  "bind-boot",
+			About: "Generate bootmap kargs and binds bootfs to rootfs and GRUB",
+			Args:  []flags.Arg{{Name: "ROOT_MOUNT", Help: "Path to rootfs mount"}, {Name: "BOOT_MOUNT", Help: "Path to bootfs mount"}},
+		}, {
+			Name:  "kargs",
+			About: "Modify kargs in BLS configs",
+			Options: append(bootOpts("current"),
+				flags.Option{Long: "current", Conflicts: []string{"boot-device", "boot-mount"}, Help: "Dry run using kargs from this boot"},
+				flags.Option{Long: "override-options", Value: "OPTIONS", Hidden: true, Help: "Modify this option string instead of fetching from BLS entry"},
+				flags.Option{Long: "create-if-changed", Value: "PATH", Help: "File to create if BLS entry was modified"},
+				flags.Option{Long: "append", Value: "ARG", Repeat: true, Help: "Append kernel arg"},
+				flags.Option{Long: "append-if-missing", Aliases: []string{"should-exist"}, Value: "ARG", Repeat: true, Help: "Append kernel arg if missing"},
+				flags.Option{Long: "delete", Aliases: []string{"should-not-exist"}, Value: "ARG", Repeat: true, Help: "Delete kernel arg"},
+				flags.Option{Long: "flint-root", Value: "DIR", Hidden: true, Help: "flint: the root /proc/cmdline is read under (for tests)"},
+			),
+		}, {
+			Name:  "stream-hash",
+			About: "Copy data from stdin to stdout, checking piecewise hashes",
+			Args:  []flags.Arg{{Name: "hash-file", Help: "Path to the piecewise hash file"}},
+		}, {
+			Name:  "verify-unique-fs-label",
+			About: "Checks there is only one filesystem with given label",
+			Options: []flags.Option{
+				{Long: "rereadpt", Help: "Force rereading of partition table"},
+			},
+			Args: []flags.Arg{{Name: "LABEL", Help: "Filesystem's label"}},
+		}},
+	}
+	if runtime.GOARCH == "s390x" {
+		c.Subcommands = append(c.Subcommands, &flags.Command{
+			Name: "zipl", About: "Runs zipl",
+			Options: []flags.Option{
+				{Long: "boot-mount", Value: "BOOT_MOUNT", Required: true, Help: "Boot device containing BLS entries to use"},
+				{Long: "secex-mode", Value: "SECEX_MODE", Default: "auto", Choices: []string{"auto", "enforce", "disable"}, Help: "Zipl mode for Secure Execution"},
+				{Long: "hostkey", Short: 'k', Value: "HOSTKEY", Repeat: true, Help: "Path to hostkey"},
+				{Long: "append-karg", Aliases: []string{"kargs"}, Value: "KARG", Repeat: true, Help: "Append kernel argument"},
+				{Long: "append-file", Value: "FILE", Repeat: true, Help: "Append file to sdboot image"},
+			},
+		})
+	}
+	return c
+}
+
+// rdRunner runs a command and returns its standard output (sys.Runner).
+type rdRunner interface {
+	Run(ctx context.Context, name string, args ...string) ([]byte, error)
+}
+
+// runRdcore is flint as rdcore.
+func runRdcore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	p, err := rdcoreCommand().Parse(args)
+	var fe *flags.Error
+	if errors.As(err, &fe) {
+		if fe.Kind != flags.Usage {
+			fmt.Fprint(stdout, fe.Message)
+			return nil
+		}
+		fmt.Fprint(stderr, fe.Message)
+		return exitStatus{code: fe.ExitCode()}
+	}
+	if err != nil {
+		return err
+	}
+	r := sys.Runner{}
+	switch p.Path[1] {
+	case "kargs":
+		err = rdcoreKargs(ctx, r, p, stdout)
+	case "stream-hash":
+		err = rdcoreStreamHash(p.Args[0], stdin, stdout)
+	case "verify-unique-fs-label":
+		var reread func(context.Context) error
+		if p.Bool("rereadpt") {
+			reread = func(ctx context.Context) error { return rereadAllDisks(ctx, r) }
+		}
+		err = verifyUniqueFsLabel(ctx, r, p.Args[0], reread)
+	case "rootmap":
+		err = fmt.Errorf("Configuring rootmap: %w", errRdcoreNotInFlint)
+	case "bind-boot":
+		err = fmt.Errorf("Failed to bind boot: %w", errRdcoreNotInFlint)
+	case "zipl":
+		err = errors.New("flint does not run zipl: IBM Z boot records are not supported")
+	}
+	if err != nil {
+		// rdcore's main returns anyhow's error: "Error: …", status 1.
+		return ciFail(stderr, err)
+	}
+	return nil
+}
+
+// errRdcoreNotInFlint is rootmap's and bind-boot's answer: flint does
+// not yet write the root and boot filesystems' kernel arguments and GRUB
+// binding from the storage stack (coreos/coreos-installer
+// src/bin/rdcore/rootmap.rs).
+var errRdcoreNotInFlint = errors.New("not yet implemented in flint")
+
+// rdcoreKargs edits the kernel arguments as rdcore kargs does
+// (coreos/coreos-installer src/bin/rdcore/kargs.rs): of the running
+// kernel's command line (--current, a dry run) or of the newest BLS entry
+// on the boot filesystem (--boot-mount, or --boot-device mounted for the
+// edit), through flint install's editor (deletions, then appends, then
+// appends if missing). It always prints the resulting line, and creates
+// --create-if-changed's file when the line changed.
+func rdcoreKargs(ctx context.Context, r rdRunner, p *flags.Parsed, stdout io.Writer) error {
+	ed := install.KargsEditor{
+		Delete:          p.Strings("delete"),
+		Append:          p.Strings("append"),
+		AppendIfMissing: p.Strings("append-if-missing"),
+	}
+	edited := len(ed.Delete)+len(ed.Append)+len(ed.AppendIfMissing) > 0
+	modify := func(orig string) (string, bool, error) {
+		next := orig
+		if edited {
+			var err error
+			if next, err = ed.Apply(orig); err != nil {
+				return "", false, err
+			}
+		}
+		fmt.Fprintln(stdout, next)
+		if next == orig {
+			return orig, false, nil
+		}
+		if path := p.String("create-if-changed"); path != "" {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				return "", false, fmt.Errorf("creating %s: %w", path, err)
+			}
+			if err := f.Close(); err != nil {
+				return "", false, fmt.Errorf("creating %s: %w", path, err)
+			}
+		}
+		return next, true, nil
+	}
+	switch {
+	case p.Has("override-options"):
+		_, _, err := modify(strings.TrimSpace(p.String("override-options")))
+		return wrapIf(err, "modifying options")
+	case p.Bool("current"):
+		raw, err := os.ReadFile(filepath.Join(p.String("flint-root"), "/proc/cmdline"))
+		if err != nil {
+			return fmt.Errorf("reading kernel command line: %w", err)
+		}
+		_, _, err = modify(strings.TrimSpace(string(raw)))
+		return wrapIf(err, "modifying options")
+	case p.Has("boot-mount"):
+		_, err := install.VisitBLSOptions(p.String("boot-mount"), modify)
+		return wrapIf(err, "visiting BLS options")
+	case p.Has("boot-device"):
+		dev := p.String("boot-device")
+		dir, err := os.MkdirTemp("", "rdcore-boot-")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir)
+		if _, err := r.Run(ctx, "mount", "-o", "rw", dev, dir); err != nil {
+			return fmt.Errorf("mounting %s: %w", dev, err)
+		}
+		_, err = install.VisitBLSOptions(dir, modify)
+		if _, uerr := r.Run(context.WithoutCancel(ctx), "umount", dir); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("unmounting %s: %w", dev, uerr))
+		}
+		return wrapIf(err, "visiting BLS options")
+	}
+	return errors.New("one of --boot-device, --boot-mount, or --current required")
+}
+
+func wrapIf(err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// rdcoreStreamHash is rdcore stream-hash HASHFILE: standard input to
+// standard output, each piece checked before it is written.
+func rdcoreStreamHash(hashFile string, stdin io.Reader, stdout io.Writer) error {
+	f, err := os.Open(hashFile)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", hashFile, err)
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(stdout, 1<<20)
+	if err := streamhash.Copy(w, stdin, f); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// verifyUniqueFsLabel fails unless exactly one filesystem carries label,
+// as rdcore verify-unique-fs-label checks the boot filesystem
+// (coreos/coreos-installer src/bin/rdcore/unique_fs.rs, src/blockdev.rs
+// get_filesystems_with_label): every device blkid knows, probed (not its
+// cache, stale in the initramfs), RAID members left out (they carry their
+// array's label), one device per UUID (multipath's paths to one disk).
+// reread, when set, first makes the kernel reread every disk's partition
+// table (--rereadpt).
+func verifyUniqueFsLabel(ctx context.Context, r rdRunner, label string, reread func(context.Context) error) error {
+	if reread != nil {
+		if err := reread(ctx); err != nil {
+			return err
+		}
+	}
+	fss, err := probeFilesystems(ctx, r)
+	if err != nil {
+		return err
+	}
+	var found, raid []string
+	uuids := map[string]bool{}
+	for _, fs := range fss {
+		if fs["LABEL"] != label {
+			continue
+		}
+		if fs["USAGE"] == "raid" {
+			raid = append(raid, fs["DEVNAME"])
+			continue
+		}
+		if u := fs["UUID"]; u != "" {
+			if uuids[u] {
+				continue
+			}
+			uuids[u] = true
+		}
+		found = append(found, fs["DEVNAME"])
+	}
+	if len(found) == 1 {
+		return nil
+	}
+	if len(found) == 0 && len(raid) > 0 {
+		return fmt.Errorf("No assembled filesystem labeled '%s', but found RAID member devices %s. Is the RAID array degraded or failed to assemble?", label, rustList(raid))
+	}
+	return fmt.Errorf("System has %d devices with a filesystem labeled '%s': %s", len(found), label, rustList(found))
+}
+
+// rustList writes names as rdcore's messages show a list: ["a", "b"].
+func rustList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// probeFilesystems lists every block device blkid finds, then probes
+// them (blkid -p) for their LABEL, UUID and USAGE, in blkid's export
+// format: KEY=VALUE lines, a blank line between devices.
+func probeFilesystems(ctx context.Context, r rdRunner) ([]map[string]string, error) {
+	out, err := r.Run(ctx, "blkid", "--cache-file", "/dev/null", "-o", "device")
+	var ce *sys.CommandError
+	if errors.As(err, &ce) && ce.ExitCode == 2 {
+		// blkid(8): 2 means no device found.
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing block devices: %w", err)
+	}
+	devs := strings.Fields(string(out))
+	if len(devs) == 0 {
+		return nil, nil
+	}
+	out, err = r.Run(ctx, "blkid", append([]string{"-p", "-o", "export"}, devs...)...)
+	if errors.As(err, &ce) && ce.ExitCode == 2 {
+		// Some devices held nothing blkid knows; the others are listed.
+		err = nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("probing block devices: %w", err)
+	}
+	var fss []map[string]string
+	cur := map[string]string{}
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		k, v, ok := strings.Cut(strings.TrimSpace(string(line)), "=")
+		if !ok {
+			if len(cur) > 0 {
+				fss = append(fss, cur)
+				cur = map[string]string{}
+			}
+			continue
+		}
+		if k == "DEVNAME" && len(cur) > 0 {
+			fss = append(fss, cur)
+			cur = map[string]string{}
+		}
+		cur[k] = v
+	}
+	if len(cur) > 0 {
+		fss = append(fss, cur)
+	}
+	return fss, nil
+}
+
+// rereadAllDisks asks the kernel to reread the partition table of every
+// disk lsblk lists, best effort (a disk with a mounted partition refuses),
+// then waits for udev, as --rereadpt does: after the boot disk's UUIDs
+// were regenerated, another path to it still shows the old ones.
+func rereadAllDisks(ctx context.Context, r rdRunner) error {
+	out, err := r.Run(ctx, "lsblk", "--noheadings", "--nodeps", "--list", "--paths", "--output", "NAME")
+	if err != nil {
+		return fmt.Errorf("listing disks: %w", err)
+	}
+	for _, dev := range strings.Fields(string(out)) {
+		_ = rereadPartitionTable(dev)
+	}
+	if _, err := r.Run(ctx, "udevadm", "settle"); err != nil {
+		return fmt.Errorf("waiting for udev: %w", err)
+	}
+	return nil
+}

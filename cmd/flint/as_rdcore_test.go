@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flintboot/flint/internal/sys"
+)
+
+// bootDir is a boot filesystem with two BLS entries: rdcore edits the
+// newest (the one sorting last), as coreos-installer's visit_bls_entry.
+func bootDir(t *testing.T, opts string) string {
+	dir := t.TempDir()
+	entries := filepath.Join(dir, "loader/entries")
+	os.MkdirAll(entries, 0o755)
+	os.WriteFile(filepath.Join(entries, "ostree-1.conf"), []byte("title old\noptions old=1\n"), 0o644)
+	os.WriteFile(filepath.Join(entries, "ostree-2.conf"), []byte("title Fedora CoreOS\nlinux /vmlinuz\noptions "+opts+"  \n"), 0o644)
+	return dir
+}
+
+func runRdcoreLine(t *testing.T, args []string, stdin string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := runAs(context.Background(), "rdcore", args, strings.NewReader(stdin), &out, &errb)
+	return exitCode(err, &errb), out.String(), errb.String()
+}
+
+// rdcore kargs as Fedora CoreOS's coreos-kargs.sh calls it, on a boot
+// directory: the newest entry edited, the line printed, the flag file
+// created only on a change.
+func TestRdcoreKargs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    string
+		args    []string
+		printed string
+		entry   string // the newest entry's options line afterwards
+		changed bool
+	}{
+		{"append", "root=UUID=x rw", []string{"--append", "console=ttyS0", "--append", "rw"}, "root=UUID=x rw console=ttyS0 rw", "options root=UUID=x rw console=ttyS0 rw", true},
+		{"append if missing", "root=UUID=x rw", []string{"--append-if-missing", "rw", "--should-exist", "quiet"}, "root=UUID=x rw quiet", "options root=UUID=x rw quiet", true},
+		{"delete", "root=UUID=x mitigations=auto rw mitigations=auto", []string{"--delete", "mitigations=auto"}, "root=UUID=x rw", "options root=UUID=x rw", true},
+		{"delete then append", "a b", []string{"--should-not-exist", "b", "--append", "b"}, "a b", "options a b  ", false},
+		{"nothing asked", "a b", nil, "a b", "options a b  ", false},
+	} {
+		dir := bootDir(t, tc.opts)
+		flag := filepath.Join(t.TempDir(), "coreos-kargs-reboot")
+		args := append([]string{"kargs", "--boot-mount", dir, "--create-if-changed", flag}, tc.args...)
+		code, out, errOut := runRdcoreLine(t, args, "")
+		if code != 0 || out != tc.printed+"\n" {
+			t.Errorf("%s: rdcore %q = exit %d, %q %s; want 0, %q", tc.name, args, code, out, errOut, tc.printed+"\n")
+		}
+		raw, _ := os.ReadFile(filepath.Join(dir, "loader/entries/ostree-2.conf"))
+		if !strings.Contains(string(raw), tc.entry+"\n") {
+			t.Errorf("%s: entry = %q, want the line %q", tc.name, raw, tc.entry)
+		}
+		if old, _ := os.ReadFile(filepath.Join(dir, "loader/entries/ostree-1.conf")); string(old) != "title old\noptions old=1\n" {
+			t.Errorf("%s: the older entry was edited: %q", tc.name, old)
+		}
+		if _, err := os.Stat(flag); (err == nil) != tc.changed {
+			t.Errorf("%s: flag file exists = %v, want %v", tc.name, err == nil, tc.changed)
+		}
+	}
+}
+
+// --current is the dry run on the running kernel's command line; nothing
+// but the flag file is written.
+func TestRdcoreKargsCurrent(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "proc"), 0o755)
+	os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("BOOT_IMAGE=/vmlinuz root=UUID=x quiet\n"), 0o644)
+	flag := filepath.Join(t.TempDir(), "coreos-kargs-changed")
+	code, out, _ := runRdcoreLine(t, []string{"kargs", "--current", "--flint-root", root, "--create-if-changed", flag, "--should-not-exist", "quiet"}, "")
+	if code != 0 || out != "BOOT_IMAGE=/vmlinuz root=UUID=x\n" {
+		t.Errorf("rdcore kargs --current = %d %q, want the edited line", code, out)
+	}
+	if _, err := os.Stat(flag); err != nil {
+		t.Errorf("flag file not created: %v", err)
+	}
+	code, out, _ = runRdcoreLine(t, []string{"kargs", "--override-options", " a b ", "--append-if-missing", "a"}, "")
+	if code != 0 || out != "a b\n" {
+		t.Errorf("rdcore kargs --override-options = %d %q, want %q", code, out, "a b\n")
+	}
+}
+
+func TestRdcoreCommandLine(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--version"}, 0, "rdcore 0.26.0 (flint "},
+		{[]string{"kargs", "--help"}, 0, "--create-if-changed <PATH>"},
+		{[]string{"frob"}, 2, "error: unrecognized subcommand 'frob'"},
+		{[]string{"kargs", "--append", "x"}, 1, "Error: one of --boot-device, --boot-mount, or --current required"},
+		{[]string{"kargs", "--current", "--boot-device", "/dev/vda3"}, 2, "cannot be used with"},
+		{[]string{"kargs", "--replace", "a=b=c", "--current"}, 2, "error: unexpected argument '--replace' found"},
+		{[]string{"kargs", "--boot-mount", empty, "--append", "x"}, 1, "Error: visiting BLS options: BLS entries:"},
+		{[]string{"rootmap", "/sysroot", "--boot-mount", "/boot"}, 1, "Error: Configuring rootmap: not yet implemented in flint"},
+		{[]string{"bind-boot", "/sysroot", "/boot"}, 1, "Error: Failed to bind boot: not yet implemented in flint"},
+		{[]string{"bind-boot", "/sysroot"}, 2, "required arguments were not provided:\n  <BOOT_MOUNT>"},
+		{[]string{"stream-hash"}, 2, "<hash-file>"},
+		{[]string{"stream-hash", filepath.Join(empty, "none")}, 1, "Error: opening "},
+		{[]string{"verify-unique-fs-label"}, 2, "<LABEL>"},
+	} {
+		code, out, errOut := runRdcoreLine(t, tc.args, "")
+		if all := out + errOut; code != tc.code || !strings.Contains(all, tc.want) {
+			t.Errorf("rdcore %q: exit %d, output\n%s\nwant exit %d and %q", tc.args, code, all, tc.code, tc.want)
+		}
+	}
+}
+
+// rdcore stream-hash as coreos-livepxe-rootfs.sh pipes the rootfs
+// through it.
+func TestRdcoreStreamHash(t *testing.T) {
+	data := strings.Repeat("rootfs!!", 3) + "tail1234"
+	var hashes strings.Builder
+	hashes.WriteString("stream-hash sha256 8\n")
+	for i := 0; i < len(data); i += 8 {
+		h := sha256.Sum256([]byte(data[i:min(i+8, len(data))]))
+		hashes.WriteString(hex.EncodeToString(h[:]) + "\n")
+	}
+	file := filepath.Join(t.TempDir(), "want-rootfs")
+	os.WriteFile(file, []byte(hashes.String()), 0o644)
+	if code, out, errOut := runRdcoreLine(t, []string{"stream-hash", file}, data); code != 0 || out != data {
+		t.Errorf("stream-hash = %d %q %s, want 0 and the data", code, out, errOut)
+	}
+	if code, _, errOut := runRdcoreLine(t, []string{"stream-hash", file}, data+"x"); code != 1 || !strings.Contains(errOut, "Error: found extra input data at offset 32") {
+		t.Errorf("stream-hash of longer data = %d %q, want 1 and the offset", code, errOut)
+	}
+}
+
+// fakeBlkid answers blkid's listing and probe with a device table, and
+// records every argv.
+type fakeBlkid struct {
+	devs  []map[string]string
+	argvs [][]string
+}
+
+func (f *fakeBlkid) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	f.argvs = append(f.argvs, append([]string{name}, args...))
+	if name != "blkid" {
+		return nil, nil
+	}
+	if slices.Contains(args, "device") {
+		if len(f.devs) == 0 {
+			return nil, &sys.CommandError{Argv: append([]string{name}, args...), ExitCode: 2}
+		}
+		var b strings.Builder
+		for _, d := range f.devs {
+			b.WriteString(d["DEVNAME"] + "\n")
+		}
+		return []byte(b.String()), nil
+	}
+	var b strings.Builder
+	for _, d := range f.devs {
+		if !slices.Contains(args, d["DEVNAME"]) {
+			continue
+		}
+		fmt.Fprintf(&b, "DEVNAME=%s\n", d["DEVNAME"])
+		for _, k := range []string{"LABEL", "UUID", "TYPE", "USAGE"} {
+			if v, ok := d[k]; ok {
+				fmt.Fprintf(&b, "%s=%s\n", k, v)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String()), nil
+}
+
+func TestVerifyUniqueFsLabel(t *testing.T) {
+	boot := func(dev, uuid string) map[string]string {
+		return map[string]string{"DEVNAME": dev, "LABEL": "boot", "UUID": uuid, "TYPE": "ext4", "USAGE": "filesystem"}
+	}
+	member := func(dev string) map[string]string {
+		return map[string]string{"DEVNAME": dev, "LABEL": "boot", "UUID": "r", "TYPE": "linux_raid_member", "USAGE": "raid"}
+	}
+	for _, tc := range []struct {
+		name string
+		devs []map[string]string
+		want string // "" for success
+	}{
+		{"one", []map[string]string{boot("/dev/vda3", "u1"), {"DEVNAME": "/dev/vda4", "LABEL": "root", "UUID": "u2"}}, ""},
+		{"two", []map[string]string{boot("/dev/vda3", "u1"), boot("/dev/vdb3", "u3")}, `System has 2 devices with a filesystem labeled 'boot': ["/dev/vda3", "/dev/vdb3"]`},
+		{"multipath paths to one", []map[string]string{boot("/dev/sda3", "u1"), boot("/dev/sdb3", "u1")}, ""},
+		{"RAID array and its members", []map[string]string{member("/dev/vda3"), member("/dev/vdb3"), boot("/dev/md126", "u9")}, ""},
+		{"members only", []map[string]string{member("/dev/vda3"), member("/dev/vdb3")}, `No assembled filesystem labeled 'boot', but found RAID member devices ["/dev/vda3", "/dev/vdb3"]. Is the RAID array degraded or failed to assemble?`},
+		{"none", nil, "System has 0 devices with a filesystem labeled 'boot': []"},
+	} {
+		f := &fakeBlkid{devs: tc.devs}
+		rereads := 0
+		err := verifyUniqueFsLabel(context.Background(), f, "boot", func(context.Context) error { rereads++; return nil })
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: verifyUniqueFsLabel = %v, want success", tc.name, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s: verifyUniqueFsLabel = %v, want %q", tc.name, err, tc.want)
+		}
+		if rereads != 1 {
+			t.Errorf("%s: partition tables reread %d times, want once", tc.name, rereads)
+		}
+		if len(tc.devs) > 0 && (len(f.argvs) != 2 || !slices.Contains(f.argvs[1], "-p")) {
+			t.Errorf("%s: blkid runs %q, want a listing then a probe (-p)", tc.name, f.argvs)
+		}
+	}
+}
