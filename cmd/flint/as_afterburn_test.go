@@ -390,3 +390,56 @@ func TestAfterburnLegacyArgs(t *testing.T) {
 		}
 	}
 }
+
+// Afterburn's and coreos-installer's unit names are aliases of flint's
+// units (symlinks systemd reads as Alias=), each naming a unit that is
+// there, so distro glue ordered against the upstream names orders
+// against flint's.
+func TestUpstreamUnitAliases(t *testing.T) {
+	want := map[string]string{
+		"afterburn.service":                   "flint-attributes.service",
+		"afterburn-sshkeys@.service":          "flint-sshkeys@.service",
+		"afterburn-sshkeys.target":            "flint-sshkeys.target",
+		"afterburn-checkin.service":           "flint-checkin.service",
+		"afterburn-firstboot-checkin.service": "flint-firstboot-checkin.service",
+		"coreos-installer.service":            "flint-installer.service",
+		"coreos-installer.target":             "flint-installer.target",
+		"coreos-installer-post.target":        "flint-installer-post.target",
+		"coreos-installer-reboot.service":     "flint-installer-reboot.service",
+		"coreos-installer-noreboot.service":   "flint-installer-noreboot.service",
+	}
+	dir := "../../dracut/systemd"
+	for alias, unit := range want {
+		got, err := os.Readlink(filepath.Join(dir, alias))
+		if err != nil || got != unit {
+			t.Errorf("%s/%s -> %q (%v), want a symlink to %s", dir, alias, got, err, unit)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, unit)); err != nil {
+			t.Errorf("%s aliases %s, which is not there: %v", alias, unit, err)
+		}
+	}
+	// The initramfs's: module-setup.sh links them when it installs the
+	// units.
+	script, err := os.ReadFile("../../dracut/30flint/module-setup.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for alias, unit := range map[string]string{
+		"afterburn-hostname.service":          "flint-hostname.service",
+		"afterburn-network-kargs.service":     "flint-network-kargs.service",
+		"afterburn-ignition-fragment.service": "flint-render-ignition.service",
+	} {
+		if !strings.Contains(string(script), alias+":"+unit) {
+			t.Errorf("module-setup.sh does not alias %s to %s", alias, unit)
+		}
+		if _, err := os.Stat(filepath.Join("../../dracut/30flint", unit)); err != nil {
+			t.Errorf("%s aliases %s, which is not in the module: %v", alias, unit, err)
+		}
+	}
+	// afterburn.service, run under that name, writes Afterburn's file.
+	unit, err := os.ReadFile(filepath.Join(dir, "flint-attributes.service"))
+	if err != nil || !strings.Contains(string(unit), "\nExecStart=/usr/bin/flint afterburn --cmdline --attributes=/run/metadata/afterburn\n") {
+		t.Errorf("flint-attributes.service does not write /run/metadata/afterburn (%v)", err)
+	}
+}
