@@ -63,9 +63,10 @@ var afterburnProviderGroup = []flags.Group{{Options: []string{"cmdline", "provid
 // src/cli/mod.rs, multi.rs, exp.rs, render_ignition.rs).
 func afterburnCommand() *flags.Command {
 	return &flags.Command{
-		Name:        "afterburn",
-		DisplayName: "Afterburn",
-		Version:     afterburnVersion + " (flint " + version + ")",
+		Name:             "afterburn",
+		DisplayName:      "Afterburn",
+		PropagateVersion: true,
+		Version:          afterburnVersion + " (flint " + version + ")",
 		Subcommands: []*flags.Command{{
 			Name:  "multi",
 			About: "Perform multiple tasks in a single call",

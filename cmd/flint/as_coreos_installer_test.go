@@ -74,6 +74,8 @@ func TestCoreosInstallerCommandLine(t *testing.T) {
 		{[]string{"install", "--help"}, 0, "--save-partindex <id>"},
 		{[]string{"pxe", "ignition", "wrap", "--help"}, 0, "-i, --ignition-file <path>"},
 		{nil, 2, "Usage: coreos-installer <COMMAND>"},
+		// Cmd has version, not propagate_version: only the root takes it.
+		{[]string{"install", "--version"}, 2, "error: unexpected argument '--version' found"},
 		{[]string{"frob"}, 2, "error: unrecognized subcommand 'frob'\n\nUsage: coreos-installer <COMMAND>\n\nFor more information, try '--help'.\n"},
 		{[]string{"iso", "frob"}, 2, "error: unrecognized subcommand 'frob'"},
 		{[]string{"install"}, 2, "error: the following required arguments were not provided:\n  <DEST_DEVICE>"},

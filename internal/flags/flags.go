@@ -95,6 +95,10 @@ type Command struct {
 	Hidden bool
 	// Version is printed by --version (root command only).
 	Version string
+	// PropagateVersion makes -V/--version work, and show in --help, on
+	// every subcommand too (clap's propagate_version, as Afterburn sets
+	// it); without it only the root takes them, as coreos-installer's.
+	PropagateVersion bool
 	// After is printed at the end of --help.
 	After string
 	// DisplayName, when set, names the tool in the --version line
@@ -166,8 +170,8 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 		for ; i < len(argv) && strings.HasPrefix(argv[i], "-") && argv[i] != "-"; i++ {
 			switch a := argv[i]; {
 			case a == "-h" || a == "--help":
-				return nil, &Error{Help, cmd.help(p.Path)}
-			case cmd.Version != "" && (a == "-V" || a == "--version"):
+				return nil, &Error{Help, cmd.help(p.Path, root.versionOn(cmd))}
+			case root.versionOn(cmd) && (a == "-V" || a == "--version"):
 				return nil, &Error{Version, root.versionLine()}
 			default:
 				return nil, cmd.usageErr(p.Path, fmt.Sprintf("unexpected argument '%s' found", a))
@@ -176,7 +180,7 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 		argv = argv[i:]
 		if len(argv) == 0 {
 			// clap's arg_required_else_help: the help, as an error.
-			return nil, &Error{Usage, cmd.help(p.Path)}
+			return nil, &Error{Usage, cmd.help(p.Path, root.versionOn(cmd))}
 		}
 		sub := cmd.sub(argv[0])
 		if sub == nil {
@@ -242,7 +246,7 @@ func (o *Option) takesValue(s string) bool {
 }
 
 func (p *Parsed) parseOptions(c *Command, argv []string, root *Command) error {
-	version := root.Version
+	version := root.versionOn(c)
 	var positional []string
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
@@ -253,9 +257,9 @@ func (p *Parsed) parseOptions(c *Command, argv []string, root *Command) error {
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			if name == "help" && !hasVal && c.long("help") == nil {
-				return &Error{Help, c.help(p.Path)}
+				return &Error{Help, c.help(p.Path, version)}
 			}
-			if name == "version" && version != "" && !hasVal && c.long("version") == nil {
+			if name == "version" && version && !hasVal && c.long("version") == nil {
 				return &Error{Version, root.versionLine()}
 			}
 			o := c.long(name)
@@ -285,9 +289,9 @@ func (p *Parsed) parseOptions(c *Command, argv []string, root *Command) error {
 			rs := []rune(a[1:])
 			for j := 0; j < len(rs); j++ {
 				if rs[j] == 'h' && c.short('h') == nil {
-					return &Error{Help, c.help(p.Path)}
+					return &Error{Help, c.help(p.Path, version)}
 				}
-				if rs[j] == 'V' && version != "" && c.short('V') == nil {
+				if rs[j] == 'V' && version && c.short('V') == nil {
 					return &Error{Version, root.versionLine()}
 				}
 				o := c.short(rs[j])
@@ -532,9 +536,14 @@ func (c *Command) groupDisplay(g Group) string {
 }
 
 // HelpText is the command's --help, reached through path from the root.
-func (c *Command) HelpText(path []string) string { return c.help(path) }
+func (c *Command) HelpText(path []string) string { return c.help(path, c.Version != "") }
 
-func (c *Command) help(path []string) string {
+// versionOn says whether command c, below root, takes -V/--version.
+func (root *Command) versionOn(c *Command) bool {
+	return root.Version != "" && (c == root || root.PropagateVersion)
+}
+
+func (c *Command) help(path []string, version bool) string {
 	var b strings.Builder
 	if c.About != "" {
 		b.WriteString(c.About + "\n\n")
@@ -571,7 +580,7 @@ func (c *Command) help(path []string) string {
 		writeItem(&b, o.Spelling(), o.fullHelp())
 	}
 	writeItem(&b, "-h, --help", "Print help")
-	if c.Version != "" {
+	if version {
 		writeItem(&b, "-V, --version", "Print version")
 	}
 	if c.After != "" {

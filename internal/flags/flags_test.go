@@ -100,6 +100,9 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"embed", "-h"}, Help, "  -i, --ignition-file <path>"},
 		{[]string{"embed", "x", "--help"}, Help, "--format <FMT>      Format [default: json] [possible values: json, yaml]"},
 		{[]string{"--version"}, Version, "tool 1.2.3\n"},
+		// Without PropagateVersion only the root takes --version.
+		{[]string{"embed", "--version", "x.iso"}, Usage, "error: unexpected argument '--version' found"},
+		{[]string{"show", "-V", "a.iso"}, Usage, "error: unexpected argument '-V' found"},
 		{[]string{"-V"}, Version, "tool 1.2.3\n"},
 	} {
 		_, err := testTool().Parse(tc.argv)
@@ -140,7 +143,7 @@ func TestConflictsAndRequired(t *testing.T) {
 }
 
 func TestGroupsHyphenRawDisplayName(t *testing.T) {
-	root := &Command{Name: "afterburn", DisplayName: "Afterburn", Version: "5.10.0", Subcommands: []*Command{{
+	root := &Command{Name: "afterburn", DisplayName: "Afterburn", Version: "5.10.0", PropagateVersion: true, Subcommands: []*Command{{
 		Name: "multi",
 		Options: []Option{
 			{Long: "provider", Value: "name"},
@@ -171,6 +174,9 @@ func TestGroupsHyphenRawDisplayName(t *testing.T) {
 		case tc.want == "" && p.Has("index") && !slices.Equal(p.Strings("index"), []string{"-2", "5-"}):
 			t.Errorf("Parse(%q) index = %q, want [-2 5-]", tc.argv, p.Strings("index"))
 		}
+	}
+	if _, err := root.Parse([]string{"multi", "--help"}); err == nil || !strings.Contains(err.Error(), "-V, --version") {
+		t.Errorf("Parse(multi --help) = %v, want -V listed (PropagateVersion)", err)
 	}
 	p, err := root.Parse([]string{"iso", "customize", "--bogus", "-o", "x"})
 	if err != nil || !slices.Equal(p.Args, []string{"customize", "--bogus", "-o", "x"}) || p.Command.Name != "iso" {
