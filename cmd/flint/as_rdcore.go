@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/streamhash"
@@ -40,6 +41,9 @@ func rdcoreCommand() *flags.Command {
 			Name:  "bind-boot",
 			About: "Generate bootmap kargs and binds bootfs to rootfs and GRUB",
 			Args:  []flags.Arg{{Name: "ROOT_MOUNT", Help: "Path to rootfs mount"}, {Name: "BOOT_MOUNT", Help: "Path to bootfs mount"}},
+			Options: []flags.Option{
+				{Long: "flint-root", Value: "DIR", Hidden: true, Help: "flint: the root /proc/self/mounts and /run are under (for tests)"},
+			},
 		}, {
 			Name:  "kargs",
 			About: "Modify kargs in BLS configs",
@@ -115,7 +119,9 @@ func runRdcore(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	case "rootmap":
 		err = fmt.Errorf("Configuring rootmap: %w", errRdcoreNotInFlint)
 	case "bind-boot":
-		err = fmt.Errorf("Failed to bind boot: %w", errRdcoreNotInFlint)
+		if err = rdcoreBindBoot(ctx, r, p.String("flint-root"), p.Args[0], p.Args[1]); err != nil {
+			err = fmt.Errorf("Failed to bind boot: %w", err)
+		}
 	case "zipl":
 		err = errors.New("flint does not run zipl: IBM Z boot records are not supported")
 	}
@@ -126,10 +132,9 @@ func runRdcore(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return nil
 }
 
-// errRdcoreNotInFlint is rootmap's and bind-boot's answer: flint does
-// not yet write the root and boot filesystems' kernel arguments and GRUB
-// binding from the storage stack (coreos/coreos-installer
-// src/bin/rdcore/rootmap.rs).
+// errRdcoreNotInFlint is rootmap's answer: flint does not yet write the
+// root filesystem's kernel arguments from its storage stack (LUKS, RAID,
+// multipath; coreos/coreos-installer src/bin/rdcore/rootmap.rs).
 var errRdcoreNotInFlint = errors.New("not yet implemented in flint")
 
 // rdcoreKargs edits the kernel arguments as rdcore kargs does
@@ -342,4 +347,211 @@ func rereadAllDisks(ctx context.Context, r rdRunner) error {
 		return fmt.Errorf("waiting for udev: %w", err)
 	}
 	return nil
+}
+
+// espTypeGUID is the EFI System Partition's GPT type (UEFI 2.10, 5.3.3).
+const espTypeGUID = "c12a7328-f81f-11d2-ba4b-00a0c93ec93b"
+
+// rdcoreBindBoot binds the boot filesystem to the root filesystem and GRUB
+// to the boot filesystem, as rdcore bind-boot does (coreos/coreos-installer
+// src/bin/rdcore/rootmap.rs, bind_boot): boot=UUID=… appended to the
+// newest BLS entry unless it names a boot= already (and then, for the
+// first boot's real root, the UUID in /run/coreos/bootfs_uuid); the root's
+// UUID stamped in .root_uuid on the boot filesystem (a stamp naming
+// another root is an error: the boot filesystem belongs to another
+// install); and set BOOT_UUID="…" in grub2/bootuuid.cfg on the boot
+// filesystem and in the GRUB vendor directory of every ESP on the boot
+// filesystem's disks. root prefixes /proc/self/mounts and /run ("" is /).
+func rdcoreBindBoot(ctx context.Context, r rdRunner, root, rootMount, bootMount string) error {
+	bootDev, err := mountSource(root, bootMount)
+	if err != nil {
+		return err
+	}
+	// The physical root: on ostree systems the deployment is ROOT_MOUNT,
+	// the filesystem is mounted at ROOT_MOUNT/sysroot.
+	rootDev, err := mountSource(root, filepath.Join(rootMount, "sysroot"))
+	if err != nil {
+		return err
+	}
+	bootUUID, err := filesystemUUID(ctx, r, bootDev)
+	if err != nil {
+		return err
+	}
+	rootUUID, err := filesystemUUID(ctx, r, rootDev)
+	if err != nil {
+		return err
+	}
+	changed, err := install.VisitBLSOptions(bootMount, func(opts string) (string, bool, error) {
+		if strings.HasPrefix(opts, "boot=") || strings.Contains(opts, " boot=") {
+			return opts, false, nil
+		}
+		next, err := install.KargsEditor{Append: []string{"boot=UUID=" + bootUUID}}.Apply(opts)
+		return next, err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("appending boot kargs: %w", err)
+	}
+	if changed {
+		run := filepath.Join(root, "/run/coreos/bootfs_uuid")
+		if err := os.MkdirAll(filepath.Dir(run), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(run), err)
+		}
+		if err := os.WriteFile(run, []byte(bootUUID+"\n"), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", run, err)
+		}
+	}
+	stamp := filepath.Join(bootMount, ".root_uuid")
+	if raw, err := os.ReadFile(stamp); err == nil {
+		if bound := strings.TrimSpace(string(raw)); bound != rootUUID {
+			return fmt.Errorf("boot filesystem already bound to a root filesystem (UUID: %s)", bound)
+		}
+	} else if err := os.WriteFile(stamp, []byte(rootUUID+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", stamp, err)
+	}
+	if runtime.GOARCH == "s390x" {
+		// zipl, not GRUB, boots IBM Z.
+		return nil
+	}
+	if err := writeBootUUIDDropin(bootUUID, filepath.Join(bootMount, "grub2/bootuuid.cfg")); err != nil {
+		return err
+	}
+	esps, err := colocatedESPs(ctx, r, bootDev)
+	if err != nil {
+		return err
+	}
+	for _, esp := range esps {
+		if err := bindESP(ctx, r, esp, bootUUID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindESP mounts the ESP in a temporary directory and writes the GRUB
+// drop-in beside the one vendor directory's grub.cfg.
+func bindESP(ctx context.Context, r rdRunner, esp, bootUUID string) (err error) {
+	dir, err := os.MkdirTemp("", "rdcore-esp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(dir)
+	if _, err := r.Run(ctx, "mount", "-t", "vfat", esp, dir); err != nil {
+		return fmt.Errorf("mounting %s: %w", esp, err)
+	}
+	defer func() {
+		if _, uerr := r.Run(context.WithoutCancel(ctx), "umount", dir); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("unmounting %s: %w", esp, uerr))
+		}
+	}()
+	ents, err := os.ReadDir(filepath.Join(dir, "EFI"))
+	if err != nil {
+		return err
+	}
+	var vendors []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(dir, "EFI", e.Name(), "grub.cfg")); e.IsDir() && err == nil {
+			vendors = append(vendors, filepath.Join("EFI", e.Name()))
+		}
+	}
+	if len(vendors) != 1 {
+		return fmt.Errorf("Expected one vendor dir on %s, got %d (%s)", esp, len(vendors), rustList(vendors))
+	}
+	return writeBootUUIDDropin(bootUUID, filepath.Join(dir, vendors[0], "bootuuid.cfg"))
+}
+
+// writeBootUUIDDropin writes the GRUB drop-in naming the boot filesystem,
+// which the distro's grub.cfg sources to search for it.
+func writeBootUUIDDropin(uuid, path string) error {
+	if err := os.WriteFile(path, []byte(`set BOOT_UUID="`+uuid+"\"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// mountSource is the device mounted at path, from root's
+// /proc/self/mounts (fstab(5) fields, octal escapes undone).
+func mountSource(root, path string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "/proc/self/mounts"))
+	if err != nil {
+		return "", fmt.Errorf("reading mount table: %w", err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 6 && filepath.Clean(blockdev.UnescapeOctal(f[1])) == filepath.Clean(path) {
+			return blockdev.UnescapeOctal(f[0]), nil
+		}
+	}
+	return "", fmt.Errorf("mountpoint %s not found", path)
+}
+
+// filesystemUUID probes dev's filesystem UUID (blkid -p: no cache, which
+// can be stale after mkfs).
+func filesystemUUID(ctx context.Context, r rdRunner, dev string) (string, error) {
+	out, err := r.Run(ctx, "blkid", "-p", "-o", "export", dev)
+	if err != nil {
+		return "", fmt.Errorf("probing %s: %w", dev, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "UUID="); ok && v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("filesystem %s has no UUID", dev)
+}
+
+// colocatedESPs are the EFI System Partitions on the disks under dev (the
+// disks of a RAID's members; a multipath device, not its paths), from
+// lsblk as rdcore reads it (src/blockdev.rs, find_colocated_esps).
+func colocatedESPs(ctx context.Context, r rdRunner, dev string) ([]string, error) {
+	out, err := r.Run(ctx, "lsblk", "--pairs", "--paths", "--inverse", "--output", "NAME,TYPE", dev)
+	if err != nil {
+		return nil, fmt.Errorf("while looking for colocated ESPs of '%s': %w", dev, err)
+	}
+	var parents []string
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if i == 0 {
+			continue // dev itself
+		}
+		kv := lsblkPairs(line)
+		if kv["TYPE"] == "disk" || kv["TYPE"] == "mpath" {
+			parents = append(parents, kv["NAME"])
+			if kv["TYPE"] == "mpath" {
+				break
+			}
+		}
+	}
+	if len(parents) == 0 {
+		return nil, fmt.Errorf("while looking for colocated ESPs of '%s': no parent devices found for %s", dev, dev)
+	}
+	var esps []string
+	for _, disk := range parents {
+		out, err := r.Run(ctx, "lsblk", "--pairs", "--paths", "--output", "NAME,PARTTYPE", disk)
+		if err != nil {
+			return nil, fmt.Errorf("listing partitions of %s: %w", disk, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if kv := lsblkPairs(line); strings.EqualFold(kv["PARTTYPE"], espTypeGUID) {
+				esps = append(esps, kv["NAME"])
+			}
+		}
+	}
+	return esps, nil
+}
+
+// lsblkPairs reads one line of lsblk --pairs: KEY="VALUE" KEY="VALUE".
+func lsblkPairs(line string) map[string]string {
+	kv := map[string]string{}
+	for rest := strings.TrimSpace(line); rest != ""; {
+		k, v, ok := strings.Cut(rest, `="`)
+		if !ok {
+			break
+		}
+		end := strings.IndexByte(v, '"')
+		if end < 0 {
+			break
+		}
+		kv[strings.TrimSpace(k)] = v[:end]
+		rest = strings.TrimSpace(v[end+1:])
+	}
+	return kv
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestRdcoreCommandLine(t *testing.T) {
 		{[]string{"kargs", "--replace", "a=b=c", "--current"}, 2, "error: unexpected argument '--replace' found"},
 		{[]string{"kargs", "--boot-mount", empty, "--append", "x"}, 1, "Error: visiting BLS options: BLS entries:"},
 		{[]string{"rootmap", "/sysroot", "--boot-mount", "/boot"}, 1, "Error: Configuring rootmap: not yet implemented in flint"},
-		{[]string{"bind-boot", "/sysroot", "/boot"}, 1, "Error: Failed to bind boot: not yet implemented in flint"},
+		{[]string{"bind-boot", "/sysroot", "/boot", "--flint-root", empty}, 1, "Error: Failed to bind boot: reading mount table:"},
 		{[]string{"bind-boot", "/sysroot"}, 2, "required arguments were not provided:\n  <BOOT_MOUNT>"},
 		{[]string{"stream-hash"}, 2, "<hash-file>"},
 		{[]string{"stream-hash", filepath.Join(empty, "none")}, 1, "Error: opening "},
@@ -211,5 +212,116 @@ func TestVerifyUniqueFsLabel(t *testing.T) {
 		if len(tc.devs) > 0 && (len(f.argvs) != 2 || !slices.Contains(f.argvs[1], "-p")) {
 			t.Errorf("%s: blkid runs %q, want a listing then a probe (-p)", tc.name, f.argvs)
 		}
+	}
+}
+
+// fakeDisks is a stateful machine for bind-boot: blkid knows each
+// device's UUID, lsblk the disks under a device and their partitions,
+// and an ESP mounted in a directory shows its files there until it is
+// unmounted, which keeps what was written.
+type fakeDisks struct {
+	uuids    map[string]string
+	parents  map[string]string // lsblk --inverse output per device
+	parts    map[string]string // lsblk NAME,PARTTYPE output per disk
+	esps     map[string]map[string]string
+	mounted  map[string]string // dir → device
+	unmounts int
+}
+
+func (f *fakeDisks) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	last := args[len(args)-1]
+	switch {
+	case name == "blkid":
+		if u, ok := f.uuids[last]; ok {
+			return []byte("DEVNAME=" + last + "\nUUID=" + u + "\nTYPE=ext4\n"), nil
+		}
+		return nil, &sys.CommandError{Argv: append([]string{name}, args...), ExitCode: 2}
+	case name == "lsblk" && slices.Contains(args, "--inverse"):
+		return []byte(f.parents[last]), nil
+	case name == "lsblk":
+		return []byte(f.parts[last]), nil
+	case name == "mount":
+		dev := args[len(args)-2]
+		for path, data := range f.esps[dev] {
+			os.MkdirAll(filepath.Join(last, filepath.Dir(path)), 0o755)
+			os.WriteFile(filepath.Join(last, path), []byte(data), 0o644)
+		}
+		f.mounted[last] = dev
+		return nil, nil
+	case name == "umount":
+		dev := f.mounted[last]
+		filepath.WalkDir(last, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(last, p)
+				data, _ := os.ReadFile(p)
+				f.esps[dev][rel] = string(data)
+			}
+			return nil
+		})
+		entries, _ := os.ReadDir(last)
+		for _, e := range entries {
+			os.RemoveAll(filepath.Join(last, e.Name()))
+		}
+		delete(f.mounted, last)
+		f.unmounts++
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unexpected %s %q", name, args)
+}
+
+// bind-boot as coreos-boot-edit.sh calls it: rdcore bind-boot /sysroot
+// BOOTMNT, the boot filesystem on a partition beside an ESP.
+func TestRdcoreBindBoot(t *testing.T) {
+	if runtime.GOARCH == "s390x" {
+		t.Skip("IBM Z binds no GRUB")
+	}
+	root := t.TempDir()
+	boot := bootDir(t, "root=UUID=r1 rw")
+	os.MkdirAll(filepath.Join(boot, "grub2"), 0o755)
+	os.MkdirAll(filepath.Join(root, "proc/self"), 0o755)
+	mounts := fmt.Sprintf("/dev/vda4 /sysroot/sysroot xfs rw 0 0\n/dev/vda3 %s ext4 rw 0 0\n", strings.ReplaceAll(boot, " ", `\040`))
+	os.WriteFile(filepath.Join(root, "proc/self/mounts"), []byte(mounts), 0o644)
+	f := &fakeDisks{
+		uuids:   map[string]string{"/dev/vda3": "b-uuid", "/dev/vda4": "r-uuid"},
+		parents: map[string]string{"/dev/vda3": "NAME=\"/dev/vda3\" TYPE=\"part\"\nNAME=\"/dev/vda\" TYPE=\"disk\"\n"},
+		parts: map[string]string{"/dev/vda": `NAME="/dev/vda" PARTTYPE=""` + "\n" +
+			`NAME="/dev/vda2" PARTTYPE="c12a7328-f81f-11d2-ba4b-00a0c93ec93b"` + "\n" +
+			`NAME="/dev/vda3" PARTTYPE="0fc63daf-8483-4772-8e79-3d69d8477de4"` + "\n"},
+		esps:    map[string]map[string]string{"/dev/vda2": {"EFI/fedora/grub.cfg": "# grub\n", "EFI/BOOT/BOOTX64.EFI": "x"}},
+		mounted: map[string]string{},
+	}
+	if err := rdcoreBindBoot(context.Background(), f, root, "/sysroot", boot); err != nil {
+		t.Fatalf("rdcoreBindBoot = %v", err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(boot, "loader/entries/ostree-2.conf"): "options root=UUID=r1 rw boot=UUID=b-uuid\n",
+		filepath.Join(boot, ".root_uuid"):                   "r-uuid\n",
+		filepath.Join(boot, "grub2/bootuuid.cfg"):           "set BOOT_UUID=\"b-uuid\"\n",
+		filepath.Join(root, "run/coreos/bootfs_uuid"):       "b-uuid\n",
+	} {
+		if raw, err := os.ReadFile(path); err != nil || !strings.Contains(string(raw), want) {
+			t.Errorf("%s = %q (%v), want %q", path, raw, err, want)
+		}
+	}
+	if got := f.esps["/dev/vda2"]["EFI/fedora/bootuuid.cfg"]; got != "set BOOT_UUID=\"b-uuid\"\n" || f.unmounts != 1 {
+		t.Errorf("ESP bootuuid.cfg = %q, unmounts %d; want the drop-in and one unmount", got, f.unmounts)
+	}
+	// Again: boot= is there, so the entry and /run stay; the stamp
+	// matches.
+	os.Remove(filepath.Join(root, "run/coreos/bootfs_uuid"))
+	if err := rdcoreBindBoot(context.Background(), f, root, "/sysroot", boot); err != nil {
+		t.Fatalf("rdcoreBindBoot again = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "run/coreos/bootfs_uuid")); err == nil {
+		t.Errorf("bootfs_uuid written though the entry already had boot=")
+	}
+	// A boot filesystem bound to another root is refused.
+	os.WriteFile(filepath.Join(boot, ".root_uuid"), []byte("other\n"), 0o644)
+	err := rdcoreBindBoot(context.Background(), f, root, "/sysroot", boot)
+	if err == nil || err.Error() != "boot filesystem already bound to a root filesystem (UUID: other)" {
+		t.Errorf("rdcoreBindBoot with another root's stamp = %v, want the refusal", err)
+	}
+	if err := rdcoreBindBoot(context.Background(), f, root, "/sysroot", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("rdcoreBindBoot of an unmounted dir = %v, want mountpoint not found", err)
 	}
 }
