@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/flintboot/flint/internal/blockdev"
@@ -33,10 +34,12 @@ func rdcoreCommand() *flags.Command {
 		Name:    "rdcore",
 		Version: coreosInstallerVersion + " (flint " + version + ")",
 		Subcommands: []*flags.Command{{
-			Name:    "rootmap",
-			About:   "Generate rootmap kargs and optionally inject into BLS configs",
-			Options: bootOpts(),
-			Args:    []flags.Arg{{Name: "ROOT_MOUNT", Help: "Path to rootfs mount"}},
+			Name:  "rootmap",
+			About: "Generate rootmap kargs and optionally inject into BLS configs",
+			Options: append(bootOpts(),
+				flags.Option{Long: "flint-root", Value: "DIR", Hidden: true, Help: "flint: the root /proc/self/mounts and /sys are under (for tests)"},
+			),
+			Args: []flags.Arg{{Name: "ROOT_MOUNT", Help: "Path to rootfs mount"}},
 		}, {
 			Name:  "bind-boot",
 			About: "Generate bootmap kargs and binds bootfs to rootfs and GRUB",
@@ -117,7 +120,9 @@ func runRdcore(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		err = verifyUniqueFsLabel(ctx, r, p.Args[0], reread)
 	case "rootmap":
-		err = fmt.Errorf("Configuring rootmap: %w", errRdcoreNotInFlint)
+		if err = rdcoreRootmap(ctx, rdEnv{r, p.String("flint-root")}, p, stdout, stderr); err != nil {
+			err = fmt.Errorf("Configuring rootmap: %w", err)
+		}
 	case "bind-boot":
 		if err = rdcoreBindBoot(ctx, r, p.String("flint-root"), p.Args[0], p.Args[1]); err != nil {
 			err = fmt.Errorf("Failed to bind boot: %w", err)
@@ -131,11 +136,6 @@ func runRdcore(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	return nil
 }
-
-// errRdcoreNotInFlint is rootmap's answer: flint does not yet write the
-// root filesystem's kernel arguments from its storage stack (LUKS, RAID,
-// multipath; coreos/coreos-installer src/bin/rdcore/rootmap.rs).
-var errRdcoreNotInFlint = errors.New("not yet implemented in flint")
 
 // rdcoreKargs edits the kernel arguments as rdcore kargs does
 // (coreos/coreos-installer src/bin/rdcore/kargs.rs): of the running
@@ -554,4 +554,307 @@ func lsblkPairs(line string) map[string]string {
 		rest = strings.TrimSpace(v[end+1:])
 	}
 	return kv
+}
+
+// rdEnv is what rootmap reads the storage stack with: the runner for
+// lsblk, blkid, mdadm, cryptsetup, dmsetup and multipathd, and the root
+// /proc/self/mounts, /sys and /dev are under ("" is /).
+type rdEnv struct {
+	r    rdRunner
+	root string
+}
+
+// canonical is dev with every symlink resolved (/dev/mapper/root is
+// /dev/dm-0).
+func (e rdEnv) canonical(dev string) (string, error) {
+	p, err := filepath.EvalSymlinks(filepath.Join(e.root, dev))
+	if err != nil {
+		return "", fmt.Errorf("canonicalizing %s: %w", dev, err)
+	}
+	if e.root != "" {
+		p, _ = filepath.Rel(e.root, p)
+		p = "/" + p
+	}
+	return p, nil
+}
+
+// deps are the devices dev sits on (/sys/block/NAME/slaves): none for a
+// disk or a partition.
+func (e rdEnv) deps(dev string) ([]string, error) {
+	c, err := e.canonical(dev)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(e.root, "/sys/block", filepath.Base(c), "slaves")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading dir %s: %w", dir, err)
+	}
+	var out []string
+	for _, ent := range ents {
+		out = append(out, "/dev/"+ent.Name())
+	}
+	return out, nil
+}
+
+// depsRecursing is every device under dev, the lowest first.
+func (e rdEnv) depsRecursing(dev string) ([]string, error) {
+	deps, err := e.deps(dev)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range deps {
+		below, err := e.depsRecursing(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, below...), d)
+	}
+	return out, nil
+}
+
+// blkType is lsblk's TYPE of dev (part, disk, raid1, crypt, mpath, …).
+func (e rdEnv) blkType(ctx context.Context, dev string) (string, error) {
+	out, err := e.r.Run(ctx, "lsblk", "--pairs", "--paths", "--output", "NAME,TYPE", "--nodeps", dev)
+	if err != nil {
+		return "", fmt.Errorf("lsblk %s: %w", dev, err)
+	}
+	t, ok := lsblkPairs(strings.SplitN(string(out), "\n", 2)[0])["TYPE"]
+	if !ok {
+		return "", fmt.Errorf("missing TYPE for %s", dev)
+	}
+	return t, nil
+}
+
+// output runs a command and returns its trimmed standard output.
+func (e rdEnv) output(ctx context.Context, name string, args ...string) (string, error) {
+	out, err := e.r.Run(ctx, name, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// isLuksIntegrity says whether dev is the dm-integrity device under a LUKS
+// volume with integrity, whose LUKS header is one level further down.
+func (e rdEnv) isLuksIntegrity(ctx context.Context, dev string) (bool, error) {
+	c, err := e.canonical(dev)
+	if err != nil || !strings.HasPrefix(filepath.Base(c), "dm-") {
+		return false, err
+	}
+	uuid, err := e.output(ctx, "dmsetup", "info", "--columns", "--noheadings", "-o", "uuid", dev)
+	if err != nil {
+		return false, fmt.Errorf("checking if device %s is type LUKS integrity: %w", dev, err)
+	}
+	return strings.HasPrefix(uuid, "CRYPT-INTEGRITY-") || strings.HasPrefix(uuid, "CRYPT-SUBDEV-"), nil
+}
+
+// rdcoreRootmap writes the kernel arguments that find and mount the root
+// filesystem, as rdcore rootmap does (coreos/coreos-installer
+// src/bin/rdcore/rootmap.rs): for each device under the physical root
+// (ROOT_MOUNT/sysroot), the lowest first, rd.md.uuid= for RAID,
+// rd.luks.name= for LUKS (and rd.neednet=1 rd.luks.options=_netdev when
+// its crypttab line says _netdev), mpath.wwid= for multipath; then root=
+// (by the multipath UUID link when the root sits on multipath), rw, and
+// the rootflags coreos-rootflags gives. They are appended to the newest
+// BLS entry with --boot-mount or --boot-device, else printed.
+func rdcoreRootmap(ctx context.Context, e rdEnv, p *flags.Parsed, stdout, stderr io.Writer) error {
+	rootMount := p.Args[0]
+	if _, err := mountSource(e.root, rootMount); err != nil {
+		return err
+	}
+	device, err := mountSource(e.root, filepath.Join(rootMount, "sysroot"))
+	if err != nil {
+		return err
+	}
+	backing, err := e.depsRecursing(device)
+	if err != nil {
+		return err
+	}
+	onMultipath := false
+	if len(backing) > 0 {
+		t, err := e.blkType(ctx, backing[len(backing)-1])
+		if err != nil {
+			return err
+		}
+		onMultipath = t == "mpath"
+	}
+	var kargs []string
+	for _, dev := range append(backing, device) {
+		k, err := e.deviceKargs(ctx, rootMount, dev)
+		if err != nil {
+			return err
+		}
+		kargs = append(kargs, k...)
+	}
+	uuid, err := filesystemUUID(ctx, e.r, device)
+	if err != nil {
+		return err
+	}
+	if onMultipath {
+		kargs = append(kargs, "root=/dev/disk/by-uuid/dm-mpath-"+uuid)
+	} else {
+		kargs = append(kargs, "root=UUID="+uuid)
+	}
+	// systemd-fstab-generator mounts root= read-only without it.
+	kargs = append(kargs, "rw")
+	rootflags, err := e.output(ctx, "coreos-rootflags", rootMount)
+	if err != nil {
+		return err
+	}
+	if rootflags != "" {
+		kargs = append(kargs, "rootflags="+rootflags)
+	}
+	var boot string
+	switch {
+	case p.Has("boot-mount"):
+		boot = p.String("boot-mount")
+		if _, err := mountSource(e.root, boot); err != nil {
+			return err
+		}
+	case p.Has("boot-device"):
+		dev := p.String("boot-device")
+		dir, err := os.MkdirTemp("", "rdcore-boot-")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir)
+		if _, err := e.r.Run(ctx, "mount", dev, dir); err != nil {
+			return fmt.Errorf("mounting %s: %w", dev, err)
+		}
+		defer e.r.Run(context.WithoutCancel(ctx), "umount", dir)
+		boot = dir
+	default:
+		fmt.Fprintln(stdout, strings.Join(kargs, " "))
+		return nil
+	}
+	if _, err := install.VisitBLSOptions(boot, func(opts string) (string, bool, error) {
+		next, err := install.KargsEditor{Append: kargs}.Apply(opts)
+		return next, err == nil, err
+	}); err != nil {
+		return fmt.Errorf("appending rootmap kargs: %w", err)
+	}
+	fmt.Fprintf(stderr, "Injected kernel arguments into BLS: %s\n", strings.Join(kargs, " "))
+	return nil
+}
+
+// deviceKargs are the kernel arguments that assemble dev in the
+// initramfs: none for a disk or a partition.
+func (e rdEnv) deviceKargs(ctx context.Context, rootMount, dev string) ([]string, error) {
+	t, err := e.blkType(ctx, dev)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case strings.HasPrefix(t, "raid") || t == "linear":
+		out, err := e.output(ctx, "mdadm", "--detail", "--export", dev)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "MD_UUID="); ok {
+				return []string{"rd.md.uuid=" + v}, nil
+			}
+		}
+		return nil, fmt.Errorf("missing MD_UUID for %s", dev)
+	case t == "crypt":
+		if integ, err := e.isLuksIntegrity(ctx, dev); err != nil || integ {
+			return nil, err
+		}
+		return e.luksKargs(ctx, rootMount, dev)
+	case t == "mpath":
+		return e.multipathKargs(ctx, dev)
+	case t == "part" || t == "disk":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown block device type %s", t)
+}
+
+func (e rdEnv) luksKargs(ctx context.Context, rootMount, dev string) ([]string, error) {
+	uuid, err := e.luksUUID(ctx, dev)
+	if err != nil {
+		return nil, err
+	}
+	name, err := e.output(ctx, "dmsetup", "info", "--columns", "--noheadings", "-o", "name", dev)
+	if err != nil {
+		return nil, err
+	}
+	kargs := []string{"rd.luks.name=" + uuid + "=" + name}
+	netdev, err := crypttabNetdev(filepath.Join(rootMount, "etc/crypttab"), name)
+	if err != nil {
+		return nil, err
+	}
+	if netdev {
+		kargs = append(kargs, "rd.neednet=1", "rd.luks.options=_netdev")
+	}
+	return kargs, nil
+}
+
+// luksUUID is the UUID of the LUKS header under the crypt device dev:
+// its one parent's, or one level further down past dm-integrity.
+func (e rdEnv) luksUUID(ctx context.Context, dev string) (string, error) {
+	deps, err := e.deps(dev)
+	if err != nil {
+		return "", err
+	}
+	switch len(deps) {
+	case 0:
+		return "", fmt.Errorf("missing parent device for %s", dev)
+	case 1:
+	default:
+		return "", fmt.Errorf("found multiple parent devices for crypt device %s", dev)
+	}
+	if integ, err := e.isLuksIntegrity(ctx, deps[0]); err != nil {
+		return "", err
+	} else if integ {
+		return e.luksUUID(ctx, deps[0])
+	}
+	return e.output(ctx, "cryptsetup", "luksUUID", deps[0])
+}
+
+// crypttabNetdev says whether the crypttab(5) line of the volume name has
+// the _netdev option: then the initramfs needs the network to unlock it.
+func crypttabNetdev(path, name string) (bool, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("opening %s: %w", path, err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			return false, fmt.Errorf("crypttab line missing name or device: %s", line)
+		}
+		if f[0] != name {
+			continue
+		}
+		return len(f) >= 4 && slices.Contains(strings.Split(f[3], ","), "_netdev"), nil
+	}
+	return false, fmt.Errorf("couldn't find %s in %s", name, path)
+}
+
+// multipathKargs names the multipath device's WWID, from multipathd.
+func (e rdEnv) multipathKargs(ctx context.Context, dev string) ([]string, error) {
+	c, err := e.canonical(dev)
+	if err != nil {
+		return nil, fmt.Errorf("failed to canonicalize device path: %s: %w", dev, err)
+	}
+	name := filepath.Base(c)
+	out, err := e.output(ctx, "multipathd", "show", "maps", "raw", "format", "%d %w")
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == name {
+			return []string{"mpath.wwid=" + f[1]}, nil
+		}
+	}
+	return nil, fmt.Errorf("failed to find WWID in multipathd output for %s", name)
 }

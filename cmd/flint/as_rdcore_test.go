@@ -106,7 +106,7 @@ func TestRdcoreCommandLine(t *testing.T) {
 		{[]string{"kargs", "--current", "--boot-device", "/dev/vda3"}, 2, "cannot be used with"},
 		{[]string{"kargs", "--replace", "a=b=c", "--current"}, 2, "error: unexpected argument '--replace' found"},
 		{[]string{"kargs", "--boot-mount", empty, "--append", "x"}, 1, "Error: visiting BLS options: BLS entries:"},
-		{[]string{"rootmap", "/sysroot", "--boot-mount", "/boot"}, 1, "Error: Configuring rootmap: not yet implemented in flint"},
+		{[]string{"rootmap", "/sysroot", "--boot-mount", "/boot", "--flint-root", empty}, 1, "Error: Configuring rootmap: reading mount table:"},
 		{[]string{"bind-boot", "/sysroot", "/boot", "--flint-root", empty}, 1, "Error: Failed to bind boot: reading mount table:"},
 		{[]string{"bind-boot", "/sysroot"}, 2, "required arguments were not provided:\n  <BOOT_MOUNT>"},
 		{[]string{"stream-hash"}, 2, "<hash-file>"},
@@ -323,5 +323,107 @@ func TestRdcoreBindBoot(t *testing.T) {
 	}
 	if err := rdcoreBindBoot(context.Background(), f, root, "/sysroot", t.TempDir()); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("rdcoreBindBoot of an unmounted dir = %v, want mountpoint not found", err)
+	}
+}
+
+// fakeStack answers the storage tools with fixed outputs, keyed by argv,
+// and records every call; an argv it does not know fails.
+type fakeStack struct {
+	out   map[string]string
+	calls []string
+}
+
+func (f *fakeStack) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	argv := strings.Join(append([]string{name}, args...), " ")
+	f.calls = append(f.calls, argv)
+	if out, ok := f.out[argv]; ok {
+		return []byte(out), nil
+	}
+	return nil, fmt.Errorf("unexpected %s", argv)
+}
+
+// stackRoot lays out /dev, /sys/block and /proc/self/mounts for a root
+// filesystem on LUKS on RAID1 (Fedora CoreOS's root reprovisioning with
+// both), rootMount being the deployment.
+func stackRoot(t *testing.T, rootMount, bootMount string, crypttab string) string {
+	root := t.TempDir()
+	for _, d := range []string{"dev/mapper", "sys/block/dm-0/slaves", "sys/block/md126/slaves", "proc/self"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	for _, n := range []string{"dm-0", "md126", "vda4", "vdb4"} {
+		os.WriteFile(filepath.Join(root, "dev", n), nil, 0o644)
+	}
+	os.Symlink("../dm-0", filepath.Join(root, "dev/mapper/root"))
+	os.WriteFile(filepath.Join(root, "sys/block/dm-0/slaves/md126"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "sys/block/md126/slaves/vda4"), nil, 0o644)
+	os.WriteFile(filepath.Join(root, "sys/block/md126/slaves/vdb4"), nil, 0o644)
+	mounts := fmt.Sprintf("/dev/mapper/root %s xfs rw 0 0\n/dev/mapper/root %s/sysroot xfs rw 0 0\n/dev/vda3 %s ext4 rw 0 0\n", rootMount, rootMount, bootMount)
+	os.WriteFile(filepath.Join(root, "proc/self/mounts"), []byte(mounts), 0o644)
+	os.MkdirAll(filepath.Join(rootMount, "etc"), 0o755)
+	os.WriteFile(filepath.Join(rootMount, "etc/crypttab"), []byte(crypttab), 0o644)
+	return root
+}
+
+func stackTools(rootMount string) *fakeStack {
+	ls := func(dev, typ string) (string, string) {
+		return "lsblk --pairs --paths --output NAME,TYPE --nodeps " + dev, fmt.Sprintf("NAME=%q TYPE=%q\n", dev, typ)
+	}
+	f := &fakeStack{out: map[string]string{
+		"mdadm --detail --export /dev/md126":                           "MD_LEVEL=raid1\nMD_UUID=aa:bb:cc:dd\n",
+		"dmsetup info --columns --noheadings -o uuid /dev/mapper/root": "CRYPT-LUKS2-1234-root\n",
+		"dmsetup info --columns --noheadings -o name /dev/mapper/root": "root\n",
+		"cryptsetup luksUUID /dev/md126":                               "1234\n",
+		"blkid -p -o export /dev/mapper/root":                          "DEVNAME=/dev/mapper/root\nUUID=rootfs-uuid\nTYPE=xfs\n",
+		"coreos-rootflags " + rootMount:                                "prjquota\n",
+	}}
+	for dev, typ := range map[string]string{"/dev/vda4": "part", "/dev/vdb4": "part", "/dev/md126": "raid1", "/dev/mapper/root": "crypt"} {
+		k, v := ls(dev, typ)
+		f.out[k] = v
+	}
+	return f
+}
+
+// rootmap as coreos-boot-edit.sh calls it, for a root on LUKS on RAID1:
+// the arguments the initramfs needs, lowest device first, into the
+// newest BLS entry.
+func TestRdcoreRootmap(t *testing.T) {
+	rootMount := t.TempDir()
+	boot := bootDir(t, "ignition.platform.id=metal")
+	root := stackRoot(t, rootMount, boot, "root UUID=1234 none luks\n")
+	var out, errb bytes.Buffer
+	p, err := rdcoreCommand().Parse([]string{"rootmap", rootMount, "--boot-mount", boot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := stackTools(rootMount)
+	if err := rdcoreRootmap(context.Background(), rdEnv{f, root}, p, &out, &errb); err != nil {
+		t.Fatalf("rdcoreRootmap = %v (calls %q)", err, f.calls)
+	}
+	want := "rd.md.uuid=aa:bb:cc:dd rd.luks.name=1234=root root=UUID=rootfs-uuid rw rootflags=prjquota"
+	raw, _ := os.ReadFile(filepath.Join(boot, "loader/entries/ostree-2.conf"))
+	if !strings.Contains(string(raw), "options ignition.platform.id=metal "+want+"\n") {
+		t.Errorf("entry = %q, want the options %q appended", raw, want)
+	}
+	if errb.String() != "Injected kernel arguments into BLS: "+want+"\n" || out.Len() != 0 {
+		t.Errorf("stdout %q, stderr %q; want only the injected line on stderr", &out, &errb)
+	}
+
+	// Without a boot mount the arguments are printed; a _netdev volume
+	// needs the network in the initramfs.
+	root = stackRoot(t, rootMount, boot, "# comment\nroot UUID=1234 none luks,_netdev\n")
+	p, _ = rdcoreCommand().Parse([]string{"rootmap", rootMount})
+	out.Reset()
+	if err := rdcoreRootmap(context.Background(), rdEnv{stackTools(rootMount), root}, p, &out, &errb); err != nil {
+		t.Fatalf("rdcoreRootmap (print) = %v", err)
+	}
+	if want := "rd.md.uuid=aa:bb:cc:dd rd.luks.name=1234=root rd.neednet=1 rd.luks.options=_netdev root=UUID=rootfs-uuid rw rootflags=prjquota\n"; out.String() != want {
+		t.Errorf("rootmap printed %q, want %q", &out, want)
+	}
+
+	// A root device of a kind rdcore does not know is an error.
+	f = stackTools(rootMount)
+	f.out["lsblk --pairs --paths --output NAME,TYPE --nodeps /dev/mapper/root"] = `NAME="/dev/mapper/root" TYPE="lvm"` + "\n"
+	if err := rdcoreRootmap(context.Background(), rdEnv{f, root}, p, &out, &errb); err == nil || err.Error() != "unknown block device type lvm" {
+		t.Errorf("rdcoreRootmap on LVM = %v, want unknown block device type lvm", err)
 	}
 }
