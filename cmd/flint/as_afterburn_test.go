@@ -36,6 +36,7 @@ type abMock struct {
 		Routes     map[string]string `json:"routes"`
 		Rebase     string            `json:"rebase"`
 		Hostname   *string           `json:"hostname"`
+		AdminUser  *string           `json:"adminUser"`
 		Keys       []string          `json:"keys"`
 		Attributes map[string]string `json:"attributes"`
 		CheckIn    map[string]struct {
@@ -268,6 +269,19 @@ func TestAfterburnUnitCommandLines(t *testing.T) {
 						t.Errorf("hostname file = %q (%v), want %q (%s)", raw, err, *c.Hostname+"\n", mock.Source)
 					}
 				}
+				if id == "azure" && c.Hostname != nil && c.AdminUser == nil {
+					// afterburn-ignition-fragment.service (no admin user in
+					// this mock: no user fragment, no provisioning medium).
+					code, _, stderr := runAfterburnLine(t, []string{"render-ignition", "--cmdline", "--render-ignition-dir", "/etc/ignition/base.platform.d/azure/"}, root, f.srv.URL)
+					if code != 0 {
+						t.Fatalf("afterburn render-ignition: exit %d\n%s", code, stderr)
+					}
+					checked++
+					raw, err := os.ReadFile(filepath.Join(root, "etc/ignition/base.platform.d/azure/hostname.ign"))
+					if err != nil || !strings.Contains(string(raw), `"/etc/hostname"`) || !strings.Contains(string(raw), "data:,"+*c.Hostname) {
+						t.Errorf("hostname.ign = %s (%v), want /etc/hostname from data:,%s", raw, err, *c.Hostname)
+					}
+				}
 				if c.CheckIn != nil && slices.Contains(afterburnCheckInUnits, id) {
 					// afterburn-checkin.service, afterburn-firstboot-checkin.service
 					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--check-in"}, root, f.srv.URL)
@@ -441,5 +455,31 @@ func TestUpstreamUnitAliases(t *testing.T) {
 	unit, err := os.ReadFile(filepath.Join(dir, "flint-attributes.service"))
 	if err != nil || !strings.Contains(string(unit), "\nExecStart=/usr/bin/flint afterburn --cmdline --attributes=/run/metadata/afterburn\n") {
 		t.Errorf("flint-attributes.service does not write /run/metadata/afterburn (%v)", err)
+	}
+}
+
+// afterburn-firstboot-checkin.service on Equinix Metal: the phone-home
+// POST the metadata names (Afterburn's mocks have no case for it).
+func TestAfterburnPacketFirstbootCheckIn(t *testing.T) {
+	var mu sync.Mutex
+	var posts []string
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method + " " + r.URL.Path {
+		case "GET /metadata":
+			fmt.Fprintf(w, `{"id":"i-1","hostname":"h","phone_home_url":"%s/phone-home"}`, srv.URL)
+		case "POST /phone-home":
+			mu.Lock()
+			posts = append(posts, r.Header.Get("Content-Type"))
+			mu.Unlock()
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	root := abRoot(t, "ignition.platform.id=packet")
+	code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--check-in"}, root, srv.URL)
+	if code != 0 || len(posts) != 1 || posts[0] != "application/json" {
+		t.Errorf("afterburn --cmdline --check-in on packet: exit %d, phone-home POSTs %q, want one JSON POST\n%s", code, posts, stderr)
 	}
 }

@@ -427,3 +427,26 @@ func TestRdcoreRootmap(t *testing.T) {
 		t.Errorf("rdcoreRootmap on LVM = %v, want unknown block device type lvm", err)
 	}
 }
+
+// --boot-device: the device mounted for the edit and unmounted after,
+// as coreos-kargs.sh's second call (--boot-device /dev/disk/by-label/boot).
+func TestRdcoreKargsBootDevice(t *testing.T) {
+	f := &fakeDisks{
+		esps:    map[string]map[string]string{"/dev/disk/by-label/boot": {"loader/entries/a.conf": "title A\noptions root=UUID=x\n"}},
+		mounted: map[string]string{},
+	}
+	p, err := rdcoreCommand().Parse([]string{"kargs", "--boot-device", "/dev/disk/by-label/boot", "--append", "quiet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rdcoreKargs(context.Background(), f, p, &out); err != nil {
+		t.Fatalf("rdcoreKargs = %v", err)
+	}
+	if got := f.esps["/dev/disk/by-label/boot"]["loader/entries/a.conf"]; got != "title A\noptions root=UUID=x quiet\n" || f.unmounts != 1 || len(f.mounted) != 0 {
+		t.Errorf("entry on the device = %q, unmounts %d; want quiet appended and one unmount", got, f.unmounts)
+	}
+	if out.String() != "root=UUID=x quiet\n" {
+		t.Errorf("printed %q, want the new line", &out)
+	}
+}
