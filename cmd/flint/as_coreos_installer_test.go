@@ -80,7 +80,7 @@ func TestCoreosInstallerCommandLine(t *testing.T) {
 		{[]string{"iso", "frob"}, 2, "error: unrecognized subcommand 'frob'"},
 		{[]string{"install"}, 2, "error: the following required arguments were not provided:\n  <DEST_DEVICE>"},
 		{[]string{"install", "--bogus", "/dev/sda"}, 2, "error: unexpected argument '--bogus' found"},
-		{[]string{"install", "-f", "a", "-u", "https://x/y", "/dev/sda"}, 2, "error: the argument '--image-url <URL>' cannot be used with '--image-file <path>'"},
+		{[]string{"install", "-f", "a", "-u", "https://x/y", "/dev/sda"}, 2, "error: the argument '--image-file <path>' cannot be used with '--image-url <URL>'"},
 		{[]string{"install", "-i", "a", "-I", "https://x/y", "/dev/sda"}, 2, "cannot be used with"},
 		{[]string{"install", "-s", "stable", "/dev/sda"}, 1, "Error: --stream: flint downloads no stream metadata"},
 		{[]string{"install", "--offline", "/dev/sda"}, 1, "Error: --offline: flint has no osmet image"},

@@ -322,17 +322,19 @@ func (p *Parsed) parseOptions(c *Command, argv []string, root *Command) error {
 			positional = append(positional, a)
 		}
 	}
+	// Conflicts first, then requirements, as clap's validator; the
+	// option given first is the one named first.
+	for _, name := range p.order {
+		o := c.long(name)
+		for _, other := range p.order {
+			if slices.Contains(o.Conflicts, other) || slices.Contains(c.long(other).Conflicts, name) {
+				return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used with '%s'", o.display(), c.long(other).display()))
+			}
+		}
+	}
 	for _, o := range c.Options {
 		if o.Required && p.seen[o.Long] == 0 {
 			return c.usageErr(p.Path, "the following required arguments were not provided:\n  "+o.display())
-		}
-		if p.seen[o.Long] == 0 {
-			continue
-		}
-		for _, other := range o.Conflicts {
-			if p.seen[other] > 0 {
-				return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used with '%s'", o.display(), c.long(other).display()))
-			}
 		}
 	}
 	for _, g := range c.Groups {

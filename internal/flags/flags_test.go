@@ -183,3 +183,23 @@ func TestGroupsHyphenRawDisplayName(t *testing.T) {
 		t.Errorf("Parse(raw) = %+v, %v, want every word kept", p, err)
 	}
 }
+
+// clap names the option given first, whichever of the two declares the
+// conflict.
+func TestConflictOrder(t *testing.T) {
+	c := &Command{Name: "x", Options: []Option{
+		{Long: "image-url", Value: "URL", Conflicts: []string{"image-file"}},
+		{Long: "image-file", Value: "path"},
+	}}
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"--image-file", "a", "--image-url", "u"}, "error: the argument '--image-file <path>' cannot be used with '--image-url <URL>'"},
+		{[]string{"--image-url", "u", "--image-file", "a"}, "error: the argument '--image-url <URL>' cannot be used with '--image-file <path>'"},
+	} {
+		if _, err := c.Parse(tc.argv); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tc.argv, err, tc.want)
+		}
+	}
+}
