@@ -355,6 +355,9 @@ func TestAfterburnCommandLine(t *testing.T) {
 		{[]string{"--provider", "packet", "--network-units", "/run/packet-network"}, root, 1, "0: writing network units\n    1: flint does not yet write --network-units for provider packet", "", "", "run/packet-network"},
 		{[]string{"--provider", "vmware", "--netplan-config", "/run/netplan"}, root, 1, "flint does not yet write --netplan-config for provider vmware", "", "", "run/netplan"},
 		{[]string{"multi", "--provider", "aws", "--netplan-config", "/run/netplan"}, root, 0, "", "run/netplan", "", ""},
+		// Where Afterburn only warns: a platform without keys or attributes.
+		{[]string{"--provider", "qemu", "--ssh-keys", "core"}, root, 0, "ssh-keys requested, but not supported on this platform", "", "", "home/core/.ssh/authorized_keys.d/afterburn"},
+		{[]string{"--provider", "qemu", "--attributes", "/run/metadata/qemu-attrs"}, root, 0, "", "run/metadata/qemu-attrs", "", ""},
 		{[]string{"render-ignition", "--provider", "aws", "--render-ignition-dir", "/etc/ignition/base.platform.d/aws"}, root, 1, `render-ignition is only supported for providers ["azure"], got 'aws'`, "", "", ""},
 		{[]string{"render-ignition", "--provider", "azure", "--render-ignition-dir", "/x", "--disable-hostname-fragment", "--disable-user-fragment"}, root, 0, "", "", "", ""},
 		// afterburn-network-kargs.service, with AFTERBURN_NETWORK_KARGS_DEFAULT=ip=dhcp.
@@ -481,5 +484,23 @@ func TestAfterburnPacketFirstbootCheckIn(t *testing.T) {
 	code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--check-in"}, root, srv.URL)
 	if code != 0 || len(posts) != 1 || posts[0] != "application/json" {
 		t.Errorf("afterburn --cmdline --check-in on packet: exit %d, phone-home POSTs %q, want one JSON POST\n%s", code, posts, stderr)
+	}
+}
+
+// flint NAME ARGS reaches the same front ends as a symlink named NAME.
+func TestUpstreamNamesThroughFlint(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"afterburn", "--version"}, "Afterburn 5.10.0 (flint "},
+		{[]string{"coreos-installer", "--version"}, "coreos-installer 0.26.0 (flint "},
+		{[]string{"rdcore", "--version"}, "rdcore 0.26.0 (flint "},
+	} {
+		var out, errb bytes.Buffer
+		err := runAs(context.Background(), "flint", tc.args, strings.NewReader(""), &out, &errb)
+		if code := exitCode(err, &errb); code != 0 || !strings.HasPrefix(out.String(), tc.want) {
+			t.Errorf("flint %q = exit %d, %q; want 0 and %q", tc.args, code, &out, tc.want)
+		}
 	}
 }
