@@ -48,6 +48,12 @@ func runInstall(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return usageError{fmt.Sprintf("install: %v\n\n%s", err, installUsage)}
 	}
+	return runInstallOptions(ctx, o, stderr)
+}
+
+// runInstallOptions writes the image and config o names: flint install's
+// work once its command line is read, and coreos-installer install's.
+func runInstallOptions(ctx context.Context, o install.Options, stderr io.Writer) error {
 	log := slog.New(oplog.NewTextHandler(stderr, slog.LevelInfo))
 	deps := install.Deps{
 		Log:      log,
@@ -62,7 +68,7 @@ func runInstall(ctx context.Context, args []string, stderr io.Writer) error {
 			return sys.Runner{}.Filter(ctx, in, xzPath, "-dc")
 		}
 	}
-	err = install.Run(ctx, o, deps)
+	err := install.Run(ctx, o, deps)
 	var ce *install.ConfigError
 	if errors.As(err, &ce) {
 		for _, e := range ce.Report.Entries {

@@ -22,6 +22,12 @@ type runFunc func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // is added by the file that implements that front end.
 func personality(name string) (runFunc, bool) {
 	switch name {
+	case "afterburn":
+		return runAfterburn, true
+	case "coreos-installer":
+		return runCoreosInstaller, true
+	case "rdcore":
+		return runRdcore, true
 	}
 	return nil, false
 }

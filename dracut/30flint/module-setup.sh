@@ -228,4 +228,17 @@ install() {
     # Only a machine with a root disk remounts it (a live image has none).
     ln_r "$systemdsystemunitdir/flint-remount-sysroot.service" \
         "$systemdsystemunitdir/flint-diskful.target.requires/flint-remount-sysroot.service"
+    install_afterburn_names
+}
+
+# install_afterburn_names gives flint's initramfs agent units the names of
+# Afterburn's (coreos/afterburn dracut/30afterburn), as unit aliases: a
+# distro's glue ordered After= or Before= them orders against flint's.
+install_afterburn_names() {
+    local pair
+    for pair in afterburn-hostname.service:flint-hostname.service \
+        afterburn-network-kargs.service:flint-network-kargs.service \
+        afterburn-ignition-fragment.service:flint-render-ignition.service; do
+        ln_r "$systemdsystemunitdir/${pair#*:}" "$systemdsystemunitdir/${pair%%:*}"
+    done
 }

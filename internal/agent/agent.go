@@ -47,6 +47,20 @@ type Deps struct {
 	// fragment; nil: the platform's row of the table (Azure reads the
 	// provisioning medium, which tests cannot attach).
 	AdminPasswordHash func(ctx context.Context, host *platform.Host) (string, error)
+	// KeysName is the file in ~USER/.ssh/authorized_keys.d that SSHKeys
+	// writes; "" is flint. Afterburn's front end passes afterburn, the
+	// file Afterburn writes (coreos/afterburn src/providers/mod.rs,
+	// write_ssh_keys).
+	KeysName string
+	// AttrPrefixes are the prefixes Attributes writes each attribute
+	// under, in order; nil is FLINT_ then AFTERBURN_. Afterburn's front
+	// end passes AFTERBURN_ alone, as Afterburn writes.
+	AttrPrefixes []string
+	// KeysMessageIDs are the MESSAGE_IDs of the journal entries for keys
+	// written and removed; zero is flint's (MsgKeysWritten,
+	// MsgKeysRemoved). Afterburn's front end passes Afterburn's, which
+	// distro helpers match (MsgAfterburnKeysWritten, …Removed).
+	KeysMessageIDs [2]string
 }
 
 // Agent runs the agent's commands for one platform: the platform's row

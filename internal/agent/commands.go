@@ -18,16 +18,21 @@ import (
 // MESSAGE_IDs of the journal entries distro tooling and operators hook
 // (journalctl MESSAGE_ID=…). They never change.
 const (
-	MsgKeysWritten    = "1dd72625bfd4e2cd3ec75b4ace54d6dc"
-	MsgKeysRemoved    = "f3ba3770b7a56db5aababa5349ad0a8e"
-	MsgCheckedIn      = "348e4e6afa5481c7311bd0e690bf19cc"
-	MsgCheckInFailed  = "31f4547b7bb2259f50bc83e07c2dd348"
-	MsgFailureReport  = "36d97b7f749832c1ab26486e1147b3c0"
-	MsgHostnameSet    = "db746081b821bb429b2d564f4a717071"
-	MsgConfigDeleted  = "a0caa66222ca10f0356ce2b8aa9b65b7"
-	messageIDKey      = "MESSAGE_ID"
-	maxHostnameLength = 64 // the kernel's __NEW_UTS_LEN
-	maxReasonLength   = 200
+	MsgKeysWritten   = "1dd72625bfd4e2cd3ec75b4ace54d6dc"
+	MsgKeysRemoved   = "f3ba3770b7a56db5aababa5349ad0a8e"
+	MsgCheckedIn     = "348e4e6afa5481c7311bd0e690bf19cc"
+	MsgCheckInFailed = "31f4547b7bb2259f50bc83e07c2dd348"
+	MsgFailureReport = "36d97b7f749832c1ab26486e1147b3c0"
+	MsgHostnameSet   = "db746081b821bb429b2d564f4a717071"
+	MsgConfigDeleted = "a0caa66222ca10f0356ce2b8aa9b65b7"
+	// Afterburn's for keys written and removed (coreos/afterburn
+	// src/providers/mod.rs, AFTERBURN_SSH_AUTHORIZED_KEYS_*_MESSAGEID),
+	// which Fedora CoreOS's coreos-check-ssh-keys matches.
+	MsgAfterburnKeysWritten = "0f7d7a502f2d433caa1323440a6b4190"
+	MsgAfterburnKeysRemoved = "f8b91c53f5544868a3a10d0dcf68e9ea"
+	messageIDKey            = "MESSAGE_ID"
+	maxHostnameLength       = 64 // the kernel's __NEW_UTS_LEN
+	maxReasonLength         = 200
 )
 
 // CheckIn reports a good boot to the platform.
@@ -98,6 +103,12 @@ func (a *Agent) fetchMetadata(ctx context.Context, what string) (platform.Metada
 // before the files stage, so a hostname in the config still wins. When
 // the platform gives no hostname it writes nothing and succeeds.
 func (a *Agent) Hostname(ctx context.Context, target string) error {
+	return a.HostnameFile(ctx, filepath.Join(target, "etc/hostname"))
+}
+
+// HostnameFile is Hostname writing to the file path itself, as
+// Afterburn's --hostname PATH does.
+func (a *Agent) HostnameFile(ctx context.Context, path string) error {
 	if !a.platform.Hostname {
 		return fmt.Errorf("%s: hostname: %w (its DHCP sets the hostname)", a.platform.ID, ErrUnsupported)
 	}
@@ -126,7 +137,6 @@ func (a *Agent) Hostname(ctx context.Context, target string) error {
 		return nil
 	}
 	name = truncateHostname(name)
-	path := filepath.Join(target, "etc/hostname")
 	if err := sys.WriteFileAtomicBytes(path, 0o644, []byte(name+"\n")); err != nil {
 		return op.Fail(err)
 	}
@@ -171,7 +181,11 @@ func (a *Agent) Attributes(ctx context.Context, path string) error {
 		m.Attrs = append(m.Attrs, more...)
 	}
 	var b strings.Builder
-	for _, prefix := range []string{"FLINT_", "AFTERBURN_"} {
+	prefixes := a.d.AttrPrefixes
+	if prefixes == nil {
+		prefixes = []string{"FLINT_", "AFTERBURN_"}
+	}
+	for _, prefix := range prefixes {
 		for _, at := range m.Attrs {
 			fmt.Fprintf(&b, "%s%s=%s\n", prefix, at.Name, envValue(at.Value))
 		}
@@ -210,14 +224,22 @@ func (a *Agent) SSHKeys(ctx context.Context, user string) error {
 	if err := checkAuthorizedKeys(keys); err != nil {
 		return op.Fail(fmt.Errorf("%s: %w (no key written)", a.platform.ID, err))
 	}
-	written, err := writeAuthorizedKeys(a.path("/etc/passwd"), a.d.Root, user, keys)
+	name := a.d.KeysName
+	if name == "" {
+		name = keysName
+	}
+	written, err := writeAuthorizedKeys(a.path("/etc/passwd"), a.d.Root, user, name, keys)
 	if err != nil {
 		return op.Fail(err)
 	}
+	ids := a.d.KeysMessageIDs
+	if ids == [2]string{} {
+		ids = [2]string{MsgKeysWritten, MsgKeysRemoved}
+	}
 	if written {
-		op.Finish(messageIDKey, MsgKeysWritten, "user", user, "keys", len(keys))
+		op.Finish(messageIDKey, ids[0], "user", user, "keys", len(keys))
 	} else {
-		op.Finish(messageIDKey, MsgKeysRemoved, "user", user, "keys", 0)
+		op.Finish(messageIDKey, ids[1], "user", user, "keys", 0)
 	}
 	return nil
 }

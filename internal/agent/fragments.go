@@ -115,6 +115,14 @@ func percentEncode(s string) string {
 // user.ign is mode 0600 when it holds a password hash, as Afterburn writes
 // it (coreos/afterburn src/ignition.rs write_to), 0644 otherwise.
 func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
+	return a.RenderFragments(ctx, dir, true, true)
+}
+
+// RenderFragments is RenderIgnition writing only the fragments asked for:
+// Afterburn's render-ignition --disable-hostname-fragment and
+// --disable-user-fragment leave one out (coreos/afterburn
+// src/cli/render_ignition.rs).
+func (a *Agent) RenderFragments(ctx context.Context, dir string, hostname, user bool) error {
 	if !a.platform.Fragments {
 		return fmt.Errorf("%s: Ignition fragments: %w", a.platform.ID, ErrUnsupported)
 	}
@@ -135,7 +143,8 @@ func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 		return sys.WriteFileAtomicBytes(filepath.Join(dir, name), mode, append(data, '\n'))
 	}
 	var wrote []string
-	if name := truncateHostname(strings.TrimSpace(m.Hostname)); name != "" {
+	if name := truncateHostname(strings.TrimSpace(m.Hostname)); !hostname {
+	} else if name != "" {
 		if err := write("hostname.ign", 0o644, hostnameFragment(name)); err != nil {
 			return op.Fail(err)
 		}
@@ -144,6 +153,10 @@ func (a *Agent) RenderIgnition(ctx context.Context, dir string) error {
 		a.log.Info("the platform gives no hostname: no hostname fragment")
 	}
 	keys := m.Keys
+	if !user {
+		op.Finish("files", strings.Join(wrote, " "))
+		return nil
+	}
 	if m.AdminUser == "" {
 		a.log.Info("the platform names no admin user: no user fragment")
 		op.Finish("files", strings.Join(wrote, " "))

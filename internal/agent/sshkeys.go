@@ -11,12 +11,12 @@ import (
 	"strings"
 )
 
-// keysDir and keysFile are where the platform's keys go, relative to the
-// user's home; sshd reads them once pointed at authorized_keys.d/*
+// keysDir and keysName are where the platform's keys go, relative to the
+// user's home, unless Deps.KeysName names another file (Afterburn's front
+// end: afterburn); sshd reads them once pointed at authorized_keys.d/*
 // (docs/agent.md says how).
 const (
 	keysDir  = ".ssh/authorized_keys.d"
-	keysFile = keysDir + "/flint"
 	keysName = "flint"
 )
 
@@ -51,17 +51,18 @@ func lookupUser(path, user string) (passwdEntry, error) {
 	return passwdEntry{}, fmt.Errorf("user %s in %s: %w", user, path, ErrNoUser)
 }
 
-// writeAuthorizedKeys replaces ~user/.ssh/authorized_keys.d/flint with
+// writeAuthorizedKeys replaces ~user/.ssh/authorized_keys.d/name with
 // keys, or removes it when there are none (written is then false). root
 // prefixes the home directory ("" is /).
-func writeAuthorizedKeys(passwdPath, root, user string, keys []string) (written bool, err error) {
+func writeAuthorizedKeys(passwdPath, root, user, name string, keys []string) (written bool, err error) {
+	keysFile := keysDir + "/" + name
 	u, err := lookupUser(passwdPath, user)
 	if err != nil {
 		return false, err
 	}
 	home := filepath.Join(root, u.home)
 	if len(keys) == 0 {
-		if err := removeKeysFile(home); err != nil {
+		if err := removeKeysFile(home, name); err != nil {
 			return false, fmt.Errorf("removing %s: %w", filepath.Join(u.home, keysFile), err)
 		}
 		return false, nil
@@ -71,7 +72,7 @@ func writeAuthorizedKeys(passwdPath, root, user string, keys []string) (written 
 		b.WriteString(strings.TrimSpace(k))
 		b.WriteByte('\n')
 	}
-	if err := writeKeysFile(home, u.uid, u.gid, []byte(b.String())); err != nil {
+	if err := writeKeysFile(home, name, u.uid, u.gid, []byte(b.String())); err != nil {
 		return false, fmt.Errorf("writing %s: %w", filepath.Join(u.home, keysFile), err)
 	}
 	return true, nil

@@ -55,13 +55,13 @@ func openKeysDir(home string, uid, gid int, create bool) (int, error) {
 // writeKeysFile writes data to a temporary file in the keys directory,
 // owned by uid:gid with mode 0600, syncs it, renames it to flint and
 // syncs the directory: sshd sees the old keys or the new ones.
-func writeKeysFile(home string, uid, gid int, data []byte) error {
+func writeKeysFile(home, name string, uid, gid int, data []byte) error {
 	dir, err := openKeysDir(home, uid, gid, true)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dir)
-	tmp := fmt.Sprintf(".%s.%08x", keysName, rand.Uint32())
+	tmp := fmt.Sprintf(".%s.%08x", name, rand.Uint32())
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func writeKeysFile(home string, uid, gid int, data []byte) error {
 	_, err = f.Write(data)
 	err = errors.Join(err, f.Chmod(0o600), f.Chown(uid, gid), f.Sync(), f.Close())
 	if err == nil {
-		err = unix.Renameat(dir, tmp, dir, keysName)
+		err = unix.Renameat(dir, tmp, dir, name)
 	}
 	if err != nil {
 		unix.Unlinkat(dir, tmp, 0)
@@ -80,7 +80,7 @@ func writeKeysFile(home string, uid, gid int, data []byte) error {
 }
 
 // removeKeysFile deletes the key file; a missing one is no error.
-func removeKeysFile(home string) error {
+func removeKeysFile(home, name string) error {
 	dir, err := openKeysDir(home, 0, 0, false)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -89,7 +89,7 @@ func removeKeysFile(home string) error {
 		return err
 	}
 	defer unix.Close(dir)
-	if err := unix.Unlinkat(dir, keysName, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+	if err := unix.Unlinkat(dir, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		return err
 	}
 	return nil

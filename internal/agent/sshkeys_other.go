@@ -6,6 +6,6 @@ import "errors"
 
 var errKeysUnsupported = errors.New("installing SSH keys needs linux")
 
-func writeKeysFile(home string, uid, gid int, data []byte) error { return errKeysUnsupported }
+func writeKeysFile(home, name string, uid, gid int, data []byte) error { return errKeysUnsupported }
 
-func removeKeysFile(home string) error { return errKeysUnsupported }
+func removeKeysFile(home, name string) error { return errKeysUnsupported }

@@ -51,6 +51,18 @@ type Option struct {
 	Hidden bool
 	// Conflicts names options (by Long) this one may not be given with.
 	Conflicts []string
+	// AllowHyphen lets the value start with a dash (clap's
+	// allow_hyphen_values), as coreos-installer's --save-partindex -2.
+	AllowHyphen bool
+}
+
+// Group is a set of options of which at most one may be given (clap's
+// ArgGroup), and, when Required, exactly one: Afterburn's
+// <--cmdline|--provider <name>>.
+type Group struct {
+	// Options are the members' Long names.
+	Options  []string
+	Required bool
 }
 
 // Arg is one positional argument.
@@ -83,8 +95,21 @@ type Command struct {
 	Hidden bool
 	// Version is printed by --version (root command only).
 	Version string
+	// PropagateVersion makes -V/--version work, and show in --help, on
+	// every subcommand too (clap's propagate_version, as Afterburn sets
+	// it); without it only the root takes them, as coreos-installer's.
+	PropagateVersion bool
 	// After is printed at the end of --help.
 	After string
+	// DisplayName, when set, names the tool in the --version line
+	// instead of Name (clap's display_name: "Afterburn 5.10.0").
+	DisplayName string
+	// Groups are the command's option groups.
+	Groups []Group
+	// Raw commands parse none of their arguments: every word after the
+	// command's name is returned in Args as it was given, for a front end
+	// that hands them on whole.
+	Raw bool
 }
 
 // Parsed is a command line read against a command's table.
@@ -98,6 +123,8 @@ type Parsed struct {
 	Args   []string
 	values map[string][]string
 	seen   map[string]int
+	// order is the options' Long names in the order first given.
+	order []string
 }
 
 // Kind says what an Error is about.
@@ -143,9 +170,9 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 		for ; i < len(argv) && strings.HasPrefix(argv[i], "-") && argv[i] != "-"; i++ {
 			switch a := argv[i]; {
 			case a == "-h" || a == "--help":
-				return nil, &Error{Help, cmd.help(p.Path)}
-			case cmd.Version != "" && (a == "-V" || a == "--version"):
-				return nil, &Error{Version, root.Name + " " + cmd.Version + "\n"}
+				return nil, &Error{Help, cmd.help(p.Path, root.versionOn(cmd))}
+			case root.versionOn(cmd) && (a == "-V" || a == "--version"):
+				return nil, &Error{Version, root.versionLine()}
 			default:
 				return nil, cmd.usageErr(p.Path, fmt.Sprintf("unexpected argument '%s' found", a))
 			}
@@ -153,7 +180,7 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 		argv = argv[i:]
 		if len(argv) == 0 {
 			// clap's arg_required_else_help: the help, as an error.
-			return nil, &Error{Usage, cmd.help(p.Path)}
+			return nil, &Error{Usage, cmd.help(p.Path, root.versionOn(cmd))}
 		}
 		sub := cmd.sub(argv[0])
 		if sub == nil {
@@ -164,10 +191,23 @@ func (root *Command) Parse(argv []string) (*Parsed, error) {
 		p.Command = sub
 		argv = argv[1:]
 	}
-	if err := p.parseOptions(cmd, argv, root.Version); err != nil {
+	if cmd.Raw {
+		p.Args = argv
+		return p, nil
+	}
+	if err := p.parseOptions(cmd, argv, root); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// versionLine is what --version prints.
+func (c *Command) versionLine() string {
+	name := c.Name
+	if c.DisplayName != "" {
+		name = c.DisplayName
+	}
+	return name + " " + c.Version + "\n"
 }
 
 func (c *Command) sub(word string) *Command {
@@ -198,11 +238,15 @@ func (c *Command) short(r rune) *Option {
 	return nil
 }
 
-// takesValue says whether the next word can be an option's value: clap
-// takes "-" and anything not starting with a dash.
-func takesValue(s string) bool { return s == "-" || !strings.HasPrefix(s, "-") }
+// takesValue says whether the next word can be the option's value: clap
+// takes "-" and anything not starting with a dash, and anything at all
+// for an option that allows hyphen values.
+func (o *Option) takesValue(s string) bool {
+	return o.AllowHyphen || s == "-" || !strings.HasPrefix(s, "-")
+}
 
-func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
+func (p *Parsed) parseOptions(c *Command, argv []string, root *Command) error {
+	version := root.versionOn(c)
 	var positional []string
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
@@ -213,10 +257,10 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			if name == "help" && !hasVal && c.long("help") == nil {
-				return &Error{Help, c.help(p.Path)}
+				return &Error{Help, c.help(p.Path, version)}
 			}
-			if name == "version" && version != "" && !hasVal && c.long("version") == nil {
-				return &Error{Version, p.Path[0] + " " + version + "\n"}
+			if name == "version" && version && !hasVal && c.long("version") == nil {
+				return &Error{Version, root.versionLine()}
 			}
 			o := c.long(name)
 			if o == nil {
@@ -232,7 +276,7 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 				continue
 			}
 			if !hasVal {
-				if i+1 >= len(argv) || !takesValue(argv[i+1]) {
+				if i+1 >= len(argv) || !o.takesValue(argv[i+1]) {
 					return c.usageErr(p.Path, fmt.Sprintf("a value is required for '%s' but none was supplied", o.display()))
 				}
 				i++
@@ -245,10 +289,10 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 			rs := []rune(a[1:])
 			for j := 0; j < len(rs); j++ {
 				if rs[j] == 'h' && c.short('h') == nil {
-					return &Error{Help, c.help(p.Path)}
+					return &Error{Help, c.help(p.Path, version)}
 				}
-				if rs[j] == 'V' && version != "" && c.short('V') == nil {
-					return &Error{Version, p.Path[0] + " " + version + "\n"}
+				if rs[j] == 'V' && version && c.short('V') == nil {
+					return &Error{Version, root.versionLine()}
 				}
 				o := c.short(rs[j])
 				if o == nil {
@@ -263,7 +307,7 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 				val := string(rs[j+1:])
 				val = strings.TrimPrefix(val, "=")
 				if j+1 >= len(rs) {
-					if i+1 >= len(argv) || !takesValue(argv[i+1]) {
+					if i+1 >= len(argv) || !o.takesValue(argv[i+1]) {
 						return c.usageErr(p.Path, fmt.Sprintf("a value is required for '%s' but none was supplied", o.display()))
 					}
 					i++
@@ -278,17 +322,34 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 			positional = append(positional, a)
 		}
 	}
+	// Conflicts first, then requirements, as clap's validator; the
+	// option given first is the one named first.
+	for _, name := range p.order {
+		o := c.long(name)
+		for _, other := range p.order {
+			if slices.Contains(o.Conflicts, other) || slices.Contains(c.long(other).Conflicts, name) {
+				return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used with '%s'", o.display(), c.long(other).display()))
+			}
+		}
+	}
 	for _, o := range c.Options {
 		if o.Required && p.seen[o.Long] == 0 {
 			return c.usageErr(p.Path, "the following required arguments were not provided:\n  "+o.display())
 		}
-		if p.seen[o.Long] == 0 {
-			continue
-		}
-		for _, other := range o.Conflicts {
-			if p.seen[other] > 0 {
-				return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used with '%s'", o.display(), c.long(other).display()))
+	}
+	for _, g := range c.Groups {
+		// In the order given, as clap names them.
+		var given []*Option
+		for _, name := range p.order {
+			if slices.Contains(g.Options, name) {
+				given = append(given, c.long(name))
 			}
+		}
+		switch {
+		case len(given) > 1:
+			return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used with '%s'", given[0].display(), given[1].display()))
+		case len(given) == 0 && g.Required:
+			return c.usageErr(p.Path, "the following required arguments were not provided:\n  "+c.groupDisplay(g))
 		}
 	}
 	var missing []string
@@ -316,6 +377,9 @@ func (p *Parsed) parseOptions(c *Command, argv []string, version string) error {
 func (p *Parsed) set(c *Command, o *Option, val string) error {
 	if p.seen[o.Long] > 0 && !o.Repeat {
 		return c.usageErr(p.Path, fmt.Sprintf("the argument '%s' cannot be used multiple times", o.display()))
+	}
+	if p.seen[o.Long] == 0 {
+		p.order = append(p.order, o.Long)
 	}
 	p.seen[o.Long]++
 	if o.Value == "" {
@@ -422,7 +486,18 @@ func (c *Command) usageLine(path []string) string {
 	// ("iso network embed [OPTIONS] --keyfile <path> <ISO>").
 	var required []string
 	hasOpt := false
+	inGroup := map[string]bool{}
+	for _, g := range c.Groups {
+		if g.Required {
+			for _, name := range g.Options {
+				inGroup[name] = true
+			}
+		}
+	}
 	for _, o := range c.Options {
+		if inGroup[o.Long] {
+			continue
+		}
 		if o.Required {
 			required = append(required, o.display())
 		} else if !o.Hidden {
@@ -434,6 +509,11 @@ func (c *Command) usageLine(path []string) string {
 	}
 	for _, r := range required {
 		b.WriteString(" " + r)
+	}
+	for _, g := range c.Groups {
+		if g.Required {
+			b.WriteString(" " + c.groupDisplay(g))
+		}
 	}
 	if len(c.Subcommands) > 0 {
 		b.WriteString(" <COMMAND>")
@@ -451,10 +531,27 @@ func (c *Command) usageLine(path []string) string {
 	return b.String()
 }
 
-// HelpText is the command's --help, reached through path from the root.
-func (c *Command) HelpText(path []string) string { return c.help(path) }
+// groupDisplay is how clap names a required group: "<--cmdline|--provider
+// <name>>".
+func (c *Command) groupDisplay(g Group) string {
+	var names []string
+	for _, name := range g.Options {
+		if o := c.long(name); o != nil {
+			names = append(names, o.display())
+		}
+	}
+	return "<" + strings.Join(names, "|") + ">"
+}
 
-func (c *Command) help(path []string) string {
+// HelpText is the command's --help, reached through path from the root.
+func (c *Command) HelpText(path []string) string { return c.help(path, c.Version != "") }
+
+// versionOn says whether command c, below root, takes -V/--version.
+func (root *Command) versionOn(c *Command) bool {
+	return root.Version != "" && (c == root || root.PropagateVersion)
+}
+
+func (c *Command) help(path []string, version bool) string {
 	var b strings.Builder
 	if c.About != "" {
 		b.WriteString(c.About + "\n\n")
@@ -491,7 +588,7 @@ func (c *Command) help(path []string) string {
 		writeItem(&b, o.Spelling(), o.fullHelp())
 	}
 	writeItem(&b, "-h, --help", "Print help")
-	if c.Version != "" {
+	if version {
 		writeItem(&b, "-V, --version", "Print version")
 	}
 	if c.After != "" {

@@ -100,6 +100,9 @@ func TestParseErrors(t *testing.T) {
 		{[]string{"embed", "-h"}, Help, "  -i, --ignition-file <path>"},
 		{[]string{"embed", "x", "--help"}, Help, "--format <FMT>      Format [default: json] [possible values: json, yaml]"},
 		{[]string{"--version"}, Version, "tool 1.2.3\n"},
+		// Without PropagateVersion only the root takes --version.
+		{[]string{"embed", "--version", "x.iso"}, Usage, "error: unexpected argument '--version' found"},
+		{[]string{"show", "-V", "a.iso"}, Usage, "error: unexpected argument '-V' found"},
 		{[]string{"-V"}, Version, "tool 1.2.3\n"},
 	} {
 		_, err := testTool().Parse(tc.argv)
@@ -155,5 +158,67 @@ func TestUsageRequiredOption(t *testing.T) {
 	want := "error: the following required arguments were not provided:\n  --keyfile <path>\n\nUsage: tool embed [OPTIONS] --keyfile <path> <ISO>\n"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Parse(embed x.iso) = %q, want it to start %q", err, want)
+	}
+}
+
+func TestGroupsHyphenRawDisplayName(t *testing.T) {
+	root := &Command{Name: "afterburn", DisplayName: "Afterburn", Version: "5.10.0", PropagateVersion: true, Subcommands: []*Command{{
+		Name: "multi",
+		Options: []Option{
+			{Long: "provider", Value: "name"},
+			{Long: "cmdline"},
+			{Long: "ssh-keys", Value: "username"},
+			{Long: "index", Value: "id", Repeat: true, Delim: ',', AllowHyphen: true},
+		},
+		Groups: []Group{{Options: []string{"cmdline", "provider"}, Required: true}},
+	}, {Name: "iso", Raw: true}}}
+	for _, tc := range []struct {
+		argv []string
+		want string // the error's message; "" for success
+	}{
+		{[]string{"multi", "--cmdline"}, ""},
+		{[]string{"multi", "--provider", "aws", "--index", "-2,5-"}, ""},
+		{[]string{"multi", "--ssh-keys", "core"}, "error: the following required arguments were not provided:\n  <--cmdline|--provider <name>>\n\nUsage: afterburn multi [OPTIONS] <--cmdline|--provider <name>>\n"},
+		{[]string{"multi", "--cmdline", "--provider", "aws"}, "error: the argument '--cmdline' cannot be used with '--provider <name>'"},
+		{[]string{"multi", "--cmdline", "--ssh-keys", "-x"}, "a value is required for '--ssh-keys <username>'"},
+		{[]string{"--version"}, "Afterburn 5.10.0\n"},
+		{[]string{"multi", "-V"}, "Afterburn 5.10.0\n"},
+	} {
+		p, err := root.Parse(tc.argv)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Parse(%q) = %v, want success", tc.argv, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Parse(%q) = %v, want %q", tc.argv, err, tc.want)
+		case tc.want == "" && p.Has("index") && !slices.Equal(p.Strings("index"), []string{"-2", "5-"}):
+			t.Errorf("Parse(%q) index = %q, want [-2 5-]", tc.argv, p.Strings("index"))
+		}
+	}
+	if _, err := root.Parse([]string{"multi", "--help"}); err == nil || !strings.Contains(err.Error(), "-V, --version") {
+		t.Errorf("Parse(multi --help) = %v, want -V listed (PropagateVersion)", err)
+	}
+	p, err := root.Parse([]string{"iso", "customize", "--bogus", "-o", "x"})
+	if err != nil || !slices.Equal(p.Args, []string{"customize", "--bogus", "-o", "x"}) || p.Command.Name != "iso" {
+		t.Errorf("Parse(raw) = %+v, %v, want every word kept", p, err)
+	}
+}
+
+// clap names the option given first, whichever of the two declares the
+// conflict.
+func TestConflictOrder(t *testing.T) {
+	c := &Command{Name: "x", Options: []Option{
+		{Long: "image-url", Value: "URL", Conflicts: []string{"image-file"}},
+		{Long: "image-file", Value: "path"},
+	}}
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"--image-file", "a", "--image-url", "u"}, "error: the argument '--image-file <path>' cannot be used with '--image-url <URL>'"},
+		{[]string{"--image-url", "u", "--image-file", "a"}, "error: the argument '--image-url <URL>' cannot be used with '--image-file <path>'"},
+	} {
+		if _, err := c.Parse(tc.argv); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tc.argv, err, tc.want)
+		}
 	}
 }

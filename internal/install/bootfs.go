@@ -71,7 +71,7 @@ func (b BootEdits) Apply(dir string, notef func(format string, args ...any)) err
 	if len(b.AppendKargs) > 0 || len(b.DeleteKargs) > 0 {
 		notef("editing kernel arguments")
 		ed := KargsEditor{Append: b.AppendKargs, Delete: b.DeleteKargs}
-		if _, err := visitBLSOptions(dir, ed.maybeApply); err != nil {
+		if _, err := VisitBLSOptions(dir, ed.maybeApply); err != nil {
 			return fmt.Errorf("editing kernel arguments: %w", err)
 		}
 	}
@@ -205,12 +205,12 @@ func (e KargsEditor) maybeApply(kargs string) (string, bool, error) {
 	return s, true, err
 }
 
-// visitBLSOptions edits the options line of the BLS entry that sorts last
+// VisitBLSOptions edits the options line of the BLS entry that sorts last
 // in loader/entries (the newest, as coreos-installer picks it:
 // src/io/bls.rs, visit_bls_entry). Lines lose trailing blanks and every
 // line ends in a newline when the entry is rewritten; an entry without an
 // options line, or with two, is an error.
-func visitBLSOptions(dir string, f func(string) (string, bool, error)) (bool, error) {
+func VisitBLSOptions(dir string, f func(string) (string, bool, error)) (bool, error) {
 	edir := filepath.Join(dir, "loader", "entries")
 	ents, err := os.ReadDir(edir)
 	if err != nil {
@@ -293,7 +293,7 @@ func configurePlatform(dir, platform string, skipConsole bool, notef func(string
 		return nil
 	}
 	notef("setting the platform to %s", platform)
-	_, err := visitBLSOptions(dir, func(opts string) (string, bool, error) {
+	_, err := VisitBLSOptions(dir, func(opts string) (string, bool, error) {
 		s, err := KargsEditor{Replace: []string{"ignition.platform.id=metal=" + platform}}.Apply(opts)
 		if err != nil {
 			return "", false, err
@@ -314,7 +314,7 @@ func configurePlatform(dir, platform string, skipConsole bool, notef func(string
 	if len(spec.KernelArguments) == 0 && len(metal.KernelArguments) == 0 {
 		return nil
 	}
-	_, err = visitBLSOptions(dir, KargsEditor{Append: spec.KernelArguments, Delete: metal.KernelArguments}.maybeApply)
+	_, err = VisitBLSOptions(dir, KargsEditor{Append: spec.KernelArguments, Delete: metal.KernelArguments}.maybeApply)
 	return err
 }
 
@@ -340,7 +340,7 @@ func configureConsoleKargs(dir string, consoles []Console) error {
 	for _, c := range consoles {
 		kargs = append(kargs, c.Karg())
 	}
-	_, err = visitBLSOptions(dir, KargsEditor{Append: kargs, Delete: specs["metal"].KernelArguments}.maybeApply)
+	_, err = VisitBLSOptions(dir, KargsEditor{Append: kargs, Delete: specs["metal"].KernelArguments}.maybeApply)
 	return err
 }
 

@@ -311,6 +311,46 @@ func TestInstall(t *testing.T) {
 		checkMode(t, filepath.Join(mnt, "coreos-firstboot-network/eth0.nmconnection"), 0o600)
 	})
 
+	// The same install under coreos-installer's name and syntax (a
+	// comma-separated --save-partlabel), then rdcore editing the installed
+	// boot filesystem's kernel arguments as Fedora CoreOS's coreos-kargs.sh
+	// does, on the real device.
+	t.Run("coreos-installer-then-rdcore", func(t *testing.T) {
+		dir := t.TempDir()
+		l := installTarget(t, dir)
+		file := filepath.Join(img.dir, "os.raw.xz")
+		args := []string{"coreos-installer", "install", "-f", file, "--image-hash", sha256File(t, file), "-i", cfg,
+			"--save-partlabel", "nomatch,da*", "--append-karg", "foo=bar", l.dev}
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("flint %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		rescan(t, l, []int{1, 2, 9})
+		mnt := mountDir(t, dir, l.partNode(9), "ext4", true)
+		if got, _ := os.ReadFile(filepath.Join(mnt, "keep")); string(got) != "kept across the install\n" {
+			t.Errorf("saved partition's file = %q", got)
+		}
+		unmount(t, mnt)
+		flag := filepath.Join(dir, "coreos-kargs-reboot")
+		args = []string{"rdcore", "kargs", "--boot-device", l.partNode(1), "--create-if-changed", flag,
+			"--should-exist", "ignition.test=1", "--should-not-exist", "quiet"}
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("flint %s: %v", strings.Join(args, " "), err)
+		}
+		want := "root=LABEL=root ignition.platform.id=metal console=tty0 rw foo=bar ignition.test=1"
+		if string(out) != want+"\n" {
+			t.Errorf("rdcore kargs printed %q, want %q", out, want)
+		}
+		if _, err := os.Stat(flag); err != nil {
+			t.Errorf("rdcore kargs did not create its flag file: %v", err)
+		}
+		mnt = mountDir(t, dir, l.partNode(1), "ext4", true)
+		defer unmount(t, mnt)
+		checkContent(t, filepath.Join(mnt, "loader/entries/ostree-1.conf"),
+			"title Test OS\nversion 1\nlinux /vmlinuz-1\ninitrd /initramfs-1.img\noptions "+want+"\n")
+		checkContent(t, filepath.Join(mnt, "loader/entries/ostree-0.conf"), oldEntry)
+	})
+
 	for _, c := range []struct{ name, file string }{{"file-zstd-hash", "os.raw.zst"}, {"file-gzip-hash", "os.raw.gz"}, {"file-raw-hash", "os.raw"}} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -77,6 +77,10 @@ echo "install returned $?" >> "$LOG"
 			"inst_script " + moddir + "/flint-generator /usr/lib/systemd/system-generators/flint-generator",
 			"ln_r /usr/lib/systemd/system/flint-files.service /usr/lib/systemd/system/flint-complete.target.requires/flint-files.service",
 			"ln_r /usr/lib/systemd/system/flint-hostname.service /usr/lib/systemd/system/flint-complete.target.requires/flint-hostname.service",
+			// Afterburn's initramfs unit names, aliases of flint's.
+			"ln_r /usr/lib/systemd/system/flint-hostname.service /usr/lib/systemd/system/afterburn-hostname.service",
+			"ln_r /usr/lib/systemd/system/flint-network-kargs.service /usr/lib/systemd/system/afterburn-network-kargs.service",
+			"ln_r /usr/lib/systemd/system/flint-render-ignition.service /usr/lib/systemd/system/afterburn-ignition-fragment.service",
 		} {
 			if !strings.Contains(log, want) {
 				t.Errorf("install() did not run %q:\n%s", want, log)
