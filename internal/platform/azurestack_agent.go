@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/platform/wirecert"
+	"github.com/flintboot/flint/internal/wirecert"
 	"github.com/flintboot/flint/internal/resource"
 )
 
