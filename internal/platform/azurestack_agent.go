@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/wirecert"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/wirecert"
 )
 
 // certificatesFormat is the only <Format> of WireServer's certificates
