@@ -259,4 +259,3 @@ func TestKVPPoolFile(t *testing.T) {
 		t.Errorf("EncodePoolFile layout differs")
 	}
 }
-
