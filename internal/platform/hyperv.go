@@ -56,7 +56,7 @@ func hvConfig(pools hyperv.Pools) ([]byte, string) {
 // hypervProvider reads the config from the Hyper-V KVP external pool.
 type hypervProvider struct {
 	env Env
-	// openKVP opens the KVP channel (hyperv_linux.go).
+	// openKVP opens the KVP channel (hyperv.Open).
 	openKVP func(path string) (hyperv.Channel, error)
 	// quiet and limit bound the wait for the host's items.
 	quiet, limit time.Duration
