@@ -8,22 +8,25 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 )
 
-// bracket writes an IPv6 address in brackets, as dracut wants it.
-func bracket(s string, a netip.Addr) string {
+// ipText writes an address as dracut wants it: IPv6 in brackets.
+func ipText(a netip.Addr) string {
 	if a.Is4() {
-		return s
+		return a.String()
 	}
-	return "[" + s + "]"
+	return "[" + a.String() + "]"
 }
 
-// netmask4 is the dotted IPv4 netmask of a prefix length.
-func netmask4(bits int) string {
-	return net.IP(net.CIDRMask(bits, 32)).String()
+// maskText writes a prefix's mask as dracut's ip= wants it: the dotted
+// netmask for IPv4, the prefix length for IPv6.
+func maskText(p netip.Prefix) string {
+	if p.Addr().Is4() {
+		return net.IP(net.CIDRMask(p.Bits(), 32)).String()
+	}
+	return strconv.Itoa(p.Bits())
 }
 
 // KubeVirtKargs returns KubeVirt's initramfs network arguments, as
@@ -36,23 +39,20 @@ func netmask4(bits int) string {
 // once (the interfaces', then the first global entry's), nameserver=NS
 // each.
 func KubeVirtKargs(c Config) string {
-	var global []netip.Addr
+	var global DNS
 	if len(c.DNS) > 0 {
-		global = c.DNS[0].Nameservers
+		global.Nameservers = c.DNS[0].Nameservers
 	}
 	var kargs []string
-	var nameservers []netip.Addr
-	for _, iface := range c.Interfaces {
+	var all DNS
+	for i := range c.Interfaces {
+		iface := &c.Interfaces[i]
 		id := iface.ID()
 		if id == "" {
 			continue
 		}
 		for _, a := range iface.Addresses() {
-			if a.Addr().Is4() {
-				kargs = append(kargs, fmt.Sprintf("ip=%s:::%s::%s:static", a.Addr(), netmask4(a.Bits()), id))
-			} else {
-				kargs = append(kargs, fmt.Sprintf("ip=[%s]:::%d::%s:static", a.Addr(), a.Bits(), id))
-			}
+			kargs = append(kargs, "ip="+ipText(a.Addr())+":::"+maskText(a)+"::"+id+":static")
 		}
 		switch v4, v6 := iface.DHCP(); {
 		case v4 && v6:
@@ -63,22 +63,25 @@ func KubeVirtKargs(c Config) string {
 			kargs = append(kargs, "ip="+id+":dhcp6")
 		}
 		for _, r := range iface.Routes {
-			if !r.Default() {
-				continue
-			}
-			dst := r.To.Addr()
-			kargs = append(kargs, fmt.Sprintf("rd.route=%s:%s", bracket(dst.String()+"/0", dst), bracket(r.Via.String(), r.Via)))
-		}
-		for _, ns := range slices.Concat(iface.DNS.Nameservers, global) {
-			if !slices.Contains(nameservers, ns) {
-				nameservers = append(nameservers, ns)
+			if r.Default() {
+				kargs = append(kargs, "rd.route="+bracketed(r.To.String(), r.To.Addr())+":"+ipText(r.Via))
 			}
 		}
+		all.add(DNS{Nameservers: iface.DNS.Nameservers})
+		all.add(global)
 	}
-	for _, ns := range nameservers {
-		kargs = append(kargs, "nameserver="+bracket(ns.String(), ns))
+	for _, ns := range all.Nameservers {
+		kargs = append(kargs, "nameserver="+ipText(ns))
 	}
 	return strings.Join(kargs, " ")
+}
+
+// bracketed writes s in brackets when a is an IPv6 address.
+func bracketed(s string, a netip.Addr) string {
+	if a.Is4() {
+		return s
+	}
+	return "[" + s + "]"
 }
 
 // ProxmoxVEKargs returns Proxmox VE's initramfs network arguments, as
@@ -132,19 +135,15 @@ func ProxmoxVEKargs(c Config) (string, error) {
 			}
 		}
 		for _, a := range iface.Addresses() {
+			gw := gw6
 			if a.Addr().Is4() {
-				gw := ""
-				if gw4.IsValid() {
-					gw = gw4.String()
-				}
-				kargs = append(kargs, fmt.Sprintf("ip=%s::%s:%s:::off", a.Addr(), gw, netmask4(a.Bits())))
-			} else {
-				gw := ""
-				if gw6.IsValid() {
-					gw = "[" + gw6.String() + "]"
-				}
-				kargs = append(kargs, "ip=["+a.Addr().String()+"]::"+gw+":"+strconv.Itoa(a.Bits())+":::off")
+				gw = gw4
 			}
+			gwText := ""
+			if gw.IsValid() {
+				gwText = ipText(gw)
+			}
+			kargs = append(kargs, "ip="+ipText(a.Addr())+"::"+gwText+":"+maskText(a)+":::off")
 		}
 		if dhcp != "" {
 			kargs = append(kargs, dhcp)

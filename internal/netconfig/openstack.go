@@ -46,22 +46,18 @@ func readOpenStack(root map[string]any) (Config, error) {
 	if len(dns.Nameservers) > 0 {
 		c.DNS = append(c.DNS, dns)
 	}
-	type link struct {
-		raw   map[string]any
-		what  string
-		iface Interface
-		used  bool
-	}
-	ls := make([]link, len(links))
+	// One interface per link, in link order; those no network refers to
+	// are dropped at the end.
+	ifaces := make([]Interface, len(links))
+	raw := make([]map[string]any, len(links))
+	used := make([]bool, len(links))
 	byID := map[string]int{}
 	for i, l := range links {
-		what := fmt.Sprintf("link %d", i)
-		m, err := mapping(l, what)
-		if err != nil {
+		if raw[i], err = mapping(l, fmt.Sprintf("link %d", i)); err != nil {
 			return Config{}, err
 		}
-		id := text(m["id"])
-		ls[i] = link{raw: m, what: what, iface: Interface{Name: text(m["name"]), Key: id}}
+		id := text(raw[i]["id"])
+		ifaces[i].Name, ifaces[i].Key = text(raw[i]["name"]), id
 		if _, dup := byID[id]; !dup {
 			byID[id] = i
 		}
@@ -76,23 +72,23 @@ func readOpenStack(root map[string]any) (Config, error) {
 		if !ok {
 			continue
 		}
-		l := &ls[i]
-		l.used = true
-		if err := readOpenStackNetwork(&l.iface, nw, what); err != nil {
+		used[i] = true
+		if err := readOpenStackNetwork(&ifaces[i], nw, what); err != nil {
 			return Config{}, err
 		}
 	}
-	for _, l := range ls {
-		if !l.used {
+	for i := range ifaces {
+		if !used[i] {
 			continue
 		}
-		if l.iface.MAC, err = mac(text(l.raw["ethernet_mac_address"]), l.what); err != nil {
+		what := fmt.Sprintf("link %d", i)
+		if ifaces[i].MAC, err = mac(text(raw[i]["ethernet_mac_address"]), what); err != nil {
 			return Config{}, err
 		}
-		if l.iface.MTU, err = mtu(l.raw["mtu"], l.what); err != nil {
+		if ifaces[i].MTU, err = mtu(raw[i]["mtu"], what); err != nil {
 			return Config{}, err
 		}
-		c.Interfaces = append(c.Interfaces, l.iface)
+		c.Interfaces = append(c.Interfaces, ifaces[i])
 	}
 	sortNamed(c.Interfaces)
 	return c, nil

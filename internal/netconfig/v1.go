@@ -37,52 +37,51 @@ func readV1(root map[string]any) (Config, error) {
 			}
 			c.DNS = append(c.DNS, d)
 		case "physical":
-			iface, err := readV1Physical(entry, what)
-			if err != nil {
+			c.Interfaces = append(c.Interfaces, Interface{})
+			if err := readV1Physical(&c.Interfaces[len(c.Interfaces)-1], entry, what); err != nil {
 				return Config{}, err
 			}
-			c.Interfaces = append(c.Interfaces, iface)
 		}
 	}
 	return c, nil
 }
 
-// readV1Physical reads one physical entry: its subnets in order (static
+// readV1Physical reads one physical entry into iface: its subnets in order (static
 // addresses, a netmask as an address or a prefix length; dhcp, dhcp4,
 // dhcp6; the others ignored), their dns_nameservers and dns_search, their
 // routes, or a default route through the gateway of a subnet without
 // routes.
-func readV1Physical(entry map[string]any, what string) (Interface, error) {
-	iface := Interface{Name: text(entry["name"])}
+func readV1Physical(iface *Interface, entry map[string]any, what string) error {
+	iface.Name = text(entry["name"])
 	var err error
 	if iface.MAC, err = mac(text(entry["mac_address"]), what); err != nil {
-		return Interface{}, err
+		return err
 	}
 	if iface.MTU, err = mtu(entry["mtu"], what); err != nil {
-		return Interface{}, err
+		return err
 	}
 	subnets, err := list(entry["subnets"], what+" subnets")
 	if err != nil {
-		return Interface{}, err
+		return err
 	}
 	for j, s := range subnets {
 		what := fmt.Sprintf("%s subnet %d", what, j)
 		subnet, err := mapping(s, what)
 		if err != nil {
-			return Interface{}, err
+			return err
 		}
 		var dns DNS
 		if dns.Nameservers, err = addrs(subnet["dns_nameservers"], what+" dns_nameservers", what+" nameserver"); err != nil {
-			return Interface{}, err
+			return err
 		}
 		if dns.Search, err = names(subnet["dns_search"], what+" dns_search"); err != nil {
-			return Interface{}, err
+			return err
 		}
 		iface.DNS.add(dns)
 		var gw netip.Addr
 		if g := text(subnet["gateway"]); g != "" {
 			if gw, err = addr(g, what+" gateway"); err != nil {
-				return Interface{}, err
+				return err
 			}
 		}
 		switch typ := text(subnet["type"]); {
@@ -90,7 +89,7 @@ func readV1Physical(entry map[string]any, what string) (Interface, error) {
 			sn := Subnet{Kind: Static}
 			if a := text(subnet["address"]); a != "" {
 				if sn, err = address(a, text(subnet["netmask"]), what+" address"); err != nil {
-					return Interface{}, err
+					return err
 				}
 			}
 			sn.Gateway = gw
@@ -102,14 +101,14 @@ func readV1Physical(entry map[string]any, what string) (Interface, error) {
 		}
 		rs, err := routes(subnet["routes"], what, readV1Route)
 		if err != nil {
-			return Interface{}, err
+			return err
 		}
 		iface.Routes = append(iface.Routes, rs...)
 		if len(rs) == 0 && gw.IsValid() {
 			iface.Routes = append(iface.Routes, defaultRoute(gw))
 		}
 	}
-	return iface, nil
+	return nil
 }
 
 // readV1Route reads a subnet's route: gateway, and destination

@@ -28,12 +28,11 @@ func readV2(root map[string]any) (Config, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, key := range keys {
-		iface, err := readV2Ethernet(key, eths[key])
-		if err != nil {
+	c.Interfaces = make([]Interface, len(keys))
+	for i, key := range keys {
+		if err := readV2Ethernet(&c.Interfaces[i], key, eths[key]); err != nil {
 			return Config{}, err
 		}
-		c.Interfaces = append(c.Interfaces, iface)
 	}
 	sortNamed(c.Interfaces)
 	if root["nameservers"] != nil {
@@ -46,39 +45,39 @@ func readV2(root map[string]any) (Config, error) {
 	return c, nil
 }
 
-// readV2Ethernet reads one ethernets entry.
-func readV2Ethernet(key string, v any) (Interface, error) {
+// readV2Ethernet reads one ethernets entry into iface.
+func readV2Ethernet(iface *Interface, key string, v any) error {
 	what := "ethernet " + key
 	eth, err := mapping(v, what)
 	if err != nil {
-		return Interface{}, err
+		return err
 	}
 	match, err := mapping(eth["match"], what+" match")
 	if err != nil {
-		return Interface{}, err
+		return err
 	}
-	iface := Interface{Name: key, Key: key}
+	iface.Name, iface.Key = key, key
 	if eth["match"] != nil && !strings.HasPrefix(key, "eth") {
 		iface.Name = ""
 	}
 	if iface.MAC, err = mac(text(match["macaddress"]), what); err != nil {
-		return Interface{}, err
+		return err
 	}
 	if iface.MTU, err = mtu(eth["mtu"], what); err != nil {
-		return Interface{}, err
+		return err
 	}
 	as, err := list(eth["addresses"], what+" addresses")
 	if err != nil {
-		return Interface{}, err
+		return err
 	}
 	for j, a := range as {
 		what := fmt.Sprintf("%s address %d", what, j)
 		if _, ok := a.(map[string]any); ok {
-			return Interface{}, fmt.Errorf("%s: a mapping, want \"address/prefix\": %w", what, ErrInvalid)
+			return fmt.Errorf("%s: a mapping, want \"address/prefix\": %w", what, ErrInvalid)
 		}
 		p, err := prefix(text(a), what)
 		if err != nil {
-			return Interface{}, err
+			return err
 		}
 		iface.Subnets = append(iface.Subnets, Subnet{Kind: Static, Address: p})
 	}
@@ -96,23 +95,23 @@ func readV2Ethernet(key string, v any) (Interface, error) {
 		via, err := addr(text(route["via"]), what+" via")
 		return Route{To: to, Via: via}, err
 	}); err != nil {
-		return Interface{}, err
+		return err
 	}
 	if len(iface.Routes) == 0 {
 		for _, k := range []string{"gateway4", "gateway6"} {
 			if g := text(eth[k]); g != "" {
 				gw, err := addr(g, what+" "+k)
 				if err != nil {
-					return Interface{}, err
+					return err
 				}
 				iface.Routes = append(iface.Routes, defaultRoute(gw))
 			}
 		}
 	}
 	if iface.DNS, err = readV2DNS(eth["nameservers"], what+" nameservers"); err != nil {
-		return Interface{}, err
+		return err
 	}
-	return iface, nil
+	return nil
 }
 
 // readV2DNS reads a nameservers mapping: addresses and search.
