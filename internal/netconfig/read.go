@@ -48,6 +48,7 @@ func Read(tree any) (Config, error) {
 // numbers or booleans; anything else is "". It and mapping and list are
 // called at every key the readers take: kept out of line, they cost the
 // binary once rather than at each call (a few KB in all).
+//
 //go:noinline
 func text(v any) string {
 	switch x := v.(type) {
@@ -63,6 +64,7 @@ func text(v any) string {
 
 // mapping returns v as a mapping; nil (an absent key) and "" (an empty
 // value) are an empty one, anything else an error naming what.
+//
 //go:noinline
 func mapping(v any, what string) (map[string]any, error) {
 	switch x := v.(type) {
@@ -79,6 +81,7 @@ func mapping(v any, what string) (map[string]any, error) {
 }
 
 // list returns v as a list; absent or empty is an empty one.
+//
 //go:noinline
 func list(v any, what string) ([]any, error) {
 	switch x := v.(type) {
