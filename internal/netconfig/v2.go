@@ -114,13 +114,15 @@ func readV2Ethernet(iface *Interface, key string, v any) error {
 	return nil
 }
 
-// readV2DNS reads a nameservers mapping: addresses and search.
+// readV2DNS reads a nameservers mapping: addresses and search, each
+// once.
 func readV2DNS(v any, what string) (DNS, error) {
 	ns, err := mapping(v, what)
 	if err != nil {
 		return DNS{}, err
 	}
 	var d, out DNS
+	// Each address is named "... nameserver" in errors.
 	if d.Nameservers, err = addrs(ns["addresses"], what+" addresses", strings.TrimSuffix(what, "s")); err != nil {
 		return DNS{}, err
 	}
