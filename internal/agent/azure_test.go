@@ -88,18 +88,10 @@ func checkWireServerRequests(t *testing.T, reqs []request, wantHealth string) {
 	}
 }
 
-func TestAzureCheckIn(t *testing.T) {
-	for _, id := range []string{"azure", "azurestack"} {
-		t.Run(id, func(t *testing.T) {
-			ws := wireServer(t, answer(200, ""))
-			a := newTestAgent(t, id, ws.srv.URL, t.TempDir())
-			if err := a.CheckIn(context.Background()); err != nil {
-				t.Fatalf("CheckIn() = %v", err)
-			}
-			checkWireServerRequests(t, ws.requests(), readyXML)
-		})
-	}
-}
+// The WireServer exchange itself (check-in, retries, a refused report,
+// protocol errors) is tested beside it, in package platform
+// (azure_agent_test.go); here what the agent adds: the redacted failure
+// report, the error naming the check-in, the attributes file.
 
 func TestAzureReportFailure(t *testing.T) {
 	ws := wireServer(t, answer(200, ""))
@@ -113,25 +105,6 @@ func TestAzureReportFailure(t *testing.T) {
 	for _, r := range reqs {
 		if strings.Contains(r.body, "secret") || strings.Contains(r.body, "SECRET") {
 			t.Errorf("the report carries a secret: %s", r.body)
-		}
-	}
-}
-
-// A WireServer still coming up answers 503 for a while: each request is
-// retried with the fetcher's backoff.
-func TestAzureCheckInRetriesTransientFailures(t *testing.T) {
-	ws := newFakeService(t, map[string]http.HandlerFunc{
-		"GET /?comp=versions":          failing(2, 503, answer(200, versionsXML)),
-		"GET /machine/?comp=goalstate": failing(1, 500, answer(200, goalStateXML)),
-		"POST /machine/?comp=health":   failing(2, 503, answer(200, "")),
-	})
-	a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
-	if err := a.CheckIn(context.Background()); err != nil {
-		t.Fatalf("CheckIn() = %v", err)
-	}
-	for route, want := range map[string]int{"GET /?comp=versions": 3, "GET /machine/?comp=goalstate": 2, "POST /machine/?comp=health": 3} {
-		if n := ws.count(route); n != want {
-			t.Errorf("%s requested %d times, want %d", route, n, want)
 		}
 	}
 }
@@ -160,56 +133,6 @@ func TestAzureCheckInGivesUp(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("CheckIn took %v: retries are not bounded", d)
-	}
-}
-
-// A report refused with a 4xx (the goal state changed meanwhile) starts
-// the whole exchange over, a bounded number of times.
-func TestAzureHealthRefusedStartsOver(t *testing.T) {
-	ws := wireServer(t, failing(1, http.StatusGone, answer(200, "")))
-	a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
-	if err := a.CheckIn(context.Background()); err != nil {
-		t.Fatalf("CheckIn() = %v", err)
-	}
-	if n := ws.count("GET /machine/?comp=goalstate"); n != 2 {
-		t.Errorf("goal state read %d times, want 2", n)
-	}
-
-	ws = wireServer(t, answer(http.StatusBadRequest, ""))
-	a = newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
-	err := a.CheckIn(context.Background())
-	var se *resource.StatusError
-	if !errors.As(err, &se) || se.Status != 400 {
-		t.Fatalf("CheckIn() = %v, want the 400", err)
-	}
-	if n := ws.count("POST /machine/?comp=health"); n != 3 {
-		t.Errorf("health posted %d times, want the 3 attempts", n)
-	}
-}
-
-func TestAzureProtocolErrors(t *testing.T) {
-	for name, routes := range map[string]map[string]http.HandlerFunc{
-		"old protocol only": {
-			"GET /?comp=versions": answer(200, `<Versions><Preferred><Version>2010-01-01</Version></Preferred></Versions>`),
-		},
-		"goal state without container": {
-			"GET /?comp=versions":          answer(200, versionsXML),
-			"GET /machine/?comp=goalstate": answer(200, `<GoalState><Incarnation>1</Incarnation></GoalState>`),
-		},
-		"versions not XML": {
-			"GET /?comp=versions": answer(200, `{"json": true}`),
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			ws := newFakeService(t, routes)
-			a := newTestAgent(t, "azure", ws.srv.URL, t.TempDir())
-			if err := a.CheckIn(context.Background()); !errors.Is(err, ErrProtocol) {
-				t.Fatalf("CheckIn() = %v, want ErrProtocol", err)
-			}
-			if n := ws.count("POST /machine/?comp=health"); n != 0 {
-				t.Errorf("health posted %d times after a protocol error", n)
-			}
-		})
 	}
 }
 

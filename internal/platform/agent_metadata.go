@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/flintboot/flint/internal/resource"
@@ -32,6 +33,13 @@ type Attribute struct{ Name, Value string }
 func (m *Metadata) add(name, value string) {
 	if value != "" {
 		m.Attrs = append(m.Attrs, Attribute{name, value})
+	}
+}
+
+// addAddr adds the attribute name for a, unless a is not valid (none).
+func (m *Metadata) addAddr(name string, a netip.Addr) {
+	if a.IsValid() {
+		m.add(name, a.String())
 	}
 }
 

@@ -15,8 +15,8 @@ package platform
 //   - KubeVirt: local-hostname and public-keys (the access credentials
 //     propagated with noCloud) of meta-data.
 //
-// Proxmox VE and KubeVirt's addresses come from network-config
-// (agent_netconfig.go); a drive without one has none.
+// Proxmox VE and KubeVirt's addresses come from network-config (read by
+// package netconfig); a drive without one has none.
 
 import (
 	"bytes"
@@ -26,6 +26,8 @@ import (
 	"mime"
 	"strings"
 	"time"
+
+	"github.com/flintboot/flint/internal/netconfig"
 )
 
 // cidataLabels are the NoCloud drive's labels, in either case (cloud-init
@@ -155,21 +157,32 @@ func (host *Host) ncAddrs(m *Metadata, data []byte) error {
 	if data == nil {
 		return nil
 	}
-	ifaces, err := host.netInterfaces(data)
-	if err != nil {
+	if err := host.addIPAttrs(m, data); err != nil {
 		return fmt.Errorf("%s: cidata drive %s: %w: %w", host.ID, ncNetConfig, ErrProtocol, err)
 	}
-	m.addIPAttrs(ifaces, strings.ToUpper(host.ID)+"_", host.ID == "kubevirt")
 	return nil
 }
 
-// netInterfaces reads a network description in YAML or JSON.
-func (host *Host) netInterfaces(data []byte) ([]netIface, error) {
+// addIPAttrs reads a network description in YAML or JSON and adds
+// <PLATFORM>_IPV4 and _IPV6 from it as Afterburn picks them on the
+// platform (netconfig.KubeVirtAddresses, netconfig.ProxmoxVEAddresses).
+func (host *Host) addIPAttrs(m *Metadata, data []byte) error {
 	tree, err := readYAMLTree(data)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return networkInterfaces(tree)
+	c, err := netconfig.Read(tree)
+	if err != nil {
+		return err
+	}
+	pick := netconfig.ProxmoxVEAddresses
+	if host.ID == "kubevirt" {
+		pick = netconfig.KubeVirtAddresses
+	}
+	v4, v6 := pick(c)
+	m.addAddr(strings.ToUpper(host.ID)+"_IPV4", v4)
+	m.addAddr(strings.ToUpper(host.ID)+"_IPV6", v6)
+	return nil
 }
 
 // noDriveNoop turns a missing drive into empty metadata: on Proxmox VE and

@@ -30,7 +30,7 @@ type akamaiProvider struct {
 // included, is an error, as in Ignition: the service always serves
 // the path on an instance with the Metadata service enabled.
 func newAkamai(env Env) Provider {
-	return akamaiProvider{env: env, base: env.endpoint("http://169.254.169.254")}
+	return akamaiProvider{env: env, base: env.endpoint(resource.LinkLocalMetadata)}
 }
 
 func (p akamaiProvider) FetchConfig(ctx context.Context) ([]byte, error) {

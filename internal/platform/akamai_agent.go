@@ -14,7 +14,7 @@ import (
 // token. The keys are listed per user; like GCP's, all of them go to the
 // user the unit names.
 func akamaiMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	root := host.endpoint("http://169.254.169.254")
+	root := host.endpoint(resource.LinkLocalMetadata)
 	token, err := akamaiToken(ctx, host.Env, host.ID, root)
 	if err != nil {
 		return Metadata{}, err

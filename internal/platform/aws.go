@@ -32,7 +32,7 @@ type awsProvider struct {
 // newAWS reads the user config from EC2 IMDS. A 404 or an empty answer
 // means no user-data: an empty config.
 func newAWS(env Env) Provider {
-	return awsProvider{env: env, base: env.endpoint("http://169.254.169.254")}
+	return awsProvider{env: env, base: env.endpoint(resource.LinkLocalMetadata)}
 }
 
 func (p awsProvider) FetchConfig(ctx context.Context) ([]byte, error) {

@@ -12,7 +12,7 @@ import (
 // with every request. Instances that still allow IMDSv1 work without one,
 // so a failed token request is logged and the requests go without.
 func awsMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	root := host.endpoint("http://169.254.169.254")
+	root := host.endpoint(resource.LinkLocalMetadata)
 	h := http.Header{}
 	token, err := awsToken(ctx, host.Env, host.ID, root)
 	if err != nil {

@@ -45,7 +45,7 @@ type azureProvider struct {
 // config. IMDS failing is an error, not a reason to try the CD-ROM: a
 // config the operator set as user data must not be silently replaced.
 func newAzure(env Env) Provider {
-	return azureProvider{env: env, base: env.endpoint("http://169.254.169.254"), customData: readAzureOVFCustomData}
+	return azureProvider{env: env, base: env.endpoint(resource.LinkLocalMetadata), customData: readAzureOVFCustomData}
 }
 
 func (p azureProvider) FetchConfig(ctx context.Context) ([]byte, error) {

@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/platform/wirecert"
 	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/wirecert"
 )
 
 // certificatesFormat is the only <Format> of WireServer's certificates
@@ -33,7 +33,7 @@ func azureStackHostname(ctx context.Context, host *Host) (string, error) {
 	var id struct {
 		VMName string `json:"vmName"`
 	}
-	err := host.getJSON(ctx, azureIMDSRequest(host.endpoint("http://169.254.169.254")+"/Microsoft.Compute/identity?api-version=2019-03-11"), &id)
+	err := host.getJSON(ctx, azureIMDSRequest(host.endpoint(resource.LinkLocalMetadata)+"/Microsoft.Compute/identity?api-version=2019-03-11"), &id)
 	return id.VMName, err
 }
 

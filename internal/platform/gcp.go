@@ -1,6 +1,10 @@
 package platform
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/flintboot/flint/internal/resource"
+)
 
 // Google Compute Engine keeps the user config in the instance attribute
 // "user-data". The metadata server answers only requests that carry
@@ -14,7 +18,7 @@ func newGCP(env Env) Provider {
 	return userDataService{
 		env:      env,
 		platform: "gcp",
-		url:      env.endpoint("http://169.254.169.254") + "/computeMetadata/v1/instance/attributes/user-data",
+		url:      env.endpoint(resource.LinkLocalMetadata) + "/computeMetadata/v1/instance/attributes/user-data",
 		header:   http.Header{"Metadata-Flavor": {"Google"}},
 	}
 }

@@ -13,7 +13,7 @@ import (
 // hetznerMetadata reads the hostname and the keys, one path each;
 // public-keys is a JSON list (coreos/afterburn src/providers/hetzner/mod.rs).
 func hetznerMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	base := host.endpoint("http://169.254.169.254") + "/hetzner/v1/metadata"
+	base := host.endpoint(resource.LinkLocalMetadata) + "/hetzner/v1/metadata"
 	var m Metadata
 	var err error
 	if m.Hostname, err = host.getText(ctx, base+"/hostname", nil); err != nil {
@@ -38,7 +38,7 @@ func hetznerMetadata(ctx context.Context, host *Host) (Metadata, error) {
 // IPv6 subnet of the first physical interface as HETZNER_PUBLIC_IPV6;
 // the private networks' addresses from private-networks (a YAML list).
 func hetznerAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
-	base := host.endpoint("http://169.254.169.254") + "/hetzner/v1/metadata"
+	base := host.endpoint(resource.LinkLocalMetadata) + "/hetzner/v1/metadata"
 	data, err := host.get(ctx, resource.Request{URL: base})
 	if err != nil {
 		return nil, err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flintboot/flint/internal/guestchan/hyperv"
 )
 
 // fakeRunner records the commands it is asked to run and answers from a
@@ -46,7 +48,7 @@ func (r *fakeRunner) lines() []string {
 	return l
 }
 
-// The host's messages, laid out by hand from struct hv_kvp_msg in
+// The host's messages (package guestchan/hyperv has the others), laid out by hand from struct hv_kvp_msg in
 // <linux/hyperv.h>: operation and pool bytes, 2 bytes of padding, then the
 // body; struct hv_kvp_exchg_msg_value is value_type, key_size, value_size
 // (the NUL counted), key[512], value[2048]. The whole message is 7430 bytes.
@@ -63,28 +65,6 @@ func hostSet(pool byte, key, value string) []byte {
 	binary.LittleEndian.PutUint32(m[12:], uint32(len(value)+1))
 	copy(m[16:], key)
 	copy(m[16+512:], value)
-	return m
-}
-
-func hostGet(pool byte, key string) []byte {
-	m := hostMsg(0, pool)
-	binary.LittleEndian.PutUint32(m[8:], uint32(len(key)+1))
-	copy(m[16:], key)
-	return m
-}
-
-func hostDelete(pool byte, key string) []byte {
-	// struct hv_kvp_msg_delete: key_size, key[512]
-	m := hostMsg(2, pool)
-	binary.LittleEndian.PutUint32(m[4:], uint32(len(key)+1))
-	copy(m[8:], key)
-	return m
-}
-
-func hostEnumerate(pool byte, index uint32) []byte {
-	// struct hv_kvp_msg_enumerate: index, then the value structure
-	m := hostMsg(3, pool)
-	binary.LittleEndian.PutUint32(m[4:], index)
 	return m
 }
 
@@ -105,7 +85,7 @@ type fakeKVPDriver struct {
 	closed     bool
 }
 
-func (d *fakeKVPDriver) send(msg []byte) error {
+func (d *fakeKVPDriver) Send(msg []byte) error {
 	d.sends++
 	if err := d.sendErr[d.sends]; err != nil {
 		return err
@@ -128,7 +108,7 @@ func (d *fakeKVPDriver) send(msg []byte) error {
 	return nil
 }
 
-func (d *fakeKVPDriver) recv(timeout time.Duration) ([]byte, error) {
+func (d *fakeKVPDriver) Recv(timeout time.Duration) ([]byte, error) {
 	if !d.registered {
 		d.t.Error("recv before registration")
 	}
@@ -137,117 +117,16 @@ func (d *fakeKVPDriver) recv(timeout time.Duration) ([]byte, error) {
 			time.Sleep(time.Millisecond)
 			return bytes.Clone(d.host[len(d.host)-1]), nil
 		}
-		return nil, errKVPQuiet
+		return nil, hyperv.ErrQuiet
 	}
 	m := d.queue[0]
 	d.queue = d.queue[1:]
 	return m, nil
 }
 
-func (d *fakeKVPDriver) close() error {
+func (d *fakeKVPDriver) Close() error {
 	d.closed = true
 	return nil
-}
-
-// oversizedKey is a SET whose key fills its 512-byte field without a NUL
-// and whose key_size claims more.
-func oversizedKey() []byte {
-	m := hostSet(0, "", "v")
-	copy(m[16:16+512], strings.Repeat("k", 512))
-	binary.LittleEndian.PutUint32(m[8:], 600)
-	return m
-}
-
-func replyStatus(m []byte) uint32 { return binary.LittleEndian.Uint32(m) }
-
-func TestReadKVPChannel(t *testing.T) {
-	d := &fakeKVPDriver{t: t, host: [][]byte{
-		hostSet(0, "ignition.config", `{"ignition":{"version":"3.4.0"}}`),
-		hostSet(0, "other", "1"),
-		hostSet(1, "guest", "x"),
-		hostSet(0, "other", "2"),  // update
-		hostGet(0, "other"),       // answered from pool 0
-		hostGet(0, "missing"),     // HV_S_CONT
-		hostEnumerate(2, 0),       // auto pool: HV_S_CONT
-		hostEnumerate(0, 1),       // the second item of pool 0
-		hostEnumerate(0, 9),       // past the end: HV_S_CONT
-		hostSet(0, "doomed", "y"), //
-		hostDelete(0, "doomed"),   // HV_S_OK
-		hostDelete(0, "doomed"),   // HV_S_CONT
-		hostMsg(4, 0),             // KVP_OP_GET_IP_INFO: HV_E_FAIL
-		hostMsg(1, 9),             // no such pool: HV_E_FAIL
-		hostSet(0, "", "no key"),  // HV_E_FAIL
-		oversizedKey(),            // key_size past the field: bounded by the field
-	}}
-	pools, err := readKVPChannel(context.Background(), d, time.Second, time.Minute)
-	if err != nil {
-		t.Fatalf("readKVPChannel error: %v", err)
-	}
-	wantPool0 := []kvpRecord{{"ignition.config", `{"ignition":{"version":"3.4.0"}}`}, {"other", "2"}, {strings.Repeat("k", 512), "v"}}
-	if fmt.Sprint(pools[0]) != fmt.Sprint(wantPool0) {
-		t.Errorf("pool 0 = %v, want %v", pools[0], wantPool0)
-	}
-	if fmt.Sprint(pools[1]) != fmt.Sprint([]kvpRecord{{"guest", "x"}}) {
-		t.Errorf("pool 1 = %v", pools[1])
-	}
-	wantStatus := []uint32{0, 0, 0, 0, 0, 0x80070103, 0x80070103, 0, 0x80070103, 0, 0, 0x80070103, 0x80004005, 0x80004005, 0x80004005, 0}
-	if len(d.replies) != len(wantStatus) {
-		t.Fatalf("%d replies, want %d (the registration echo is not answered)", len(d.replies), len(wantStatus))
-	}
-	for i, want := range wantStatus {
-		if got := replyStatus(d.replies[i]); got != want {
-			t.Errorf("reply %d status = %#x, want %#x", i, got, want)
-		}
-	}
-	// The GET reply carries the value, NUL included in value_size.
-	get := d.replies[4]
-	if size := binary.LittleEndian.Uint32(get[12:]); size != 2 || string(get[528:530]) != "2\x00" {
-		t.Errorf("GET reply value_size %d, value %q", size, get[528:531])
-	}
-	// The ENUMERATE reply carries item 1 of pool 0 after the index.
-	enum := d.replies[7]
-	if key, value := kvpCString(enum[20:532]), kvpCString(enum[532:]); key != "other" || value != "2" {
-		t.Errorf("ENUMERATE reply = %q=%q, want other=2", key, value)
-	}
-}
-
-func TestReadKVPChannelErrors(t *testing.T) {
-	ctx := context.Background()
-	errIO := errors.New("EIO")
-
-	d := &fakeKVPDriver{t: t, sendErr: map[int]error{1: errIO}}
-	if _, err := readKVPChannel(ctx, d, time.Second, time.Minute); !errors.Is(err, errIO) {
-		t.Errorf("registration failure = %v, want EIO", err)
-	}
-
-	d = &fakeKVPDriver{t: t, host: [][]byte{hostSet(0, "a", "b")}, sendErr: map[int]error{2: errIO}}
-	if _, err := readKVPChannel(ctx, d, time.Second, time.Minute); !errors.Is(err, errIO) {
-		t.Errorf("reply failure = %v, want EIO", err)
-	}
-
-	d = &fakeKVPDriver{t: t, host: [][]byte{make([]byte, 100)}}
-	if _, err := readKVPChannel(ctx, d, time.Second, time.Minute); err == nil || !strings.Contains(err.Error(), "short message") {
-		t.Errorf("short message = %v, want an error", err)
-	}
-
-	// A host that never goes quiet is cut off at the limit, with what it
-	// sent so far.
-	d = &fakeKVPDriver{t: t, host: [][]byte{hostSet(0, "ignition.config", "{}"), hostEnumerate(2, 0)}, endless: true}
-	start := time.Now()
-	pools, err := readKVPChannel(ctx, d, time.Second, 100*time.Millisecond)
-	if err != nil || fmt.Sprint(pools[0]) != "[{ignition.config {}}]" {
-		t.Errorf("chatty host = %v, %v; want the config", pools, err)
-	}
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("chatty host kept the reader %v", time.Since(start))
-	}
-
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	d = &fakeKVPDriver{t: t}
-	if _, err := readKVPChannel(cctx, d, time.Second, time.Minute); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled = %v, want context.Canceled", err)
-	}
 }
 
 // poolRecord lays out one record of a pool file by hand: key NUL-padded to
@@ -259,58 +138,22 @@ func poolRecord(key, value string) []byte {
 	return r
 }
 
-func TestKVPPoolFile(t *testing.T) {
-	file := bytes.Join([][]byte{
-		poolRecord("ignition.config.0", `{"ignition":`),
-		poolRecord("", ""), // an empty slot
-		poolRecord("ignition.config.1", `{"version":"3.4.0"}}`),
-		poolRecord(strings.Repeat("k", 512), strings.Repeat("v", 2048)), // no NULs at all
-	}, nil)
-	records, err := parseKVPPoolFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []kvpRecord{
-		{"ignition.config.0", `{"ignition":`},
-		{"ignition.config.1", `{"version":"3.4.0"}}`},
-		{strings.Repeat("k", 512), strings.Repeat("v", 2048)},
-	}
-	if fmt.Sprint(records) != fmt.Sprint(want) {
-		t.Errorf("parseKVPPoolFile = %v, want %v", records, want)
-	}
-
-	if r, err := parseKVPPoolFile(nil); err != nil || len(r) != 0 {
-		t.Errorf("parseKVPPoolFile(empty) = %v, %v", r, err)
-	}
-	if _, err := parseKVPPoolFile(file[:len(file)-1]); err == nil {
-		t.Error("parseKVPPoolFile of a truncated file succeeded")
-	}
-
-	// Encoding writes the same layout (a key or value that fills its field
-	// loses its last byte to the NUL, as in hv_kvp_daemon).
-	enc := encodeKVPPoolFile([]kvpRecord{{"a", "b"}, {"ignition.config", "{}"}})
-	wantEnc := append(poolRecord("a", "b"), poolRecord("ignition.config", "{}")...)
-	if !bytes.Equal(enc, wantEnc) {
-		t.Errorf("encodeKVPPoolFile layout differs")
-	}
-}
-
 func TestHyperVConfigAssembly(t *testing.T) {
 	tests := []struct {
 		name   string
-		items  []kvpRecord
+		items  []hyperv.Record
 		want   string
 		source string
 	}{
-		{"single", []kvpRecord{{"ignition.config", "{}"}, {"ignition.config.0", "ignored"}}, "{}", "ignition.config"},
-		{"split", []kvpRecord{{"ignition.config.1", "b"}, {"ignition.config.0", "a"}, {"ignition.config.2", "c"}}, "abc", "ignition.config.0..2"},
-		{"split stops at a gap", []kvpRecord{{"ignition.config.0", "a"}, {"ignition.config.1", "b"}, {"ignition.config.3", "d"}}, "ab", "ignition.config.0..1"},
-		{"empty single falls back to split", []kvpRecord{{"ignition.config", ""}, {"ignition.config.0", "a"}}, "a", "ignition.config.0..0"},
-		{"split without 0", []kvpRecord{{"ignition.config.1", "b"}}, "", ""},
-		{"none", []kvpRecord{{"other", "x"}}, "", ""},
+		{"single", []hyperv.Record{{Key: "ignition.config", Value: "{}"}, {Key: "ignition.config.0", Value: "ignored"}}, "{}", "ignition.config"},
+		{"split", []hyperv.Record{{Key: "ignition.config.1", Value: "b"}, {Key: "ignition.config.0", Value: "a"}, {Key: "ignition.config.2", Value: "c"}}, "abc", "ignition.config.0..2"},
+		{"split stops at a gap", []hyperv.Record{{Key: "ignition.config.0", Value: "a"}, {Key: "ignition.config.1", Value: "b"}, {Key: "ignition.config.3", Value: "d"}}, "ab", "ignition.config.0..1"},
+		{"empty single falls back to split", []hyperv.Record{{Key: "ignition.config", Value: ""}, {Key: "ignition.config.0", Value: "a"}}, "a", "ignition.config.0..0"},
+		{"split without 0", []hyperv.Record{{Key: "ignition.config.1", Value: "b"}}, "", ""},
+		{"none", []hyperv.Record{{Key: "other", Value: "x"}}, "", ""},
 	}
 	for _, tt := range tests {
-		got, source := hvConfig(kvpPools{0: tt.items, 1: {{"ignition.config", "not pool 0"}}})
+		got, source := hvConfig(hyperv.Pools{0: tt.items, 1: {{Key: "ignition.config", Value: "not pool 0"}}})
 		if string(got) != tt.want || source != tt.source {
 			t.Errorf("%s: hvConfig = %q from %q, want %q from %q", tt.name, got, source, tt.want, tt.source)
 		}
@@ -335,8 +178,8 @@ func TestHyperVFetchConfig(t *testing.T) {
 		{name: "split keys", host: [][]byte{hostSet(0, "ignition.config.0", config[:10]), hostSet(0, "ignition.config.1", config[10:])}, want: config, poolFiles: 1},
 		{name: "no config", host: [][]byte{hostSet(0, "other", "x")}, wantErr: ErrNoConfig, poolFiles: 1},
 		{name: "nothing at all", wantErr: ErrNoConfig},
-		{name: "daemon holds the channel", openErr: errKVPBusy, poolFile: append(poolRecord("ignition.config.0", config[:5]), poolRecord("ignition.config.1", config[5:])...), want: config},
-		{name: "daemon holds the channel, no pool file", openErr: errKVPBusy, wantErr: ErrNoConfig},
+		{name: "daemon holds the channel", openErr: hyperv.ErrBusy, poolFile: append(poolRecord("ignition.config.0", config[:5]), poolRecord("ignition.config.1", config[5:])...), want: config},
+		{name: "daemon holds the channel, no pool file", openErr: hyperv.ErrBusy, wantErr: ErrNoConfig},
 		{name: "not Hyper-V", noDevice: true, wantErr: ErrNoProvider},
 		{name: "open fails", openErr: errOpen, wantErr: errOpen},
 		{name: "modprobe fails", runErr: errors.New("modprobe: FATAL"), wantErr: nil},
@@ -367,7 +210,7 @@ func TestHyperVFetchConfig(t *testing.T) {
 			d := &fakeKVPDriver{t: t, host: tt.host}
 			p := newHyperV(Env{Root: root, Runner: runner, Logger: hvTestLogger(t), Wait: 50 * time.Millisecond}).(*hypervProvider)
 			p.quiet = 20 * time.Millisecond
-			p.openKVP = func(path string) (kvpChannel, error) {
+			p.openKVP = func(path string) (hyperv.Channel, error) {
 				if path != filepath.Join(root, "dev/vmbus/hv_kvp") {
 					t.Errorf("opened %s", path)
 				}
@@ -403,7 +246,7 @@ func TestHyperVFetchConfig(t *testing.T) {
 				t.Errorf("KVPPoolFiles() has %d files, want %d", len(files), tt.poolFiles)
 			}
 			if f, ok := files["/var/lib/hyperv/.kvp_pool_0"]; ok {
-				records, err := parseKVPPoolFile(f)
+				records, err := hyperv.ParsePoolFile(f)
 				if err != nil || len(records) == 0 {
 					t.Errorf("pool file 0 = %v, %v", records, err)
 				}

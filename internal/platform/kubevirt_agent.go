@@ -13,11 +13,9 @@ func (host *Host) kubeVirtConfigDrive(ctx context.Context) (Metadata, error) {
 	if err != nil || files[configDriveNetwork] == nil {
 		return m, err
 	}
-	ifaces, err := host.netInterfaces(files[configDriveNetwork])
-	if err != nil {
+	if err := host.addIPAttrs(&m, files[configDriveNetwork]); err != nil {
 		return Metadata{}, fmt.Errorf("%s: config drive %s: %w: %w", host.ID, configDriveNetwork, ErrProtocol, err)
 	}
-	m.addIPAttrs(ifaces, "KUBEVIRT_", true)
 	return m, nil
 }
 

@@ -3,6 +3,9 @@ package platform
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +86,66 @@ func TestKubeVirt(t *testing.T) {
 			}
 			m.checkClean(t)
 		})
+	}
+}
+
+// TestKubeVirtNetworkKargs: the config-2 drive wins over the cidata
+// drive, both found without /dev/disk/by-label; virtio_blk is loaded only
+// when its driver is missing.
+func TestKubeVirtNetworkKargs(t *testing.T) {
+	netData, _ := os.ReadFile("../netconfig/testdata/kubevirt/dhcp_static_gw_dns.json")
+	netCfg, _ := os.ReadFile("../netconfig/testdata/kubevirt/nocloud_v2.yaml")
+	setup := func(t *testing.T, drives map[string]string, files map[string]map[string]string, driver bool) (Env, *driveMounter, *fakeRunner) {
+		root := t.TempDir()
+		m := newDriveMounter()
+		os.MkdirAll(filepath.Join(root, "dev"), 0o755)
+		for name, label := range drives {
+			os.MkdirAll(filepath.Join(root, "sys/class/block", name), 0o755)
+			if err := os.WriteFile(filepath.Join(root, "dev", name), isoWithLabel(label), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tree := t.TempDir()
+			for p, c := range files[name] {
+				os.MkdirAll(filepath.Dir(filepath.Join(tree, p)), 0o755)
+				os.WriteFile(filepath.Join(tree, p), []byte(c), 0o644)
+			}
+			m.trees[filepath.Join(root, "dev", name)] = tree
+		}
+		if driver {
+			os.MkdirAll(filepath.Join(root, "sys/bus/virtio/drivers/virtio_blk"), 0o755)
+		}
+		r := &fakeRunner{}
+		return Env{Root: root, Mounter: m, Runner: r, Logger: localTestLogger(t), Wait: 300 * time.Millisecond}, m, r
+	}
+	both := map[string]map[string]string{
+		"vdb": {"openstack/latest/network_data.json": string(netData)},
+		"vdc": {"network-config": string(netCfg), "meta-data": "instance-id: 1\n"},
+	}
+	env, m, r := setup(t, map[string]string{"vdb": "config-2", "vdc": "cidata"}, both, false)
+	got, ok, err := newKubeVirt(env).(kubevirtProvider).NetworkKargs(context.Background())
+	if err != nil || !ok || !strings.HasPrefix(got, "ip=eth0:dhcp,dhcp6 ") {
+		t.Errorf("NetworkKargs() = %q, %v, %v; want the config-2 drive's", got, ok, err)
+	}
+	m.checkClean(t)
+	if l := r.lines(); len(l) != 1 || l[0] != "modprobe virtio_blk" {
+		t.Errorf("commands = %q, want modprobe virtio_blk", l)
+	}
+
+	env, _, r = setup(t, map[string]string{"vdc": "cidata"}, both, true)
+	got, ok, err = newKubeVirt(env).(kubevirtProvider).NetworkKargs(context.Background())
+	if err != nil || !ok || !strings.Contains(got, "ip=192.168.1.10:::255.255.255.0::eth0:static") {
+		t.Errorf("NetworkKargs() from cidata = %q, %v, %v", got, ok, err)
+	}
+	if l := r.lines(); len(l) != 0 {
+		t.Errorf("commands = %q with the driver there, want none", l)
+	}
+
+	env, _, _ = setup(t, map[string]string{"vda": "root"}, nil, true)
+	if got, ok, err := newKubeVirt(env).(kubevirtProvider).NetworkKargs(context.Background()); err != nil || ok {
+		t.Errorf("NetworkKargs() without a drive = %q, %v, %v; want nothing", got, ok, err)
+	}
+	env, _, _ = setup(t, map[string]string{"vdc": "cidata"}, map[string]map[string]string{"vdc": {"network-config": "version: 2\nethernets:\n  eth0:\n    addresses: [bad]\n"}}, true)
+	if _, _, err := newKubeVirt(env).(kubevirtProvider).NetworkKargs(context.Background()); err == nil {
+		t.Errorf("NetworkKargs() with a bad address = nil error, want one")
 	}
 }

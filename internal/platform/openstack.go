@@ -78,7 +78,7 @@ func (p openstackProvider) metadataURLs() []string {
 	if p.env.Endpoint != "" {
 		return []string{p.env.Endpoint + openstackUserDataPath}
 	}
-	urls := []string{"http://169.254.169.254" + openstackUserDataPath}
+	urls := []string{resource.LinkLocalMetadata + openstackUserDataPath}
 	for _, iface := range linkLocalInterfaces(p.env) {
 		u := url.URL{Scheme: "http", Host: "[" + openstackLinkLocal + "%" + iface + "]", Path: openstackUserDataPath}
 		urls = append(urls, u.String())

@@ -47,7 +47,7 @@ func openStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 // (absent: none), as Afterburn does (coreos/afterburn
 // src/providers/openstack/network.rs).
 func openStackService(ctx context.Context, host *Host) (Metadata, error) {
-	root := host.endpoint("http://169.254.169.254")
+	root := host.endpoint(resource.LinkLocalMetadata)
 	m, err := host.ec2Metadata(ctx, root+"/latest/meta-data", nil, "hostname", []field{
 		{"OPENSTACK_HOSTNAME", "hostname"},
 		{"OPENSTACK_INSTANCE_ID", "instance-id"},

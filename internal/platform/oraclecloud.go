@@ -27,7 +27,7 @@ func newOracleCloud(env Env) Provider {
 }
 
 // oracleIMDS is the address of OCI's instance metadata service.
-const oracleIMDS = "http://169.254.169.254"
+const oracleIMDS = resource.LinkLocalMetadata
 
 // oracleIMDSRequest is a request to OCI IMDS v2, the config's or the
 // agent's: the header it wants and the 429 it answers when asked too often.

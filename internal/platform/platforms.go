@@ -1,9 +1,51 @@
 package platform
 
 import (
+	"context"
 	"slices"
 	"sort"
 )
+
+// Platform is one row of the platform table: an ignition.platform.id, how
+// to make its provider, and what the agent does there.
+type Platform struct {
+	ID string
+	// New makes the provider that reads the platform's config.
+	New func(Env) Provider
+
+	// What the agent does there, later in boot. A nil function means the
+	// platform does not offer it; tests keep the agent's units' conditions
+	// equal to these fields.
+
+	// Hostname: the platform's DHCP gives no hostname, so `flint agent
+	// hostname` sets it from metadata (Afterburn's list, coreos/afterburn
+	// dracut/30afterburn/afterburn-hostname.service).
+	Hostname bool
+	// Metadata reads hostname, SSH keys and attributes.
+	Metadata func(ctx context.Context, host *Host) (Metadata, error)
+	// HostnameOnly, when set, reads just the hostname, from where the
+	// platform keeps it apart from the rest (Azure Stack's identity
+	// endpoint), so `flint agent hostname` does not make the whole,
+	// costlier metadata exchange.
+	HostnameOnly func(ctx context.Context, host *Host) (string, error)
+	// Attributes, when set, adds attributes that only `flint agent
+	// attributes` reads, from an exchange the other commands need not make
+	// (Azure's load balancer address from WireServer).
+	Attributes func(ctx context.Context, host *Host) ([]Attribute, error)
+	// Fragments: `flint agent render-ignition` writes Ignition config
+	// fragments (hostname, admin user and keys) from the metadata, as
+	// Afterburn 5.11's render-ignition does on its platforms.
+	Fragments bool
+	// AdminPasswordHash, when set, returns the SHA-512 crypt hash of the
+	// admin user's password ("" when the VM has none) for the user
+	// fragment (Azure's, from the provisioning medium).
+	AdminPasswordHash func(ctx context.Context, host *Host) (string, error)
+	// CheckIn reports a good boot.
+	CheckIn func(ctx context.Context, host *Host) error
+	// ReportFailure reports a failed provisioning with a short, redacted
+	// reason the operator sees in the cloud console.
+	ReportFailure func(ctx context.Context, host *Host, reason string) error
+}
 
 // platforms is every ignition.platform.id flint knows, in Ignition's
 // spelling, with the provider that reads its config and what the agent

@@ -1,13 +1,24 @@
 // Package platform is the home of every platform flint runs on, and of the
 // other places a user config can come from: the kernel command line and the
-// well-known user.ign locations. Each platform has one row in the table in
-// platforms.go, its config provider in <id>.go and, where the agent does
-// something there (metadata, check-in, failure report), <id>_agent.go;
-// what several platforms share is in agent_*.go (EC2-style services,
-// config drives, NoCloud drives, JSON and YAML documents) and metadata.go
-// (user-data services). Both sides take their endpoints, device roots and
-// fetcher from Env (the agent's Host embeds it), so tests run them against
-// local fakes.
+// well-known user.ign locations.
+//
+// The files layer from the contract up: provider.go is the config side's
+// contract (Provider, Env), agent_metadata.go the agent side's (Host,
+// Metadata), platforms.go the table, one Platform row per
+// ignition.platform.id. Each platform has its config provider in <id>.go
+// and, where the agent does something there (metadata, check-in, failure
+// report), <id>_agent.go; what several platforms share is in agent_*.go
+// (EC2-style services, config drives, NoCloud drives, JSON and YAML
+// documents) and metadata.go (user-data services). Both sides take their
+// endpoints, device roots and fetcher from Env (the agent's Host embeds
+// it), so tests run them against local fakes.
+//
+// What is not about one platform lives beside the package: network
+// descriptions (cloud-init's network config, OpenStack's network_data.json)
+// are read by package netconfig, the hypervisors' guest channels (VMware's
+// backdoor, Hyper-V's KVP, VirtualBox's vboxguest, QEMU's fw_cfg) are
+// spoken by the packages under guestchan, and Azure Stack's certificates
+// are opened by package wirecert.
 package platform
 
 import (
@@ -102,45 +113,4 @@ func (e Env) logger() *slog.Logger {
 		return e.Logger
 	}
 	return slog.New(slog.DiscardHandler)
-}
-
-// Platform is one row of the platform table: an ignition.platform.id, how
-// to make its provider, and what the agent does there.
-type Platform struct {
-	ID string
-	// New makes the provider that reads the platform's config.
-	New func(Env) Provider
-
-	// What the agent does there, later in boot. A nil function means the
-	// platform does not offer it; tests keep the agent's units' conditions
-	// equal to these fields.
-
-	// Hostname: the platform's DHCP gives no hostname, so `flint agent
-	// hostname` sets it from metadata (Afterburn's list, coreos/afterburn
-	// dracut/30afterburn/afterburn-hostname.service).
-	Hostname bool
-	// Metadata reads hostname, SSH keys and attributes.
-	Metadata func(ctx context.Context, host *Host) (Metadata, error)
-	// HostnameOnly, when set, reads just the hostname, from where the
-	// platform keeps it apart from the rest (Azure Stack's identity
-	// endpoint), so `flint agent hostname` does not make the whole,
-	// costlier metadata exchange.
-	HostnameOnly func(ctx context.Context, host *Host) (string, error)
-	// Attributes, when set, adds attributes that only `flint agent
-	// attributes` reads, from an exchange the other commands need not make
-	// (Azure's load balancer address from WireServer).
-	Attributes func(ctx context.Context, host *Host) ([]Attribute, error)
-	// Fragments: `flint agent render-ignition` writes Ignition config
-	// fragments (hostname, admin user and keys) from the metadata, as
-	// Afterburn 5.11's render-ignition does on its platforms.
-	Fragments bool
-	// AdminPasswordHash, when set, returns the SHA-512 crypt hash of the
-	// admin user's password ("" when the VM has none) for the user
-	// fragment (Azure's, from the provisioning medium).
-	AdminPasswordHash func(ctx context.Context, host *Host) (string, error)
-	// CheckIn reports a good boot.
-	CheckIn func(ctx context.Context, host *Host) error
-	// ReportFailure reports a failed provisioning with a short, redacted
-	// reason the operator sees in the cloud console.
-	ReportFailure func(ctx context.Context, host *Host, reason string) error
 }

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/flintboot/flint/internal/netconfig"
 )
 
 // proxmoxDriveWait is how long Ignition waits for the cidata drive
@@ -86,4 +88,60 @@ func notIgnition(data []byte) string {
 		return "cloud-init #cloud-config"
 	}
 	return ""
+}
+
+// proxmoxVEKargsWait bounds the wait for the cidata drive's device: the
+// kernel has it before udev runs, when the unit runs, unless its driver
+// is still probing.
+const proxmoxVEKargsWait = 5 * time.Second
+
+// NetworkKargs returns Proxmox VE's initramfs network arguments, as
+// Afterburn's rd_network_kargs for proxmoxve (coreos/afterburn
+// src/providers/proxmoxve/cloudconfig.rs; netconfig.ProxmoxVEKargs): it
+// finds the cidata drive without udev, reads its network-config and
+// returns the arguments; ok is false when there is no
+// drive, no network-config, or nothing in it to turn into arguments. A
+// description Afterburn cannot turn into interfaces (an address that does
+// not parse, more than one nameserver entry) gives no arguments: the
+// distribution's default then applies.
+func (p proxmoxProvider) NetworkKargs(ctx context.Context) (string, bool, error) {
+	env := withSystemMounter(p.env)
+	log := env.logger().With("platform", "proxmoxve")
+	var dev string
+	found, err := pollUntil(ctx, env.wait(proxmoxVEKargsWait), 100*time.Millisecond, func() bool {
+		var ok bool
+		dev, ok = findDriveInSysfs(env, cidataLabels)
+		return ok
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("proxmoxve: waiting for the cidata drive: %w", err)
+	}
+	if !found {
+		log.Info("no cidata drive among the block devices: no network arguments from it")
+		return "", false, nil
+	}
+	data, err := withDrive(env, dev, nil, func(dir string) ([]byte, error) {
+		return readDriveData(dir, dev, ncNetConfig)
+	})
+	if errors.Is(err, ErrNoConfig) {
+		log.Info("the cidata drive has no network-config: no network arguments from it", "device", dev)
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("proxmoxve: %w", err)
+	}
+	tree, err := readYAMLTree(data)
+	if err != nil {
+		return "", false, fmt.Errorf("proxmoxve: cidata drive %s: %w: %w", ncNetConfig, ErrProtocol, err)
+	}
+	c, err := netconfig.Read(tree)
+	kargs := ""
+	if err == nil {
+		kargs, err = netconfig.ProxmoxVEKargs(c)
+	}
+	if err != nil {
+		log.Warn("network-config does not describe interfaces Afterburn reads: no network arguments from it", "error", err)
+		return "", false, nil
+	}
+	return kargs, kargs != "", nil
 }

@@ -5,9 +5,8 @@ package platform
 //
 //	qemu-system-x86_64 -fw_cfg name=opt/com.coreos/config,file=config.ign
 //
-// The qemu_fw_cfg driver shows every blob under
-// /sys/firmware/qemu_fw_cfg/by_name/<name>/ with a `raw` file (the
-// contents) and a `size` file (the length in bytes, in decimal). s390x and
+// The qemu_fw_cfg driver shows it under /sys/firmware/qemu_fw_cfg (package
+// guestchan/fwcfg reads it). s390x and
 // ppc64le have no fw_cfg; there the config comes on a virtio disk with the
 // serial `ignition` (qemu_blockdev.go).
 
@@ -15,21 +14,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
-	"math"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/flintboot/flint/internal/guestchan/fwcfg"
 )
 
 const (
-	fwCfgDir = "/sys/firmware/qemu_fw_cfg"
 	// fwCfgConfigDir is the blob opt/com.coreos/config.
-	fwCfgConfigDir = fwCfgDir + "/by_name/opt/com.coreos/config"
+	fwCfgConfigDir = fwcfg.ByName + "/opt/com.coreos/config"
 	// fwCfgSlowAfter is when reading a large blob earns a warning: the
 	// driver restarts the transfer from byte 0 on every read(2), so a
 	// blob of many pages takes quadratic time.
@@ -74,32 +69,16 @@ func (p qemuFwCfg) FetchConfig(ctx context.Context) ([]byte, error) {
 		}
 	}
 
-	sizeText, err := os.ReadFile(sizePath)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := fwcfg.ReadBlob(ctx, p.env.path(fwCfgConfigDir), fwcfg.Progress{Logger: log, SlowAfter: p.slowAfter, Every: p.progress})
+	switch {
+	case errors.Is(err, fwcfg.ErrNoBlob):
 		log.Info("no fw_cfg blob opt/com.coreos/config: booting with an empty config")
 		return nil, fmt.Errorf("qemu: no fw_cfg blob opt/com.coreos/config: %w", ErrNoConfig)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("qemu: fw_cfg size: %w", err)
-	}
-	size, err := strconv.ParseInt(strings.TrimSpace(string(sizeText)), 10, 64)
-	// fw_cfg sizes are 32-bit (struct fw_cfg_file in QEMU's fw_cfg.h).
-	if err != nil || size < 0 || size > math.MaxUint32 {
-		return nil, fmt.Errorf("qemu: fw_cfg size %q in %s is not a byte count", strings.TrimSpace(string(sizeText)), sizePath)
-	}
-	if size == 0 {
+	case err != nil:
+		return nil, fmt.Errorf("qemu: fw_cfg blob opt/com.coreos/config: %w", err)
+	case len(data) == 0:
 		log.Info("fw_cfg blob opt/com.coreos/config is empty: booting with an empty config")
 		return nil, fmt.Errorf("qemu: fw_cfg blob opt/com.coreos/config is empty: %w", ErrNoConfig)
-	}
-
-	f, err := os.Open(p.env.path(fwCfgConfigDir + "/raw"))
-	if err != nil {
-		return nil, fmt.Errorf("qemu: fw_cfg blob: %w", err)
-	}
-	defer f.Close()
-	data, err := readSized(ctx, f, size, log, p.slowAfter, p.progress)
-	if err != nil {
-		return nil, fmt.Errorf("qemu: fw_cfg blob opt/com.coreos/config: %w", err)
 	}
 	log.Info("read config from fw_cfg", "bytes", len(data))
 	return data, nil
@@ -115,55 +94,9 @@ func (p qemuFwCfg) loadDriver(ctx context.Context, log *slog.Logger) error {
 	if err == nil {
 		return nil
 	}
-	if _, serr := os.Stat(p.env.path(fwCfgDir)); serr == nil {
+	if _, serr := os.Stat(p.env.path(fwcfg.Dir)); serr == nil {
 		log.Warn("modprobe qemu_fw_cfg failed, but the driver is present", "error", err)
 		return nil
 	}
 	return fmt.Errorf("qemu: loading the fw_cfg driver: %w", err)
-}
-
-// readSized reads exactly size bytes from r in as few read(2) calls as it
-// can (one buffer of the whole size: each call on the fw_cfg raw file
-// costs time proportional to its offset). More data than size, or less,
-// is an error. Past slowAfter it warns, then logs progress every
-// progressEvery.
-func readSized(ctx context.Context, r io.Reader, size int64, log *slog.Logger, slowAfter, progressEvery time.Duration) ([]byte, error) {
-	// One guard byte past size tells a blob longer than announced.
-	buf := make([]byte, size+1)
-	var n int64
-	start := time.Now()
-	slow := false
-	lastReport := start
-	for n < size {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		m, err := r.Read(buf[n:])
-		n += int64(m)
-		if errors.Is(err, io.EOF) {
-			if n < size {
-				return nil, fmt.Errorf("truncated: %d of %d bytes", n, size)
-			}
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		now := time.Now()
-		if !slow && now.Sub(start) >= slowAfter {
-			slow = true
-			log.Warn("reading the config from fw_cfg is slow (its driver takes quadratic time); move large files to a URL the config references")
-		}
-		if slow && (now.Sub(lastReport) >= progressEvery || n >= size) {
-			log.Info("reading config from fw_cfg", "read_kib", n/1024, "size_kib", size/1024)
-			lastReport = now
-		}
-	}
-	if n > size {
-		return nil, fmt.Errorf("longer than its size file says (%d bytes)", size)
-	}
-	// When size ends on a page boundary the guard byte is not read: one
-	// more read(2) would be the most expensive of all, and the size file
-	// is the driver's own account of the blob.
-	return buf[:size], nil
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flintboot/flint/internal/guestchan/fwcfg"
 )
 
 // argvRunner is a fake Runner: it records every command line and fails
@@ -102,7 +102,7 @@ func TestQEMUFwCfg(t *testing.T) {
 			wantModprobe: true,
 			setup: func(t *testing.T, root string) {
 				// The driver loaded, but QEMU has no such blob.
-				if err := os.MkdirAll(filepath.Join(root, fwCfgDir, "by_name", "etc"), 0o755); err != nil {
+				if err := os.MkdirAll(filepath.Join(root, fwcfg.Dir, "by_name", "etc"), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -208,53 +208,6 @@ func TestQEMUFwCfg(t *testing.T) {
 			}
 			r.check(t, want...)
 		})
-	}
-}
-
-// slowReader hands out one byte per read, each after a delay, like a
-// fw_cfg raw file deep into a large blob.
-type slowReader struct {
-	data  []byte
-	delay time.Duration
-}
-
-func (r *slowReader) Read(p []byte) (int, error) {
-	if len(r.data) == 0 {
-		return 0, io.EOF
-	}
-	time.Sleep(r.delay)
-	p[0] = r.data[0]
-	r.data = r.data[1:]
-	return 1, nil
-}
-
-func TestReadSizedWarnsWhenSlow(t *testing.T) {
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	data := []byte("0123456789")
-	got, err := readSized(context.Background(), &slowReader{data: data, delay: 5 * time.Millisecond}, int64(len(data)), log, 20*time.Millisecond, 10*time.Millisecond)
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("readSized() = %q, %v, want %q", got, err, data)
-	}
-	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "quadratic") {
-		t.Errorf("no slowness warning logged:\n%s", logs.String())
-	}
-	if !strings.Contains(logs.String(), "read_kib") {
-		t.Errorf("no progress logged:\n%s", logs.String())
-	}
-
-	logs.Reset()
-	if _, err := readSized(context.Background(), bytes.NewReader(data), int64(len(data)), log, time.Hour, time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if logs.Len() != 0 {
-		t.Errorf("a fast read logged:\n%s", logs.String())
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := readSized(ctx, bytes.NewReader(data), int64(len(data)), log, time.Hour, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Errorf("readSized(cancelled) = %v, want context.Canceled", err)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/flintboot/flint/internal/guestchan/vmware"
 )
 
 // The vmware platform reads the config from the VM's guestinfo variables,
@@ -23,11 +25,8 @@ import (
 // guestinfo variable wins over the OVF property of the same name
 // (coreos/ignition internal/providers/vmware/vmware_amd64.go).
 //
-// Guestinfo is reached over the VMware backdoor: the guest sends RPCI
-// commands ("info-get guestinfo.<key>") through the message channel of the
-// backdoor I/O port. vmware_rpc.go speaks that protocol over a small
-// backdoor interface; vmware_linux_amd64.go/.s execute the I/O
-// instructions. Everything above guestRPC is tested with fakes.
+// Guestinfo is reached over the VMware backdoor (package
+// guestchan/vmware); everything here is tested over a fake RPC.
 
 const (
 	vmwKeyData     = "ignition.config.data"
@@ -46,22 +45,16 @@ const (
 	vmwDeletedEncoding = "base64"
 )
 
-// guestRPC sends one RPCI command to the VMX and returns its raw reply
-// ("1 <result>" on success, "0 <reason>" on failure).
-type guestRPC interface {
-	Call(ctx context.Context, cmd string) ([]byte, error)
-}
-
 // vmwareProvider reads the config from VMware guestinfo.
 type vmwareProvider struct {
 	env Env
 	// open reaches the VMX; the real one checks the CPU first and returns
 	// ErrNoProvider when this is not a VMware VM (or not amd64).
-	open func() (guestRPC, error)
+	open func() (vmware.RPC, error)
 }
 
 func newVMware(env Env) Provider {
-	return &vmwareProvider{env: env, open: openVMwareRPC}
+	return &vmwareProvider{env: env, open: vmware.Open}
 }
 
 // FetchConfig returns the decoded guestinfo config, ErrNoConfig when neither
@@ -78,7 +71,7 @@ func (p *vmwareProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 	// parse it is logged and the guestinfo variables are still read, as the
 	// reference does.
 	var ovf map[string]string
-	doc, ok, err := gi.get(ctx, vmwKeyOVFEnv)
+	doc, ok, err := gi.Get(ctx, vmwKeyOVFEnv)
 	switch {
 	case err != nil:
 		log.Warn("cannot read the OVF environment; continuing without it", "key", "guestinfo."+vmwKeyOVFEnv, "error", err)
@@ -89,7 +82,7 @@ func (p *vmwareProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 		}
 	}
 
-	data, ok, err := gi.get(ctx, vmwKeyData)
+	data, ok, err := gi.Get(ctx, vmwKeyData)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +91,7 @@ func (p *vmwareProvider) FetchConfig(ctx context.Context) ([]byte, error) {
 		data = ovf[vmwOVFPrefix+vmwKeyData]
 		source = "OVF property " + vmwOVFPrefix + vmwKeyData
 	}
-	encoding, ok, err := gi.get(ctx, vmwKeyEncoding)
+	encoding, ok, err := gi.Get(ctx, vmwKeyEncoding)
 	if err != nil {
 		return nil, err
 	}
@@ -129,21 +122,21 @@ func (p *vmwareProvider) DeleteConfig(ctx context.Context) error {
 	}
 	log := p.env.logger().With("op", "vmware delete config")
 
-	data, ok, err := gi.get(ctx, vmwKeyData)
+	data, ok, err := gi.Get(ctx, vmwKeyData)
 	if err != nil {
 		return fmt.Errorf("reading guestinfo.%s: %w", vmwKeyData, err)
 	}
 	if ok && data != vmwDeletedData {
 		log.Info("replacing the config in guestinfo with an empty config")
-		if err := gi.set(ctx, vmwKeyData, vmwDeletedData); err != nil {
+		if err := gi.Set(ctx, vmwKeyData, vmwDeletedData); err != nil {
 			return err
 		}
-		encoding, _, err := gi.get(ctx, vmwKeyEncoding)
+		encoding, _, err := gi.Get(ctx, vmwKeyEncoding)
 		if err != nil {
 			return fmt.Errorf("reading guestinfo.%s: %w", vmwKeyEncoding, err)
 		}
 		if encoding != vmwDeletedEncoding {
-			if err := gi.set(ctx, vmwKeyEncoding, vmwDeletedEncoding); err != nil {
+			if err := gi.Set(ctx, vmwKeyEncoding, vmwDeletedEncoding); err != nil {
 				return err
 			}
 		}
@@ -151,7 +144,7 @@ func (p *vmwareProvider) DeleteConfig(ctx context.Context) error {
 
 	// Unlike FetchConfig, a failure to read the OVF environment is an
 	// error here: ignoring it could leave the config readable.
-	doc, ok, err := gi.get(ctx, vmwKeyOVFEnv)
+	doc, ok, err := gi.Get(ctx, vmwKeyOVFEnv)
 	if err != nil {
 		return fmt.Errorf("reading guestinfo.%s: %w", vmwKeyOVFEnv, err)
 	}
@@ -166,7 +159,7 @@ func (p *vmwareProvider) DeleteConfig(ctx context.Context) error {
 		return nil
 	}
 	log.Info("removing the config from the OVF environment")
-	return gi.set(ctx, vmwKeyOVFEnv, string(pruned))
+	return gi.Set(ctx, vmwKeyOVFEnv, string(pruned))
 }
 
 // vmwKeyNetworkKargs is Afterburn's guestinfo variable for the
@@ -183,7 +176,7 @@ func (p *vmwareProvider) NetworkKargs(ctx context.Context) (kargs string, ok boo
 	if err != nil {
 		return "", false, err
 	}
-	v, ok, err := g.get(ctx, vmwKeyNetworkKargs)
+	v, ok, err := g.Get(ctx, vmwKeyNetworkKargs)
 	if err != nil {
 		return "", false, fmt.Errorf("vmware: %w", err)
 	}
@@ -191,80 +184,22 @@ func (p *vmwareProvider) NetworkKargs(ctx context.Context) (kargs string, ok boo
 }
 
 // guestinfo checks that this is a VMware VM and opens the RPC channel.
-func (p *vmwareProvider) guestinfo() (vmwGuestinfo, error) {
+func (p *vmwareProvider) guestinfo() (vmware.Guestinfo, error) {
 	vendor, err := os.ReadFile(p.env.path("/sys/class/dmi/id/sys_vendor"))
 	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(vendor)), "VMware") {
 		// The backdoor I/O instruction faults on anything but VMware, so
-		// the firmware's word comes first (vmware_linux_amd64.go checks
+		// the firmware's word comes first (package guestchan/vmware checks
 		// the CPU too, and survives a fault).
-		return vmwGuestinfo{}, fmt.Errorf("vmware: DMI system vendor is not VMware: %w", ErrNoProvider)
+		return vmware.Guestinfo{}, fmt.Errorf("vmware: DMI system vendor is not VMware: %w", ErrNoProvider)
 	}
 	rpc, err := p.open()
+	if errors.Is(err, vmware.ErrUnreachable) {
+		err = fmt.Errorf("%w: %w", err, ErrNoProvider)
+	}
 	if err != nil {
-		return vmwGuestinfo{}, fmt.Errorf("vmware: %w", err)
+		return vmware.Guestinfo{}, fmt.Errorf("vmware: %w", err)
 	}
-	return vmwGuestinfo{rpc: rpc}, nil
-}
-
-// vmwGuestinfo reads and writes guestinfo variables with RPCI commands.
-type vmwGuestinfo struct {
-	rpc guestRPC
-}
-
-// get returns the value of guestinfo.<key>; ok is false when the VMX says
-// the variable is not set (any "0 …" reply, as Ignition treats it).
-func (g vmwGuestinfo) get(ctx context.Context, key string) (value string, ok bool, err error) {
-	reply, err := g.rpc.Call(ctx, "info-get guestinfo."+key)
-	if err != nil {
-		return "", false, fmt.Errorf("info-get guestinfo.%s: %w", key, err)
-	}
-	result, success, err := rpciResult(reply)
-	if err != nil {
-		return "", false, fmt.Errorf("info-get guestinfo.%s: %w", key, err)
-	}
-	if !success {
-		return "", false, nil
-	}
-	return result, true, nil
-}
-
-// set writes guestinfo.<key>.
-func (g vmwGuestinfo) set(ctx context.Context, key, value string) error {
-	reply, err := g.rpc.Call(ctx, "info-set guestinfo."+key+" "+value)
-	if err != nil {
-		return fmt.Errorf("info-set guestinfo.%s: %w", key, err)
-	}
-	result, success, err := rpciResult(reply)
-	if err != nil {
-		return fmt.Errorf("info-set guestinfo.%s: %w", key, err)
-	}
-	if !success {
-		return fmt.Errorf("info-set guestinfo.%s: the VMX refused: %q", key, result)
-	}
-	return nil
-}
-
-// rpciResult splits an RPCI reply: "1 <result>" is success, "0 <reason>"
-// failure. The separating space is absent when there is nothing after it.
-func rpciResult(reply []byte) (result string, success bool, err error) {
-	if len(reply) == 0 {
-		return "", false, errors.New("empty RPCI reply")
-	}
-	rest := strings.TrimPrefix(string(reply[1:]), " ")
-	switch reply[0] {
-	case '1':
-		return rest, true, nil
-	case '0':
-		return rest, false, nil
-	}
-	return "", false, fmt.Errorf("malformed RPCI reply starting %q", vmwTruncate(reply, 16))
-}
-
-func vmwTruncate(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
+	return vmware.Guestinfo{RPC: rpc}, nil
 }
 
 // decodeGuestinfo decodes the config as ignition.config.data.encoding says.
@@ -288,6 +223,7 @@ func decodeGuestinfo(data, encoding string) ([]byte, error) {
 	return nil, fmt.Errorf("unsupported encoding %q (want one of \"\", base64, b64, gzip, gz, gzip+base64, gz+base64, gzip+b64, gz+b64)", encoding)
 }
 
+// vmwBase64 decodes standard base64.
 func vmwBase64(data string) ([]byte, error) {
 	// StdEncoding skips \r and \n, so wrapped base64 (base64(1) output)
 	// decodes too.

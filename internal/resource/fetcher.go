@@ -23,13 +23,18 @@ import (
 // this is refused with ErrTooLarge.
 const MaxConfigSize = 64 << 20
 
+// LinkLocalMetadata is the link-local address at which EC2's instance
+// metadata service, GCE's metadata server, Azure's IMDS and most other
+// clouds' metadata services answer (RFC 3927's 169.254.0.0/16).
+const LinkLocalMetadata = "http://169.254.169.254"
+
 // Ignition's defaults (coreos/ignition internal/resource/http.go).
 const (
 	defaultBackoff       = 200 * time.Millisecond
 	defaultMaxBackoff    = 5 * time.Second
 	defaultHeaderTimeout = 10 * time.Second
-	defaultIMDS          = "http://169.254.169.254"
-	defaultGCEMetadata   = "http://169.254.169.254"
+	defaultIMDS          = LinkLocalMetadata
+	defaultGCEMetadata   = LinkLocalMetadata
 	defaultGCS           = "https://storage.googleapis.com"
 	// acceptConfig is sent with every HTTP request, as Ignition does
 	// (configHeaders in coreos/ignition internal/resource/url.go).

@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform
+package hyperv
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestKVPDeviceOverSocket runs the real poll/read/write code of kvpDevice
+// TestKVPDeviceOverSocket runs the real poll/read/write code of device
 // against a SOCK_SEQPACKET socket pair, which keeps message boundaries as
 // hv_utils' character device does; a goroutine plays the driver.
 func TestKVPDeviceOverSocket(t *testing.T) {
@@ -21,14 +21,14 @@ func TestKVPDeviceOverSocket(t *testing.T) {
 	if err != nil {
 		t.Skipf("socketpair: %v", err)
 	}
-	dev := &kvpDevice{fd: fds[0], path: "socketpair"}
-	defer dev.close()
+	dev := &device{fd: fds[0], path: "socketpair"}
+	defer dev.Close()
 	driver := fds[1]
 	defer unix.Close(driver)
 
 	start := time.Now()
-	if _, err := dev.recv(50 * time.Millisecond); !errors.Is(err, errKVPQuiet) {
-		t.Fatalf("recv on a quiet channel = %v, want errKVPQuiet", err)
+	if _, err := dev.Recv(50 * time.Millisecond); !errors.Is(err, ErrQuiet) {
+		t.Fatalf("recv on a quiet channel = %v, want ErrQuiet", err)
 	}
 	if d := time.Since(start); d < 40*time.Millisecond {
 		t.Errorf("recv gave up after %v, want about 50ms", d)
@@ -51,21 +51,21 @@ func TestKVPDeviceOverSocket(t *testing.T) {
 		}
 		done <- nil
 	}()
-	pools, err := readKVPChannel(context.Background(), dev, 200*time.Millisecond, 10*time.Second)
+	pools, err := ReadChannel(context.Background(), dev, 200*time.Millisecond, 10*time.Second)
 	if err != nil {
-		t.Fatalf("readKVPChannel: %v", err)
+		t.Fatalf("ReadChannel: %v", err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := pools.get(0, "ignition.config"); !ok || v != "{}" {
+	if v, ok := pools.Get(0, "ignition.config"); !ok || v != "{}" {
 		t.Errorf("pool 0 = %v, want ignition.config={}", pools[0])
 	}
 }
 
 func TestOpenKVPChannelMissing(t *testing.T) {
-	_, err := openKVPChannel(filepath.Join(t.TempDir(), "hv_kvp"))
-	if !errors.Is(err, os.ErrNotExist) || errors.Is(err, errKVPBusy) {
-		t.Errorf("openKVPChannel(missing) = %v, want ENOENT", err)
+	_, err := Open(filepath.Join(t.TempDir(), "hv_kvp"))
+	if !errors.Is(err, os.ErrNotExist) || errors.Is(err, ErrBusy) {
+		t.Errorf("Open(missing) = %v, want ENOENT", err)
 	}
 }

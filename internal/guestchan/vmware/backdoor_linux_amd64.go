@@ -1,6 +1,6 @@
 //go:build linux && amd64
 
-package platform
+package vmware
 
 import (
 	"encoding/binary"
@@ -8,24 +8,24 @@ import (
 	"runtime/debug"
 )
 
-// Implemented in vmware_linux_amd64.s.
+// Implemented in backdoor_linux_amd64.s.
 func bdoorIn(r *bdoorRegs)
 func bdoorHBOut(r *bdoorRegs, buf *byte)
 func bdoorHBIn(r *bdoorRegs, buf *byte)
 func vmwCPUID(leaf, sub uint32) (a, b, c, d uint32)
 
-// openVMwareRPC reaches the VMX through the backdoor. It runs in user mode
+// Open reaches the VMX through the backdoor. It runs in user mode
 // without iopl(2)/ioperm(2): VMware lets any privilege level use the
 // backdoor port. Anywhere else the IN instruction raises #GP, which the
 // kernel delivers as SIGSEGV; every backdoor instruction therefore runs
 // under guardFault, which turns that into an error instead of a crash.
-// vmwareProvider has already checked that DMI says VMware.
-func openVMwareRPC() (guestRPC, error) {
+// The caller checks first that the firmware says VMware (DMI).
+func Open() (RPC, error) {
 	if vendor, ok := hypervisorVendor(); ok && vendor != "VMwareVMware" {
 		// Another hypervisor says it is running us. (With the CPUID
 		// hypervisor leaves hidden, hypervisor.cpuid.v0 = FALSE, ok is
 		// false and the backdoor probe decides.)
-		return nil, fmt.Errorf("CPU hypervisor vendor is %q, not VMware: %w", vendor, ErrNoProvider)
+		return nil, fmt.Errorf("CPU hypervisor vendor is %q, not VMware: %w", vendor, ErrUnreachable)
 	}
 	bd := hwBackdoor{}
 	if err := probeBackdoor(bd); err != nil {
@@ -62,7 +62,7 @@ func probeBackdoor(bd backdoor) error {
 		return err
 	}
 	if uint32(r.ax) == 0xffffffff || uint32(r.bx) != bdoorMagic {
-		return fmt.Errorf("the backdoor port did not answer with the VMware magic: %w", ErrNoProvider)
+		return fmt.Errorf("the backdoor port did not answer with the VMware magic: %w", ErrUnreachable)
 	}
 	return nil
 }
@@ -95,13 +95,13 @@ func (hwBackdoor) hbIn(r *bdoorRegs, buf []byte) error {
 // guardFault runs f with the runtime's panic-on-fault enabled for this
 // goroutine (runtime/debug.SetPanicOnFault), so that a faulting backdoor
 // instruction becomes a recoverable panic, and returns it as an error
-// wrapping ErrNoProvider: the VMX is not reachable from here (not VMware,
+// wrapping ErrUnreachable: the VMX is not reachable from here (not VMware,
 // or VMware with monitor_control.restrict_backdoor set).
 func guardFault(f func()) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("the backdoor I/O instruction faulted (%v): %w", p, ErrNoProvider)
+			err = fmt.Errorf("the backdoor I/O instruction faulted (%v): %w", p, ErrUnreachable)
 		}
 	}()
 	f()

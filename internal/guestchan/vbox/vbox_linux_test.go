@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform
+package vbox
 
 import (
 	"errors"
@@ -13,20 +13,20 @@ import (
 // which answers every vboxguest request with ENOTTY: the error must come
 // back wrapped, naming the request, and nothing else may happen.
 func TestVBoxGuestDeviceIoctl(t *testing.T) {
-	dev, err := openVBoxGuest("/dev/null")
-	if errors.Is(err, errVBoxUnsupported) {
+	dev, err := Open("/dev/null")
+	if errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dev.close()
-	_, err = connectGuestProps(dev)
+	defer dev.Close()
+	_, err = Connect(dev)
 	if !errors.Is(err, unix.ENOTTY) {
-		t.Fatalf("connectGuestProps(/dev/null) = %v, want ENOTTY", err)
+		t.Fatalf("Connect(/dev/null) = %v, want ENOTTY", err)
 	}
 	t.Log(err)
-	if a := dev.addr(make([]byte, 4)); a == 0 {
+	if a := dev.Addr(make([]byte, 4)); a == 0 {
 		t.Error("addr of a buffer is 0")
 	}
 }

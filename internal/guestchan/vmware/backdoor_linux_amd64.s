@@ -1,4 +1,4 @@
-// The VMware backdoor instructions (vmware_rpc.go explains the protocol).
+// The VMware backdoor instructions (backdoor.go explains the protocol).
 // Each function takes a *bdoorRegs: ax, bx, cx, dx, si, di, bp at offsets
 // 0, 8, …, 48.
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform
+package vbox
 
 import (
 	"fmt"
@@ -11,26 +11,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// vboxGuestDevice is the vboxguest character device.
-type vboxGuestDevice struct {
+// device is the vboxguest character device.
+type device struct {
 	f *os.File
 }
 
-// openVBoxGuest opens /dev/vboxguest. The HGCM messages are built with the
+// Open opens /dev/vboxguest. The HGCM messages are built with the
 // 64-bit parameter layout (VBG_IOCTL_HGCM_CALL_64), so a 32-bit flint
 // refuses.
-func openVBoxGuest(path string) (vboxDevice, error) {
+func Open(path string) (Device, error) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
-		return nil, errVBoxUnsupported
+		return nil, ErrUnsupported
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &vboxGuestDevice{f: f}, nil
+	return &device{f: f}, nil
 }
 
-func (d *vboxGuestDevice) ioctl(req uint32, msg []byte) error {
+// Ioctl performs request req on the device.
+func (d *device) Ioctl(req uint32, msg []byte) error {
 	rc, err := d.f.SyscallConn()
 	if err != nil {
 		return err
@@ -48,12 +49,13 @@ func (d *vboxGuestDevice) ioctl(req uint32, msg []byte) error {
 	return nil
 }
 
-// addr is the user-space address of buf, which the driver copies from and
+// Addr is the user-space address of buf, which the driver copies from and
 // to (a linear address parameter). The caller keeps buf referenced across
 // the ioctl; Go's heap does not move objects, and buf is on the heap
-// because it escapes through the vboxDevice interface.
-func (d *vboxGuestDevice) addr(buf []byte) uint64 {
+// because it escapes through the Device interface.
+func (d *device) Addr(buf []byte) uint64 {
 	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 }
 
-func (d *vboxGuestDevice) close() error { return d.f.Close() }
+// Close closes the device.
+func (d *device) Close() error { return d.f.Close() }

@@ -1,4 +1,4 @@
-package platform
+package vmware
 
 import (
 	"context"
@@ -69,7 +69,7 @@ const (
 )
 
 // bdoorRegs is the register frame of one backdoor call. The layout is fixed:
-// vmware_linux_amd64.s indexes it.
+// backdoor_linux_amd64.s indexes it.
 type bdoorRegs struct {
 	ax, bx, cx, dx, si, di, bp uint64
 }
@@ -87,11 +87,6 @@ type backdoor interface {
 	// ECX to its length.
 	hbIn(r *bdoorRegs, buf []byte) error
 }
-
-var (
-	errMsgFailed     = errors.New("backdoor message call failed")
-	errMsgCheckpoint = errors.New("VM checkpointed during the message")
-)
 
 // bdoorChannel is an open message channel.
 type bdoorChannel struct {
@@ -272,7 +267,7 @@ func (c *bdoorChannel) close() error {
 	return nil
 }
 
-// backdoorRPC is the guestRPC of the real VMX: one channel per command,
+// backdoorRPC is the RPC of the real VMX: one channel per command,
 // as RPCI is meant to be used.
 type backdoorRPC struct {
 	bd backdoor

@@ -1,6 +1,6 @@
 //go:build linux
 
-package platform
+package hyperv
 
 import (
 	"errors"
@@ -10,32 +10,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// kvpDevice is /dev/vmbus/hv_kvp (drivers/hv/hv_utils_transport.c): each
+// device is /dev/vmbus/hv_kvp (drivers/hv/hv_utils_transport.c): each
 // read returns one whole message, each write hands the driver one.
-type kvpDevice struct {
+type device struct {
 	fd   int
 	path string
 }
 
-// openKVPChannel opens the KVP channel. The driver allows one opener at a
+// Open opens the KVP channel. The driver allows one opener at a
 // time; EBUSY means hv_kvp_daemon has it.
-func openKVPChannel(path string) (kvpChannel, error) {
+func Open(path string) (Channel, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.EBUSY) {
-		return nil, fmt.Errorf("%s: %w", path, errKVPBusy)
+		return nil, fmt.Errorf("%s: %w", path, ErrBusy)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &kvpDevice{fd: fd, path: path}, nil
+	return &device{fd: fd, path: path}, nil
 }
 
-func (d *kvpDevice) recv(timeout time.Duration) ([]byte, error) {
+func (d *device) Recv(timeout time.Duration) ([]byte, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		ms := int(time.Until(deadline) / time.Millisecond)
 		if ms <= 0 {
-			return nil, errKVPQuiet
+			return nil, ErrQuiet
 		}
 		fds := []unix.PollFd{{Fd: int32(d.fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, ms)
@@ -46,12 +46,12 @@ func (d *kvpDevice) recv(timeout time.Duration) ([]byte, error) {
 			return nil, fmt.Errorf("poll %s: %w", d.path, err)
 		}
 		if n == 0 {
-			return nil, errKVPQuiet
+			return nil, ErrQuiet
 		}
 		if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 && fds[0].Revents&unix.POLLIN == 0 {
 			return nil, fmt.Errorf("poll %s: revents %#x", d.path, fds[0].Revents)
 		}
-		buf := make([]byte, hvKVPMsgSize)
+		buf := make([]byte, msgSize)
 		m, err := unix.Read(d.fd, buf)
 		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
 			continue
@@ -63,7 +63,7 @@ func (d *kvpDevice) recv(timeout time.Duration) ([]byte, error) {
 	}
 }
 
-func (d *kvpDevice) send(msg []byte) error {
+func (d *device) Send(msg []byte) error {
 	for {
 		n, err := unix.Write(d.fd, msg)
 		if errors.Is(err, unix.EINTR) {
@@ -79,4 +79,4 @@ func (d *kvpDevice) send(msg []byte) error {
 	}
 }
 
-func (d *kvpDevice) close() error { return unix.Close(d.fd) }
+func (d *device) Close() error { return unix.Close(d.fd) }
