@@ -22,6 +22,16 @@ type runFunc func(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // is added by the file that implements that front end.
 func personality(name string) (runFunc, bool) {
 	switch name {
+	case "ignition":
+		return runIgnition, true
+	case "ignition-validate":
+		return runIgnitionValidate, true
+	case "ignition-apply":
+		return runIgnitionApply, true
+	case "ignition-rmcfg":
+		return runIgnitionRmcfg, true
+	case "butane":
+		return runButane, true
 	}
 	return nil, false
 }
