@@ -77,6 +77,13 @@ echo "install returned $?" >> "$LOG"
 			"inst_script " + moddir + "/flint-generator /usr/lib/systemd/system-generators/flint-generator",
 			"ln_r /usr/lib/systemd/system/flint-files.service /usr/lib/systemd/system/flint-complete.target.requires/flint-files.service",
 			"ln_r /usr/lib/systemd/system/flint-hostname.service /usr/lib/systemd/system/flint-complete.target.requires/flint-hostname.service",
+			// Ignition's names, and its binary's.
+			"ln_r /usr/lib/systemd/system/flint-fetch-offline.service /usr/lib/systemd/system/ignition-fetch-offline.service",
+			"ln_r /usr/lib/systemd/system/flint-files.service /usr/lib/systemd/system/ignition-files.service",
+			"ln_r /usr/lib/systemd/system/flint-remount-sysroot.service /usr/lib/systemd/system/ignition-remount-sysroot.service",
+			"ln_r /usr/lib/systemd/system/flint-complete.target /usr/lib/systemd/system/ignition-complete.target",
+			"ln_r /usr/lib/systemd/system/flint-diskful-subsequent.target /usr/lib/systemd/system/ignition-diskful-subsequent.target",
+			"ln_r /usr/bin/flint /usr/bin/ignition",
 		} {
 			if !strings.Contains(log, want) {
 				t.Errorf("install() did not run %q:\n%s", want, log)
