@@ -82,7 +82,7 @@ func runIgnition(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	if *toStdout {
 		runArgs = append(runArgs, "-log-to-stdout")
 	}
-	err := runStage(ctx, runArgs, stdout)
+	err := runStageAs(ctx, runArgs, stdout, "ignition")
 	var se setupError
 	var ue usageError
 	switch {
