@@ -27,6 +27,7 @@ func TestVM(t *testing.T) {
 	t.Run("luks-raid", s.testLuksRaid)
 	t.Run("kargs-reboot", s.testKargs)
 	t.Run("bare-metal-install", s.testInstall)
+	t.Run("ignition-module", s.testIgnitionModule)
 }
 
 // writeFile writes content to dir/name and returns the path.
