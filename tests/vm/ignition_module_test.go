@@ -32,8 +32,12 @@ func (s *suite) ignitionModule(t *testing.T, dir string) string {
 		t.Fatalf("no testdata/30ignition (%v)", err)
 	}
 	run(t, "", nil, "cp", append(append([]string{"-p"}, files...), s.flint, mod)...)
+	probe, err := filepath.Abs(filepath.Join("testdata", "99ignitionvm"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	img := filepath.Join(dir, "initrd-ignition.img")
-	run(t, "", []string{"FLINT_MKINITRD_MODULE=ignition"}, "./mkinitrd.sh", s.flint, s.kver, filepath.Join(dir, "work"), img, mod)
+	run(t, "", []string{"FLINT_MKINITRD_MODULE=ignition"}, "./mkinitrd.sh", s.flint, s.kver, filepath.Join(dir, "work"), img, mod, probe)
 	listing := run(t, "", nil, "lsinitrd", img)
 	for _, want := range []string{"usr/bin/ignition -> flint", "ignition-files.service"} {
 		if !strings.Contains(listing, want) {
@@ -88,6 +92,9 @@ func (s *suite) testIgnitionModule(t *testing.T) {
 			t.Errorf("the console does not show the unit Ignition (%s)", stage)
 		}
 	}
+	// Under Ignition's name the stages log as ignition: a distro's
+	// journalctl -t ignition finds them; nothing is logged as flint.
+	c.mustHave(t, "IGNITIONVM-JOURNAL: ignition=1 flint=0")
 	if t.Failed() {
 		return
 	}
