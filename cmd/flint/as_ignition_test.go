@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -181,5 +182,25 @@ func TestIgnitionRmcfgCommandLine(t *testing.T) {
 				t.Errorf("ignition-rmcfg %q stderr = %q, want it to contain %q", tc.args, stderr, tc.wantStderr)
 			}
 		})
+	}
+}
+
+// TestUpstreamNamesDispatch: each name this file's front ends answer to
+// dispatches to its own front end and is listed by `flint help`.
+func TestUpstreamNamesDispatch(t *testing.T) {
+	_, help, _ := asTool(t, "flint", []string{"help"}, "")
+	for _, name := range []string{"ignition", "ignition-validate", "ignition-apply", "ignition-rmcfg", "butane"} {
+		if _, ok := personality(name); !ok {
+			t.Errorf("personality(%q) = false, want its front end", name)
+		}
+		if !slices.Contains(upstreamNames, name) {
+			t.Errorf("upstreamNames lacks %q", name)
+		}
+		if !strings.Contains(help, "\n  "+name+" ") {
+			t.Errorf("flint help does not list %s:\n%s", name, help)
+		}
+	}
+	if _, ok := personality("flint"); ok {
+		t.Errorf("personality(flint) = true, want flint's own commands")
 	}
 }
