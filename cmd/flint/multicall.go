@@ -28,6 +28,16 @@ func personality(name string) (runFunc, bool) {
 		return runCoreosInstaller, true
 	case "rdcore":
 		return runRdcore, true
+	case "ignition":
+		return runIgnition, true
+	case "ignition-validate":
+		return runIgnitionValidate, true
+	case "ignition-apply":
+		return runIgnitionApply, true
+	case "ignition-rmcfg":
+		return runIgnitionRmcfg, true
+	case "butane":
+		return runButane, true
 	}
 	return nil, false
 }

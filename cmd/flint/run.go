@@ -43,6 +43,16 @@ commands:
   dev show|extract ...                 inspect live ISOs and initrds (flint dev --help)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
+
+under an upstream tool's name (a symlink, or flint NAME ARGS), that tool's command line:
+  ignition --platform ID --stage STAGE [--root DIR] ...
+                                       one provisioning stage, as Ignition's units run it
+  ignition-validate CONFIG             check a config as Ignition's validator does
+  ignition-apply [--ignore-unsupported] [--offline] CONFIG
+                                       apply a config's files and units in a container
+  ignition-rmcfg --platform ID         delete the config from the hypervisor
+  butane [-p] [-s] [-c] [-r] [-d DIR] [-o FILE] [FILE]
+                                       translate a Butane config, as Butane does
 `
 
 // run executes one flint command. It never exits the process, so every

@@ -126,6 +126,14 @@ func tuneGC(getenv func(string) string) {
 
 // runStage parses `flint run` flags and runs the stage with the engine.
 func runStage(ctx context.Context, args []string, stdout io.Writer) error {
+	return runStageAs(ctx, args, stdout, oplog.Identifier)
+}
+
+// runStageAs is runStage with the journal entries' SYSLOG_IDENTIFIER:
+// under Ignition's name, Ignition's ("ignition", which it logs with
+// through syslog, coreos/ignition internal/log/log.go), so that a
+// distro's `journalctl -t ignition` finds them.
+func runStageAs(ctx context.Context, args []string, stdout io.Writer, ident string) error {
 	fragment, err := fragmentDefault(authorizedKeysFragment, os.Getenv)
 	if err != nil {
 		return setupError{err}
@@ -188,6 +196,9 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		handler = oplog.NewTextHandler(out, slog.LevelInfo)
 	}
 	logger := slog.New(handler)
+	if journal && ident != oplog.Identifier {
+		logger = logger.With("SYSLOG_IDENTIFIER", ident)
+	}
 	if !*toStdout && !journal {
 		logger.Info("the journal is not available: logging to standard output")
 	}

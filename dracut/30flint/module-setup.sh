@@ -41,6 +41,19 @@ flint_agent_units="flint-hostname.service flint-render-ignition.service"
 # can show it (an agent unit).
 flint_failure_units="flint-failure.service flint-report-failure.service"
 
+# Ignition's names for flint's units (coreos/ignition dracut/30ignition):
+# each ignition-NAME is a symlink to flint-NAME in the unit directory,
+# which systemd takes as an alias of that unit (systemd.unit(5),
+# "Aliases"; since systemd 245 the aliases' drop-in directories are read
+# too). A distro's glue ordered After=ignition-files.service, requiring
+# ignition-complete.target, or with a drop-in in
+# ignition-fetch.service.d/ then works unchanged. Symlinks, not Alias=:
+# Alias= makes them only when a unit is enabled, which nothing does in an
+# initramfs.
+flint_ignition_aliases="fetch-offline.service fetch.service kargs.service
+    disks.service mount.service files.service remount-sysroot.service
+    complete.target diskful.target subsequent.target diskful-subsequent.target"
+
 # called by dracut
 check() {
     # Only when a distro module depends on it or it is named with -a/-m:
@@ -216,6 +229,13 @@ install() {
             exit 1
         }
     done
+
+    for unit in $flint_ignition_aliases; do
+        ln_r "$systemdsystemunitdir/flint-$unit" "$systemdsystemunitdir/ignition-$unit"
+    done
+    # Ignition's binary, for units and scripts that run it by name: flint
+    # dispatches on the name it is run as (`ignition --stage=files ...`).
+    ln_r /usr/bin/flint /usr/bin/ignition
 
     # flint-complete.target requires every stage: if one fails or is
     # missing, the target fails and the boot does not go on silently.

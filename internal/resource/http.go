@@ -57,7 +57,12 @@ type httpRequest struct {
 // the Ignition release whose Accept header it sends (spec 3.6.0, Ignition
 // 2.26.0) before its own product token, as browsers keep "Mozilla/5.0"
 // (RFC 9110 section 10.1.5: product tokens in order of significance).
-const ignitionToken = "Ignition/2.26.0"
+const ignitionToken = "Ignition/" + IgnitionRelease
+
+// IgnitionRelease is the Ignition release flint answers as: the one whose
+// newest stable spec (3.6.0) is flint's, in the User-Agent and in
+// `ignition --version`.
+const IgnitionRelease = "2.26.0"
 
 // defaultHeader is what flint sends with every HTTP request unless the
 // config or the provider says otherwise: Ignition's Accept and

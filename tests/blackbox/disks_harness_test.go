@@ -812,15 +812,7 @@ type stageRun struct {
 func (m *machine) runStage(parent context.Context, stage string, d time.Duration) stageRun {
 	ctx, cancel := context.WithTimeout(parent, d)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, m.bin, "run",
-		"-root", m.path("sysroot"),
-		"-platform", "file",
-		"-stage", stage,
-		"-config-cache", m.path("run/ignition.json"),
-		"-state-file", m.path("run/ignition/state"),
-		"-neednet", m.path("run/ignition/neednet"),
-		"-device-timeout", deviceTimeout.String(),
-		"-log-to-stdout")
+	cmd := exec.CommandContext(ctx, m.bin, m.stageArgv(stage, "-device-timeout", deviceTimeout.String())...)
 	cmd.Dir = m.path("work")
 	cmd.Env = m.env
 	out, err := cmd.CombinedOutput()

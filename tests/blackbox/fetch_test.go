@@ -82,6 +82,53 @@ func buildFlint(t *testing.T) string {
 	return bin
 }
 
+// asIgnition returns flint under Ignition's name: a symlink named
+// ignition to bin, as a distro that keeps Ignition's units installs it.
+// A machine whose bin is such a link runs its stages with Ignition's
+// command line (stageArgv): the tier's second pass.
+func asIgnition(t *testing.T, bin string) string {
+	t.Helper()
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "ignition")
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// stageArgv is the command line that runs stage on the machine: flint's
+// (`flint run ...`, with flint's extra flags), or, when the binary is
+// named ignition, Ignition's own (coreos/ignition internal/main.go:
+// --root, --platform, --stage, --config-cache, --state-file, --neednet,
+// --fetch-timeout, --log-to-stdout; nothing of flint's), as Ignition's
+// units run it.
+func (m *machine) stageArgv(stage string, flintOnly ...string) []string {
+	if filepath.Base(m.bin) == "ignition" {
+		return []string{
+			"--root=" + m.path("sysroot"),
+			"--platform=file",
+			"--stage=" + stage,
+			"--config-cache=" + m.path("run/ignition.json"),
+			"--state-file=" + m.path("run/ignition/state"),
+			"--neednet=" + m.path("run/ignition/neednet"),
+			"--fetch-timeout=20s",
+			"--log-to-stdout",
+		}
+	}
+	return append([]string{"run",
+		"--root=" + m.path("sysroot"),
+		"--platform=file",
+		"--stage=" + stage,
+		"-config-cache", m.path("run/ignition.json"),
+		"-state-file", m.path("run/ignition/state"),
+		"-neednet", m.path("run/ignition/neednet"),
+		"-fetch-timeout", "20s",
+		"-log-to-stdout"}, flintOnly...)
+}
+
 // machine is the files one boot of flint sees, all under a temp dir.
 type machine struct {
 	t   *testing.T
@@ -126,19 +173,11 @@ func (m *machine) exists(rel string) bool {
 // into the machine, and returns the exit status and the output.
 func (m *machine) run(stage string) (int, string) {
 	m.t.Helper()
-	cmd := exec.Command(m.bin, "run",
-		"--root="+m.path("sysroot"),
-		"--platform=file",
-		"--stage="+stage,
-		"-config-cache", m.path("run/ignition.json"),
-		"-state-file", m.path("run/ignition/state"),
-		"-neednet", m.path("run/ignition/neednet"),
-		"-fetch-timeout", "20s",
-		"-log-to-stdout")
+	cmd := exec.Command(m.bin, m.stageArgv(stage)...)
 	cmd.Dir = m.path("work")
 	cmd.Env = m.env
 	out, err := cmd.CombinedOutput()
-	m.t.Logf("flint run --stage=%s:\n%s", stage, out)
+	m.t.Logf("%s --stage=%s:\n%s", filepath.Base(m.bin), stage, out)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -192,6 +231,11 @@ const remoteConfig = `{
 
 func TestFetchStagesAgainstLocalServer(t *testing.T) {
 	bin := buildFlint(t)
+	t.Run("flint", func(t *testing.T) { fetchStagesAgainstLocalServer(t, bin) })
+	t.Run("ignition", func(t *testing.T) { fetchStagesAgainstLocalServer(t, asIgnition(t, bin)) })
+}
+
+func fetchStagesAgainstLocalServer(t *testing.T, bin string) {
 	srv, requests := server(t, map[string]string{"/configs/remote.ign": remoteConfig})
 	m := newMachine(t, bin, mergingConfig(srv.URL+"/configs/remote.ign", sha512Of(remoteConfig)))
 

@@ -425,4 +425,15 @@ func TestFiles(t *testing.T) {
 			})
 		}
 	}
+	// The second pass: every case at its newest version, through flint
+	// named ignition with Ignition's command line.
+	ign := asIgnition(t, bin)
+	for _, c := range filesCases() {
+		vs := c.versions()
+		v := vs[len(vs)-1]
+		t.Run("ignition/"+c.Name+"/"+v.String(), func(t *testing.T) {
+			t.Parallel()
+			runFilesCase(t, ign, c, v, srv)
+		})
+	}
 }

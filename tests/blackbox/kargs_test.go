@@ -169,6 +169,11 @@ func TestKargs(t *testing.T) {
 			t.Run(c.Name+"/"+v.String(), func(t *testing.T) { runKargsCase(t, bin, c, v) })
 		}
 	}
+	// The second pass, through flint named ignition (stageArgv).
+	ign := asIgnition(t, bin)
+	for _, c := range kargsCases {
+		t.Run("ignition/"+c.Name+"/"+vs[1].String(), func(t *testing.T) { runKargsCase(t, ign, c, vs[1]) })
+	}
 }
 
 // bootDisk is a disk with a filesystem labelled boot (partition 1, ext4)

@@ -180,6 +180,13 @@ func TestMount(t *testing.T) {
 			t.Run(c.Name+"/"+v.String(), func(t *testing.T) { runMountCase(t, bin, c, v) })
 		}
 	}
+	// The second pass, through flint named ignition (stageArgv).
+	ign := asIgnition(t, bin)
+	for _, c := range mountCases {
+		vs := diskCase{MinVersion: c.MinVersion}.versions()
+		v := vs[len(vs)-1]
+		t.Run("ignition/"+c.Name+"/"+v.String(), func(t *testing.T) { runMountCase(t, ign, c, v) })
+	}
 }
 
 // mountsUnder lists what mountinfo shows mounted strictly under root:

@@ -135,6 +135,10 @@ func TestGenerator(t *testing.T) {
 			if want := "PLATFORM_ID=" + c.platform + "\n"; string(got) != want {
 				t.Errorf("generator(%q) wrote %q, want %q", c.cmdline, got, want)
 			}
+			// Ignition's units read the same line from ignition.env.
+			if ign, err := os.ReadFile(filepath.Join(dir, "ignition.env")); string(ign) != string(got) {
+				t.Errorf("generator(%q) wrote ignition.env %q (%v), want %q as in flint.env", c.cmdline, ign, err, got)
+			}
 		})
 	}
 }

@@ -13,6 +13,10 @@
 # has no NIC drivers but virtio_net, a third of the image otherwise. The
 # host's dracut.conf.d stays out (Debian's pulls in ifcfg).
 #
+# $FLINT_MKINITRD_MODULE names the module that provisions instead of flint
+# (the ignition-module scenario: a distro's module kept under Ignition's
+# names, given as an extra module directory); flint's own is then left out.
+#
 # It fails when dracut logs an error: a failed inst_multiple leaves dracut's
 # exit status 0 and a partial image.
 set -euo pipefail
@@ -31,7 +35,8 @@ mkdir -p "$work/dracut.conf.d" "$work/dracut-tmp"
 cp -a /usr/lib/dracut "$work/dracut"
 cp -a "$repo/dracut/30flint" "$work/dracut/modules.d/30flint"
 cp "$flint" "$work/dracut/modules.d/30flint/flint"
-modules="systemd systemd-initrd systemd-udevd dracut-systemd base flint"
+main=${FLINT_MKINITRD_MODULE:-flint}
+modules="systemd systemd-initrd systemd-udevd dracut-systemd base $main"
 for extra in "$@"; do
     name=$(basename "$extra")
     cp -a "$extra" "$work/dracut/modules.d/$name"
@@ -55,8 +60,8 @@ if grep -E 'ERROR|FAILED' "$log" >&2; then
     echo "mkinitrd.sh: dracut logged errors (above; full log in $log): the image is incomplete" >&2
     exit 1
 fi
-if ! grep -q "Including module: flint" "$log"; then
+if ! grep -qE "Including module: $main( |$)" "$log"; then
     cat "$log" >&2
-    echo "mkinitrd.sh: dracut left the flint module out (log above)" >&2
+    echo "mkinitrd.sh: dracut left the $main module out (log above)" >&2
     exit 1
 fi

@@ -81,6 +81,13 @@ echo "install returned $?" >> "$LOG"
 			"ln_r /usr/lib/systemd/system/flint-hostname.service /usr/lib/systemd/system/afterburn-hostname.service",
 			"ln_r /usr/lib/systemd/system/flint-network-kargs.service /usr/lib/systemd/system/afterburn-network-kargs.service",
 			"ln_r /usr/lib/systemd/system/flint-render-ignition.service /usr/lib/systemd/system/afterburn-ignition-fragment.service",
+			// Ignition's names, and its binary's.
+			"ln_r /usr/lib/systemd/system/flint-fetch-offline.service /usr/lib/systemd/system/ignition-fetch-offline.service",
+			"ln_r /usr/lib/systemd/system/flint-files.service /usr/lib/systemd/system/ignition-files.service",
+			"ln_r /usr/lib/systemd/system/flint-remount-sysroot.service /usr/lib/systemd/system/ignition-remount-sysroot.service",
+			"ln_r /usr/lib/systemd/system/flint-complete.target /usr/lib/systemd/system/ignition-complete.target",
+			"ln_r /usr/lib/systemd/system/flint-diskful-subsequent.target /usr/lib/systemd/system/ignition-diskful-subsequent.target",
+			"ln_r /usr/bin/flint /usr/bin/ignition",
 		} {
 			if !strings.Contains(log, want) {
 				t.Errorf("install() did not run %q:\n%s", want, log)

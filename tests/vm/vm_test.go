@@ -27,6 +27,7 @@ func TestVM(t *testing.T) {
 	t.Run("luks-raid", s.testLuksRaid)
 	t.Run("kargs-reboot", s.testKargs)
 	t.Run("bare-metal-install", s.testInstall)
+	t.Run("ignition-module", s.testIgnitionModule)
 }
 
 // writeFile writes content to dir/name and returns the path.
@@ -72,8 +73,11 @@ func (s *suite) testQEMU(t *testing.T) {
 	disk := s.newDisk(t, dir, "disk.img", 128, true)
 	cfg := writeFile(t, dir, "config.ign", qemuConfig)
 	c := s.boot(t, dir, vm{Name: "first", FwCfg: cfg, Disks: []string{disk},
-		Args: []string{"ignition.firstboot", "ignition.platform.id=qemu", "flintvm.journal", "flint.console=1"}})
+		Args: []string{"ignition.firstboot", "ignition.platform.id=qemu", "flintvm.journal", "flintvm.alias", "flint.console=1"}})
 	c.mustHave(t, "FLINTVM-ROOT: init reached")
+	// A unit ordered After=ignition-files.service ran after flint's files
+	// stage, which a drop-in under Ignition's name reached.
+	c.mustHave(t, "FLINTVM-ALIAS: flint-files.service active FLINTVM_DROPIN=1")
 	if t.Failed() {
 		return
 	}
@@ -349,8 +353,11 @@ func (s *suite) testLuksRaid(t *testing.T) {
 	cfg := writeFile(t, dir, "config.ign", luksRaidConfig)
 	disks := []string{disk, a, b}
 	c := s.boot(t, dir, vm{Name: "first", FwCfg: cfg, Disks: disks,
-		Args: []string{"ignition.firstboot", "ignition.platform.id=qemu", "flintvm.journal", "flint.console=1"}})
+		Args: []string{"ignition.firstboot", "ignition.platform.id=qemu", "flintvm.journal", "flintvm.alias", "flint.console=1"}})
 	c.mustHave(t, "FLINTVM-ROOT: init reached")
+	// A unit ordered After=ignition-files.service ran after flint's files
+	// stage, which a drop-in under Ignition's name reached.
+	c.mustHave(t, "FLINTVM-ALIAS: flint-files.service active FLINTVM_DROPIN=1")
 	if t.Failed() {
 		return
 	}

@@ -17,6 +17,8 @@
 //  6. one SELinux relabel of everything written, when the target has
 //     SELinux enabled.
 //
+// Apply runs step 2 and 3 only, on a running system, for ignition-apply.
+//
 // Every side effect is an operation in the log; file contents, keys and
 // password hashes never are.
 package files

@@ -24,10 +24,12 @@ install() {
     inst_script "$moddir/flintvm-check.sh" /usr/libexec/flintvm-check
     local unit
     mkdir -p "$initdir/$systemdsystemunitdir/initrd.target.wants"
-    for unit in flintvm-journal.service flintvm-check.service; do
+    for unit in flintvm-journal.service flintvm-check.service flintvm-alias.service; do
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit"
         ln_r "$systemdsystemunitdir/$unit" "$systemdsystemunitdir/initrd.target.wants/$unit"
     done
+    # A drop-in under Ignition's name for flint's files stage (flintvm.alias).
+    inst_simple "$moddir/flintvm-dropin.conf" "$systemdsystemunitdir/ignition-files.service.d/50-flintvm.conf"
     mkdir -p "$initdir/$systemdsystemunitdir/emergency.target.wants"
     inst_simple "$moddir/flintvm-emergency.service" "$systemdsystemunitdir/flintvm-emergency.service"
     ln_r "$systemdsystemunitdir/flintvm-emergency.service" "$systemdsystemunitdir/emergency.target.wants/flintvm-emergency.service"

@@ -1,0 +1,64 @@
+package files
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/flintboot/flint/internal/rootfs"
+)
+
+// Apply writes the config's directories, files and links, then its systemd
+// units, into d.Root, and nothing else: the part of the stage Ignition's
+// ignition-apply runs on a live system (coreos/ignition
+// internal/exec/stages/files/files.go, runImpl with isApply). Users and
+// groups are left alone (ignition-apply refuses them, or ignores them when
+// told to: the caller decides), and so are /etc/crypttab and the LUKS key
+// files, the result file and the SELinux relabel, all of which belong to a
+// first boot. d.LuksKeys, d.UserConfigProvided and d.Progress are unused.
+func Apply(ctx context.Context, d Deps) error {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Parallel <= 0 {
+		d.Parallel = DefaultParallel
+	}
+	if d.PerHost <= 0 {
+		d.PerHost = DefaultPerHost
+	}
+	if err := checkIDs(d.Config); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(d.Root)
+	if err != nil {
+		return fmt.Errorf("root %s: %w", d.Root, err)
+	}
+	d.Root = abs
+	d.Progress = noProgress{}
+	root, err := rootfs.Open(d.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	s := &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}
+	// Owners named in the config are looked up in the root's databases.
+	if err := s.loadDB(); err != nil {
+		return err
+	}
+	if err := s.nodes(ctx); err != nil {
+		return err
+	}
+	if err := s.units(ctx); err != nil {
+		return err
+	}
+	op := s.op("files", "syncing the filesystem of "+d.Root)
+	if err := root.Sync(); err != nil {
+		return op.Fail(fmt.Errorf("syncing %s: %w", d.Root, err))
+	}
+	op.Finish()
+	// Appends are journalled as in a first boot (nodes): the journal goes
+	// once the root is synced.
+	return s.removeAppendJournal()
+}
