@@ -54,7 +54,9 @@ func akamaiMetadata(ctx context.Context, host *Host) (Metadata, error) {
 			{"AKAMAI_IPV6_SHARED_RANGE_*", "network.ipv6.shared_ranges.*"},
 		},
 	}.read(docs)
-	// The tags, joined by ":" as Afterburn does.
-	m.add("AKAMAI_INSTANCE_TAGS", strings.Join(jsonGet(docs["instance"], "tags.*"), ":"))
+	// The tags, joined by ":" as Afterburn does, and written as Afterburn
+	// does when there are none: AKAMAI_INSTANCE_TAGS= (the attribute is
+	// always in its set, even empty).
+	m.Attrs = append(m.Attrs, Attribute{"AKAMAI_INSTANCE_TAGS", strings.Join(jsonGet(docs["instance"], "tags.*"), ":")})
 	return m, nil
 }

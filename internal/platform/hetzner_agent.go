@@ -104,11 +104,18 @@ func hetznerPublicIPv6(tree any) string {
 			if netString(jsonPath(sub, "ipv6")) != "true" {
 				continue
 			}
-			p, err := netip.ParsePrefix(netString(jsonPath(sub, "address")))
-			if err != nil || !p.Addr().Is6() {
+			// Afterburn parses it as an IpNetwork, which takes an address
+			// without a prefix length too, and prints the address back
+			// in canonical form.
+			s := netString(jsonPath(sub, "address"))
+			a, err := netip.ParseAddr(s)
+			if p, perr := netip.ParsePrefix(s); perr == nil {
+				a, err = p.Addr(), nil
+			}
+			if err != nil || !a.Is6() {
 				return ""
 			}
-			return p.Addr().String()
+			return a.String()
 		}
 		return ""
 	}
