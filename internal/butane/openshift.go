@@ -35,7 +35,7 @@ type openshiftRules struct {
 	// fipsCipher (4.8 to 4.19): with openshift.fips, every LUKS volume
 	// without a cipher option gets FIPS 140-2's --cipher
 	// aes-cbc-essiv:sha256 (the default XTS mode is not allowed); 4.20
-	// stopped overriding the default (Butane's docs/release-notes.md).
+	// stopped overriding the default (Butane's release notes for 4.20.0).
 	fipsCipher bool
 }
 

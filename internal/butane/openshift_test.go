@@ -126,7 +126,7 @@ func TestOpenShiftMachineConfig(t *testing.T) {
 // TestOpenShiftFIPSCipher: with openshift.fips, 4.8 to 4.19 give every LUKS
 // volume without a cipher option FIPS 140-2's, after its own options and
 // the sugar's volume too; 4.20 stopped (Butane's addLuksFipsOptions,
-// config/openshift/v4_19/translate.go; docs/release-notes.md).
+// config/openshift/v4_19/translate.go; Butane's release notes for 4.20.0).
 func TestOpenShiftFIPSCipher(t *testing.T) {
 	raw := Options{Raw: true}
 	elided := []string{"warning at $.openshift.fips, line 13 col 9: field ignored in raw mode"}
