@@ -236,6 +236,20 @@ var metadataCases = map[string]metadataCase{
 			"HETZNER_PUBLIC_IPV4=5.6.7.8", "HETZNER_PUBLIC_IPV6=2a01:4f8::1", "HETZNER_REGION=eu-central",
 			"HETZNER_PRIVATE_IPV4_0=10.0.0.2", "HETZNER_PRIVATE_IPV4_1=10.128.0.2"},
 	},
+	// A private network without an address leaves a gap in the numbers,
+	// as Afterburn's enumerate() does; the IPv6 address is written in
+	// canonical form, and may come without a prefix length.
+	"hetzner gaps": {
+		routes: map[string]http.HandlerFunc{
+			"GET /hetzner/v1/metadata/hostname": answer(200, "hz-2"),
+			"GET /hetzner/v1/metadata": answer(200, "hostname: hz-2\nnetwork-config:\n  config:\n    - type: physical\n      subnets:\n"+
+				"        - type: static\n          address: 2A01:04F8:0000:0000:0000:0000:0000:0001\n          ipv6: true\n"),
+			"GET /hetzner/v1/metadata/private-networks": answer(200, "- alias_ips: []\n- ip: 10.128.0.2\n"),
+		},
+		withHook:     true,
+		wantHostname: "hz-2",
+		wantAttrs:    []string{"HETZNER_HOSTNAME=hz-2", "HETZNER_PUBLIC_IPV6=2a01:4f8::1", "HETZNER_PRIVATE_IPV4_1=10.128.0.2"},
+	},
 	"openstack": {
 		routes: map[string]http.HandlerFunc{
 			"GET /latest/meta-data/hostname":                  answer(200, "os-1.novalocal"),

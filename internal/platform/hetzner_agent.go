@@ -84,8 +84,13 @@ func hetznerAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
 	if err != nil {
 		return fail(base+"/private-networks", err)
 	}
-	for i, ip := range jsonGet(tree, "*.ip") {
-		m.add("HETZNER_PRIVATE_IPV4_"+strconv.Itoa(i), ip)
+	// Numbered by the network's place in the list, as Afterburn's
+	// enumerate() numbers them: a network without an address leaves a gap.
+	nets, _ := tree.([]any)
+	for i, n := range nets {
+		if ip := jsonGet(n, "ip"); len(ip) > 0 {
+			m.add("HETZNER_PRIVATE_IPV4_"+strconv.Itoa(i), ip[0])
+		}
 	}
 	return m.Attrs, nil
 }
