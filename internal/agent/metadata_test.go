@@ -72,6 +72,18 @@ var metadataCases = map[string]metadataCase{
 			// No tags: Afterburn writes the attribute empty.
 			"AKAMAI_INSTANCE_TAGS="},
 	},
+	// No IPv6: Afterburn still writes the SLAAC and link-local attributes,
+	// empty.
+	"akamai without ipv6": {
+		routes: map[string]http.HandlerFunc{
+			"PUT /v1/token":    answer(200, "TOK"),
+			"GET /v1/instance": answer(200, `{"id":7,"host_uuid":"h-7","label":"l7","region":"r","type":"t","tags":["a","b"]}`),
+			"GET /v1/network":  answer(200, `{"interfaces":[],"ipv4":{"public":[],"private":[],"shared":[]},"ipv6":{"slaac":"","link_local":"","ranges":[],"shared_ranges":[]}}`),
+		},
+		wantHostname: "l7",
+		wantAttrs: []string{"AKAMAI_INSTANCE_ID=7", "AKAMAI_INSTANCE_HOST_UUID=h-7", "AKAMAI_INSTANCE_LABEL=l7",
+			"AKAMAI_INSTANCE_REGION=r", "AKAMAI_INSTANCE_TYPE=t", "AKAMAI_IPV6_SLAAC=", "AKAMAI_IPV6_LINK_LOCAL=", "AKAMAI_INSTANCE_TAGS=a:b"},
+	},
 	"oraclecloud": {
 		routes: map[string]http.HandlerFunc{
 			"GET /opc/v2/instance": failing(1, 429, answer(200, `{"id":"ocid1.instance.oc1..a","hostname":"oci-1","shape":"VM.Standard.E2.1.Micro",
