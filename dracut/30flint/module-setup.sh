@@ -20,9 +20,18 @@ flint_required_tools="sfdisk blkid wipefs mkfs.ext4 mkswap
 # xfs, btrfs, vfat, RAID or LUKS fails at boot with "command not found" when
 # they are missing, and says so. setfiles relabels for SELinux (as
 # coreos/ignition internal/exec/util/selinux.go runs it) and is skipped when
-# absent; clevis binds LUKS volumes to tang/TPM2 (the distro's clevis dracut
-# module brings its helpers).
+# absent; clevis binds LUKS volumes to tang/TPM2 (what binding runs besides
+# is flint_clevis_bind_tools).
 flint_optional_tools="mkfs.xfs mkfs.btrfs mkfs.fat mdadm cryptsetup setfiles clevis"
+
+# What `clevis luks bind` runs, which the distro's clevis dracut module
+# (made for unlocking) does not bring: the encrypt pins, the bind and
+# common scripts, pwmake for the new passphrase, and the TPM2 tools the
+# tpm2 pin runs (as coreos/ignition dracut/30ignition/module-setup.sh
+# installs them).
+flint_clevis_bind_tools="clevis-encrypt-sss clevis-encrypt-tang clevis-encrypt-tpm2
+    clevis-luks-bind clevis-luks-common-functions clevis-luks-unlock pwmake
+    tpm2_create tpm2_createpolicy"
 
 # The stage units, in boot order (flint-setup-user.service first: it puts
 # an installed disk's or a PXE initrd's config where fetch-offline reads it). Each is required by flint-complete.target
@@ -135,6 +144,12 @@ installkernel() {
     hostonly='' instmods ext4 xfs btrfs vfat nls_cp437 nls_iso8859-1 nls_ascii nls_utf8 \
         md_mod raid0 raid1 raid10 raid456 crc32c_generic qemu_fw_cfg \
         dm_mod dm_crypt xts aesni_intel essiv af_alg algif_skcipher
+    # The hypervisors' channels: hv_utils is Hyper-V's KVP, which the
+    # hyperv platform reads the config from; vsock and its virtio
+    # transport carry the applehv platform's config from the host (the
+    # platform loads vsock when its device is missing). As Ignition's
+    # module installs them; not host-only, the image boots anywhere.
+    hostonly='' instmods hv_utils vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport
     return 0
 }
 
@@ -210,7 +225,21 @@ install() {
     }
     # shellcheck disable=SC2086
     inst_multiple -o $flint_optional_tools
+    # shellcheck disable=SC2086
+    inst_multiple -o $flint_clevis_bind_tools
     install_raid_luks
+    # No cracklib dictionary check of the passphrase clevis generates
+    # (flint-luks.conf says why).
+    inst_simple "$moddir/flint-luks.conf" /etc/security/pwquality.conf.d/flint-luks.conf || {
+        dfatal "flint: could not install flint-luks.conf"
+        exit 1
+    }
+    # cdrom_id: udev reads the medium in a CD-ROM drive only with it, and
+    # without ID_CDROM_MEDIA makes no /dev/disk/by-label link for the
+    # filesystem on it, so a config drive or cidata image attached as a
+    # CD-ROM (OpenStack, CloudStack, Proxmox VE, KubeVirt, Azure's OVF
+    # medium) would never be found.
+    inst_rules 60-cdrom_id.rules
 
     inst_script "$moddir/flint-neednet.sh" /usr/libexec/flint-neednet
     inst_script "$moddir/flint-setup-user.sh" /usr/libexec/flint-setup-user

@@ -241,8 +241,13 @@ func TestAfterburnMockDocuments(t *testing.T) {
 	}
 }
 
-// flintOnlyName reports an attribute afterburnNames marks as flint's own.
+// flintOnlyName reports an attribute afterburnNames marks as flint's own,
+// named as flint's own (FLINT_…, never written as AFTERBURN_…).
 func flintOnlyName(id, name string) bool {
+	name, own := strings.CutPrefix(name, platform.FlintOnlyPrefix)
+	if !own {
+		return false
+	}
 	for _, row := range afterburnNames {
 		if row.id != id {
 			continue

@@ -171,22 +171,34 @@ func TestAfterburnAttributeNames(t *testing.T) {
 				}
 				m.Attrs = append(m.Attrs, more...)
 			}
-			var got []string
+			// Afterburn's names come without a prefix (written as FLINT_
+			// and AFTERBURN_), flint's own with FLINT_ (written only so).
+			var got, gotFlint []string
 			for _, at := range m.Attrs {
-				name, ok := strings.CutPrefix(at.Name, prefix)
+				list := &got
+				name, own := strings.CutPrefix(at.Name, platform.FlintOnlyPrefix)
+				if own {
+					list = &gotFlint
+				}
+				name, ok := strings.CutPrefix(name, prefix)
 				if !ok {
 					t.Errorf("%s: not prefixed %s", at.Name, prefix)
 				}
 				if row.id != "gcp" {
 					name = numbered.ReplaceAllString(name, "_n")
 				}
-				if !slices.Contains(got, name) {
-					got = append(got, name)
+				if !slices.Contains(*list, name) {
+					*list = append(*list, name)
 				}
 			}
 			for _, n := range got {
-				if !slices.Contains(row.names, n) && !slices.Contains(row.flintOnly, n) {
-					t.Errorf("flint writes %s%s, which Afterburn's %s does not and the table does not mark as flint's own", prefix, n, row.source)
+				if !slices.Contains(row.names, n) {
+					t.Errorf("flint writes AFTERBURN_%s%s, which Afterburn's %s does not (flint's own must be named FLINT_%s%[2]s)", prefix, n, row.source, prefix)
+				}
+			}
+			for _, n := range gotFlint {
+				if !slices.Contains(row.flintOnly, n) {
+					t.Errorf("flint writes FLINT_%s%s as its own, which the table does not mark as flint's own", prefix, n)
 				}
 			}
 			for _, n := range row.names {

@@ -163,10 +163,12 @@ func truncateHostname(name string) string {
 // DefaultAttributesPath is where Attributes writes by default.
 const DefaultAttributesPath = "/run/metadata/flint"
 
-// Attributes writes the platform's attributes to path as KEY=VALUE lines,
-// each twice: as FLINT_<PLATFORM>_<NAME> and under Afterburn's name
-// AFTERBURN_<PLATFORM>_<NAME>, so units written for Afterburn keep working
-// with EnvironmentFile=/run/metadata/flint.
+// Attributes writes the platform's attributes to path as KEY=VALUE lines.
+// Afterburn's attributes are written twice: as FLINT_<PLATFORM>_<NAME> and
+// under Afterburn's name AFTERBURN_<PLATFORM>_<NAME>, so units written for
+// Afterburn keep working with EnvironmentFile=/run/metadata/flint and see
+// exactly Afterburn's set; flint's own (a name that starts with FLINT_)
+// only once, as named.
 func (a *Agent) Attributes(ctx context.Context, path string) error {
 	op := oplog.Begin(a.log, "attributes", "writing metadata attributes to "+path)
 	m, err := a.fetchMetadata(ctx, "attributes")
@@ -187,7 +189,14 @@ func (a *Agent) Attributes(ctx context.Context, path string) error {
 	}
 	for _, prefix := range prefixes {
 		for _, at := range m.Attrs {
-			fmt.Fprintf(&b, "%s%s=%s\n", prefix, at.Name, envValue(at.Value))
+			name := prefix + at.Name
+			if strings.HasPrefix(at.Name, platform.FlintOnlyPrefix) {
+				if prefix != "FLINT_" {
+					continue
+				}
+				name = at.Name
+			}
+			fmt.Fprintf(&b, "%s=%s\n", name, envValue(at.Value))
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -191,6 +191,36 @@ func TestAttributes(t *testing.T) {
 	checkMode(t, path, 0o644)
 }
 
+// TestAttributesAfterburnSet: the AFTERBURN_ lines are exactly Afterburn's
+// set; what flint knows besides (GCP's zone) is written once, as FLINT_….
+func TestAttributesAfterburnSet(t *testing.T) {
+	f := newFakeService(t, metadataCases["gcp"].routes)
+	a := newTestAgent(t, "gcp", f.srv.URL, t.TempDir())
+	path := filepath.Join(t.TempDir(), "run/metadata/flint")
+	if err := a.Attributes(context.Background(), path); err != nil {
+		t.Fatalf("Attributes() = %v", err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var afterburn, flint []string
+	for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+		name, _, _ := strings.Cut(l, "=")
+		if n, ok := strings.CutPrefix(name, "AFTERBURN_"); ok {
+			afterburn = append(afterburn, n)
+		} else {
+			flint = append(flint, name)
+		}
+	}
+	// coreos/afterburn src/providers/gcp/mod.rs attributes().
+	wantAfterburn := []string{"GCP_HOSTNAME", "GCP_IP_EXTERNAL_0", "GCP_IP_LOCAL_0", "GCP_MACHINE_TYPE"}
+	wantFlint := []string{"FLINT_GCP_HOSTNAME", "FLINT_GCP_IP_EXTERNAL_0", "FLINT_GCP_IP_LOCAL_0", "FLINT_GCP_MACHINE_TYPE", "FLINT_GCP_ZONE"}
+	if !slices.Equal(afterburn, wantAfterburn) || !slices.Equal(flint, wantFlint) {
+		t.Errorf("%s: AFTERBURN_ names %q, others %q; want %q, %q", path, afterburn, flint, wantAfterburn, wantFlint)
+	}
+}
+
 func TestRedactReason(t *testing.T) {
 	for in, want := range map[string]string{
 		"":      "flint provisioning failed: see journalctl -t flint on the machine",

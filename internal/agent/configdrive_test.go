@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/flintboot/flint/internal/platform"
+	"maps"
 
 	"context"
 	"errors"
@@ -71,14 +72,14 @@ func TestConfigDriveMetadata(t *testing.T) {
 		attrs    []platform.Attribute
 	}{
 		{"openstack", "openstack", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
-			[]platform.Attribute{{Name: "OPENSTACK_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "OPENSTACK_INSTANCE_UUID", Value: uuid}, {Name: "OPENSTACK_AVAILABILITY_ZONE", Value: "nova"}}},
+			[]platform.Attribute{{Name: "OPENSTACK_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "OPENSTACK_INSTANCE_UUID", Value: uuid}, {Name: "FLINT_OPENSTACK_AVAILABILITY_ZONE", Value: "nova"}}},
 		{"openstack with ec2", "openstack", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "ec2/latest/meta-data.json": ec2}, "vm-1.novalocal",
-			[]platform.Attribute{{Name: "OPENSTACK_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "OPENSTACK_INSTANCE_UUID", Value: uuid}, {Name: "OPENSTACK_AVAILABILITY_ZONE", Value: "nova"},
+			[]platform.Attribute{{Name: "OPENSTACK_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "OPENSTACK_INSTANCE_UUID", Value: uuid}, {Name: "FLINT_OPENSTACK_AVAILABILITY_ZONE", Value: "nova"},
 				{Name: "OPENSTACK_INSTANCE_ID", Value: "i-022da7a2"}, {Name: "OPENSTACK_INSTANCE_TYPE", Value: "m1.small"}, {Name: "OPENSTACK_IPV4_LOCAL", Value: "10.0.151.35"}}},
 		{"powervs", "powervs", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1",
-			[]platform.Attribute{{Name: "POWERVS_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "POWERVS_INSTANCE_ID", Value: uuid}, {Name: "POWERVS_AVAILABILITY_ZONE", Value: "nova"}, {Name: "POWERVS_LOCAL_HOSTNAME", Value: "vm-1"}}},
+			[]platform.Attribute{{Name: "FLINT_POWERVS_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "POWERVS_INSTANCE_ID", Value: uuid}, {Name: "FLINT_POWERVS_AVAILABILITY_ZONE", Value: "nova"}, {Name: "POWERVS_LOCAL_HOSTNAME", Value: "vm-1"}}},
 		{"kubevirt", "kubevirt", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
-			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: uuid}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: uuid}, {Name: "FLINT_KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, mounter := driveRoot(t, "config-2", c.files)
@@ -158,6 +159,26 @@ func TestCloudStackConfigDrive(t *testing.T) {
 	}
 	if n := len(f.requests()); n != 0 || len(mounter.mounts) != 1 || len(mounter.unmount) != 1 {
 		t.Errorf("%d router requests, mounts %v, unmounts %v; want none, one, one", n, mounter.mounts, mounter.unmount)
+	}
+
+	// Every value Afterburn reads from cloudstack/metadata/ (coreos/afterburn
+	// src/providers/cloudstack/configdrive.rs): its set of names, from
+	// those files, meta_data.json only for what they lack.
+	full := maps.Clone(files)
+	full["cloudstack/metadata/cloud-identifier.txt"] = "CloudStack-{0c1d}\n"
+	full["cloudstack/metadata/instance-id.txt"] = "i-2-7-VM"
+	full["cloudstack/metadata/service-offering.txt"] = "Small Instance"
+	root, mounter = driveRoot(t, "config-2", full)
+	a = newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a.d.Mounter = mounter
+	if m, err = a.fetchMetadata(context.Background(), "test"); err != nil {
+		t.Fatalf("metadata: %v", err)
+	}
+	want = []platform.Attribute{{Name: "CLOUDSTACK_AVAILABILITY_ZONE", Value: "zone-1"}, {Name: "CLOUDSTACK_CLOUD_IDENTIFIER", Value: "CloudStack-{0c1d}"},
+		{Name: "CLOUDSTACK_INSTANCE_ID", Value: "i-2-7-VM"}, {Name: "CLOUDSTACK_LOCAL_HOSTNAME", Value: "vm-7"},
+		{Name: "CLOUDSTACK_SERVICE_OFFERING", Value: "Small Instance"}, {Name: "CLOUDSTACK_VM_ID", Value: "9f3c0c5e-0c1d-4f0e-8a5e-2c3b4d5e6f70"}}
+	if !slices.Equal(m.Attrs, want) {
+		t.Errorf("attributes from the cloudstack/ tree = %v, want %v", m.Attrs, want)
 	}
 
 	// No keys on the drive: the keys file goes.

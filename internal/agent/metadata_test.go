@@ -68,7 +68,21 @@ var metadataCases = map[string]metadataCase{
 		wantKeys:     []string{"ssh-rsa BBBB alice", "ssh-ed25519 AAAA root"},
 		wantAttrs: []string{"AKAMAI_INSTANCE_ID=123", "AKAMAI_INSTANCE_HOST_UUID=h-1", "AKAMAI_INSTANCE_LABEL=linode123",
 			"AKAMAI_INSTANCE_REGION=us-ord", "AKAMAI_INSTANCE_TYPE=g6-nanode-1", "AKAMAI_PUBLIC_IPV4_0=172.232.1.2/32",
-			"AKAMAI_PRIVATE_IPV4_0=192.168.1.2/17", "AKAMAI_IPV6_SLAAC=2600:3c06::1/128", "AKAMAI_IPV6_LINK_LOCAL=fe80::1/128"},
+			"AKAMAI_PRIVATE_IPV4_0=192.168.1.2/17", "AKAMAI_IPV6_SLAAC=2600:3c06::1/128", "AKAMAI_IPV6_LINK_LOCAL=fe80::1/128",
+			// No tags: Afterburn writes the attribute empty.
+			"AKAMAI_INSTANCE_TAGS="},
+	},
+	// No IPv6: Afterburn still writes the SLAAC and link-local attributes,
+	// empty.
+	"akamai without ipv6": {
+		routes: map[string]http.HandlerFunc{
+			"PUT /v1/token":    answer(200, "TOK"),
+			"GET /v1/instance": answer(200, `{"id":7,"host_uuid":"h-7","label":"l7","region":"r","type":"t","tags":["a","b"]}`),
+			"GET /v1/network":  answer(200, `{"interfaces":[],"ipv4":{"public":[],"private":[],"shared":[]},"ipv6":{"slaac":"","link_local":"","ranges":[],"shared_ranges":[]}}`),
+		},
+		wantHostname: "l7",
+		wantAttrs: []string{"AKAMAI_INSTANCE_ID=7", "AKAMAI_INSTANCE_HOST_UUID=h-7", "AKAMAI_INSTANCE_LABEL=l7",
+			"AKAMAI_INSTANCE_REGION=r", "AKAMAI_INSTANCE_TYPE=t", "AKAMAI_IPV6_SLAAC=", "AKAMAI_IPV6_LINK_LOCAL=", "AKAMAI_INSTANCE_TAGS=a:b"},
 	},
 	"oraclecloud": {
 		routes: map[string]http.HandlerFunc{
@@ -82,7 +96,7 @@ var metadataCases = map[string]metadataCase{
 		wantKeys:     []string{"ssh-rsa AAAA oci", "ssh-ed25519 BBBB oci2"},
 		wantAttrs: []string{"ORACLECLOUD_AVAILABILITY_DOMAIN=Uocm:EU-FRANKFURT-1-AD-1", "ORACLECLOUD_FAULT_DOMAIN=FAULT-DOMAIN-2",
 			"ORACLECLOUD_HOSTNAME=oci-1", "ORACLECLOUD_INSTANCE_ID=ocid1.instance.oc1..a", "ORACLECLOUD_INSTANCE_SHAPE=VM.Standard.E2.1.Micro",
-			"ORACLECLOUD_REGION_ID=eu-frankfurt-1", "ORACLECLOUD_IPV4_PRIVATE_0=10.0.0.10"},
+			"ORACLECLOUD_REGION_ID=eu-frankfurt-1", "FLINT_ORACLECLOUD_IPV4_PRIVATE_0=10.0.0.10"},
 	},
 	"aws": {
 		routes: map[string]http.HandlerFunc{
@@ -121,7 +135,7 @@ var metadataCases = map[string]metadataCase{
 		// A keyData folded over lines is one key, joined as Afterburn
 		// joins it.
 		wantKeys:  []string{"ssh-rsa AAAA azure", "ssh-rsa AAAAB3NzaC1yc2E folded@host"},
-		wantAttrs: []string{"AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "AZURE_LOCATION=westeurope"},
+		wantAttrs: []string{"FLINT_AZURE_IPV4_PUBLIC=20.1.2.3", "AZURE_VMSIZE=Standard_B1s", "FLINT_AZURE_LOCATION=westeurope"},
 	},
 	"azure without osProfile": {
 		routes: map[string]http.HandlerFunc{
@@ -145,7 +159,7 @@ var metadataCases = map[string]metadataCase{
 		wantHostname: "vm.c.proj.internal",
 		wantKeys:     []string{"ssh-ed25519 AAAA alice", "ssh-rsa BBBB bob", "ssh-rsa CCCC carol"},
 		wantAttrs: []string{"GCP_HOSTNAME=vm.c.proj.internal", "GCP_IP_EXTERNAL_0=34.1.2.3", "GCP_IP_LOCAL_0=10.128.0.2",
-			"GCP_MACHINE_TYPE=projects/1/machineTypes/e2-small", "GCP_ZONE=projects/1/zones/europe-west1-b"},
+			"GCP_MACHINE_TYPE=projects/1/machineTypes/e2-small", "FLINT_GCP_ZONE=projects/1/zones/europe-west1-b"},
 	},
 	"gcp blocking project keys": {
 		routes: map[string]http.HandlerFunc{
@@ -184,11 +198,25 @@ var metadataCases = map[string]metadataCase{
 		wantAttrs: []string{"DIGITALOCEAN_HOSTNAME=drop", "DIGITALOCEAN_IPV4_ANCHOR_0=10.18.0.5", "DIGITALOCEAN_IPV4_PUBLIC_0=1.2.3.4",
 			"DIGITALOCEAN_IPV6_PUBLIC_0=2a03::1", "DIGITALOCEAN_IPV4_PRIVATE_0=10.110.0.2", "DIGITALOCEAN_REGION=ams3"},
 	},
+	// DigitalOcean spells addresses out in full and upper case; Afterburn
+	// parses them (IpAddr) and writes them back in canonical form (RFC
+	// 5952), numbered by the interface's index.
+	"digitalocean spelled": {
+		routes: map[string]http.HandlerFunc{
+			"GET /metadata/v1.json": answer(200, `{"hostname":"drop","region":"nyc3","public_keys":[],
+				"interfaces":{"public":[{"ipv4":{"ip_address":"104.131.20.105"},"ipv6":{"ip_address":"2604:A880:0800:0000:1000:0000:0000:0000"}}],
+				"private":[{"ipv4":{"ip_address":"10.132.0.2"}},{"ipv6":{"ip_address":"FD00:0000:0000:0000:0000:0000:0000:0001"}}]}}`),
+		},
+		wantHostname: "drop",
+		wantAttrs: []string{"DIGITALOCEAN_HOSTNAME=drop", "DIGITALOCEAN_IPV4_PUBLIC_0=104.131.20.105",
+			"DIGITALOCEAN_IPV6_PUBLIC_0=2604:a880:800:0:1000::", "DIGITALOCEAN_IPV4_PRIVATE_0=10.132.0.2",
+			"DIGITALOCEAN_IPV6_PRIVATE_1=fd00::1", "DIGITALOCEAN_REGION=nyc3"},
+	},
 	"packet": {
 		header:       http.Header{"Accept": {"*/*"}},
 		wantHostname: "worker-1",
 		wantKeys:     []string{testKeyOne, testKeyTwo},
-		wantAttrs: []string{"PACKET_HOSTNAME=worker-1", "PACKET_PHONE_HOME_URL={{URL}}/phone-home", "PACKET_PLAN=c3.small.x86", "PACKET_FACILITY=am6", "PACKET_METRO=am",
+		wantAttrs: []string{"PACKET_HOSTNAME=worker-1", "PACKET_PHONE_HOME_URL={{URL}}/phone-home", "PACKET_PLAN=c3.small.x86", "FLINT_PACKET_FACILITY=am6", "FLINT_PACKET_METRO=am",
 			"PACKET_IPV4_PUBLIC_0=147.75.1.2", "PACKET_IPV4_PUBLIC_GATEWAY_0=147.75.1.1",
 			"PACKET_IPV6_PUBLIC_0=2604:1380::2", "PACKET_IPV6_PUBLIC_GATEWAY_0=2604:1380::1",
 			"PACKET_IPV4_PRIVATE_0=10.70.1.2", "PACKET_IPV4_PRIVATE_GATEWAY_0=10.70.1.1"},
@@ -219,6 +247,20 @@ var metadataCases = map[string]metadataCase{
 		wantAttrs: []string{"HETZNER_AVAILABILITY_ZONE=fsn1-dc14", "HETZNER_HOSTNAME=hz-1", "HETZNER_INSTANCE_ID=4242",
 			"HETZNER_PUBLIC_IPV4=5.6.7.8", "HETZNER_PUBLIC_IPV6=2a01:4f8::1", "HETZNER_REGION=eu-central",
 			"HETZNER_PRIVATE_IPV4_0=10.0.0.2", "HETZNER_PRIVATE_IPV4_1=10.128.0.2"},
+	},
+	// A private network without an address leaves a gap in the numbers,
+	// as Afterburn's enumerate() does; the IPv6 address is written in
+	// canonical form, and may come without a prefix length.
+	"hetzner gaps": {
+		routes: map[string]http.HandlerFunc{
+			"GET /hetzner/v1/metadata/hostname": answer(200, "hz-2"),
+			"GET /hetzner/v1/metadata": answer(200, "hostname: hz-2\nnetwork-config:\n  config:\n    - type: physical\n      subnets:\n"+
+				"        - type: static\n          address: 2A01:04F8:0000:0000:0000:0000:0000:0001\n          ipv6: true\n"),
+			"GET /hetzner/v1/metadata/private-networks": answer(200, "- alias_ips: []\n- ip: 10.128.0.2\n"),
+		},
+		withHook:     true,
+		wantHostname: "hz-2",
+		wantAttrs:    []string{"HETZNER_HOSTNAME=hz-2", "HETZNER_PUBLIC_IPV6=2a01:4f8::1", "HETZNER_PRIVATE_IPV4_1=10.128.0.2"},
 	},
 	"openstack": {
 		routes: map[string]http.HandlerFunc{
@@ -271,7 +313,7 @@ var metadataCases = map[string]metadataCase{
 		},
 		wantHostname: "vultr-1",
 		wantKeys:     []string{"ssh-ed25519 AAAA v"},
-		wantAttrs:    []string{"VULTR_HOSTNAME=vultr-1", "VULTR_INSTANCE_ID=123", "VULTR_INSTANCE_V2_ID=a-b-c", "VULTR_REGION_CODE=AMS"},
+		wantAttrs:    []string{"VULTR_HOSTNAME=vultr-1", "VULTR_INSTANCE_ID=123", "FLINT_VULTR_INSTANCE_V2_ID=a-b-c", "VULTR_REGION_CODE=AMS"},
 	},
 	"upcloud": {
 		routes: map[string]http.HandlerFunc{
@@ -286,7 +328,7 @@ var metadataCases = map[string]metadataCase{
 		wantHostname: "up-1",
 		wantKeys:     []string{"ssh-rsa AAAA up"},
 		wantAttrs: []string{"UPCLOUD_HOSTNAME=up-1", "UPCLOUD_INSTANCE_ID=00ab", "UPCLOUD_REGION=fi-hel1",
-			"UPCLOUD_IPV4_PUBLIC_0=94.1.2.3", "UPCLOUD_IPV6_PUBLIC_0=2a04::1", "UPCLOUD_IPV4_UTILITY_0=10.3.0.2"},
+			"FLINT_UPCLOUD_IPV4_PUBLIC_0=94.1.2.3", "FLINT_UPCLOUD_IPV6_PUBLIC_0=2a04::1", "FLINT_UPCLOUD_IPV4_UTILITY_0=10.3.0.2"},
 	},
 }
 

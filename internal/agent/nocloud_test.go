@@ -210,11 +210,11 @@ func TestNoCloudMetadata(t *testing.T) {
 			{Name: "KUBEVIRT_IPV4", Value: "10.0.2.20"}, {Name: "KUBEVIRT_IPV6", Value: "fd00::20"}}},
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
-			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "FLINT_KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
 		// The labels in capitals, as some tools write them.
 		{"kubevirt", "CONFIG-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
-			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "FLINT_KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"}}},
 		{"proxmoxve", "CIDATA", map[string]string{
 			"meta-data":      "instance-id: 15a9\n",
 			"user-data":      `{"ignition":{"version":"3.4.0"}}`,
@@ -222,7 +222,7 @@ func TestNoCloudMetadata(t *testing.T) {
 		}, "", nil, []platform.Attribute{{Name: "PROXMOXVE_INSTANCE_ID", Value: "15a9"}}},
 		{"kubevirt", "config-2", map[string]string{"openstack/latest/meta_data.json": metaDataJSON, "openstack/latest/network_data.json": kubeVirtNetworkData}, "vm-1.novalocal",
 			[]string{"ssh-ed25519 AAAA alpha", "ssh-rsa ZZZZ zeta"},
-			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"},
+			[]platform.Attribute{{Name: "KUBEVIRT_HOSTNAME", Value: "vm-1.novalocal"}, {Name: "KUBEVIRT_INSTANCE_ID", Value: "83679162-1378-4288-a2d4-70e13ec132aa"}, {Name: "FLINT_KUBEVIRT_AVAILABILITY_ZONE", Value: "nova"},
 				{Name: "KUBEVIRT_IPV4", Value: "10.1.0.5"}, {Name: "KUBEVIRT_IPV6", Value: "fd10::5"}}},
 	} {
 		t.Run(c.id+"/"+c.label, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -31,6 +32,11 @@ type openshiftRules struct {
 	// grubContents (4.23.0-experimental): the MCO cannot append, so the
 	// GRUB user.cfg grub.users writes gets contents instead.
 	grubContents bool
+	// fipsCipher (4.8 to 4.19): with openshift.fips, every LUKS volume
+	// without a cipher option gets FIPS 140-2's --cipher
+	// aes-cbc-essiv:sha256 (the default XTS mode is not allowed); 4.20
+	// stopped overriding the default (Butane's release notes for 4.20.0).
+	fipsCipher bool
 }
 
 // Butane's messages for the MachineConfig checks (config/common/errors.go).
@@ -78,7 +84,7 @@ func mcoFilters(extra map[string]string) map[string]string {
 
 var (
 	ocp48 = openshiftRules{
-		noAutoCompress: true,
+		noAutoCompress: true, fipsCipher: true,
 		filters: mcoFilters(map[string]string{
 			"passwd.users.passwordHash":          errUserFieldSupport,
 			"storage.files.contents.compression": errFileCompression,
@@ -87,14 +93,18 @@ var (
 	}
 	ocp410 = openshiftRules{
 		filters:     mcoFilters(map[string]string{"passwd.users.passwordHash": errUserFieldSupport}),
-		specialMode: true,
+		specialMode: true, fipsCipher: true,
 	}
-	ocp413 = openshiftRules{filters: mcoFilters(nil), specialMode: true}
+	ocp413 = openshiftRules{filters: mcoFilters(nil), specialMode: true, fipsCipher: true}
 	ocp414 = openshiftRules{
 		filters:     mcoFilters(map[string]string{"kernelArguments": errKernelArgumentOCP}),
-		specialMode: true, formatNone: true,
+		specialMode: true, formatNone: true, fipsCipher: true,
 	}
 	ocp419 = openshiftRules{
+		filters:     mcoFilters(map[string]string{"kernelArguments": errKernelArgumentOCP}),
+		specialMode: true, formatNone: true, cexKarg: true, fipsCipher: true,
+	}
+	ocp420 = openshiftRules{
 		filters:     mcoFilters(map[string]string{"kernelArguments": errKernelArgumentOCP}),
 		specialMode: true, formatNone: true, cexKarg: true,
 	}
@@ -119,6 +129,31 @@ func (t *translator) grubContents() {
 			t.dec.jsonSrc.set(fp+".contents", t.sourceOf(fp+".append.0"))
 		}
 		return
+	}
+}
+
+// luksFIPS adds FIPS 140-2's cipher to every LUKS volume whose options
+// name none (--cipher, --cipher=…, -c), as Butane's addLuksFipsOptions
+// (config/openshift/v4_19/translate.go) does, after the sugar, so the root
+// volume of boot_device.luks gets it too.
+func (t *translator) luksFIPS() {
+next:
+	for i := range t.cfg.Storage.Luks {
+		l := &t.cfg.Storage.Luks[i]
+		for _, o := range l.Options {
+			if o == "--cipher" || o == "-c" || strings.HasPrefix(o, "--cipher=") {
+				continue next
+			}
+		}
+		lp := idx("$.storage.luks", i) + ".options"
+		fp := t.at("$.openshift.fips")
+		if len(l.Options) == 0 {
+			t.dec.jsonSrc.set(lp, fp)
+		}
+		for j := range 2 {
+			t.dec.jsonSrc.set(idx(lp, len(l.Options)+j), fp)
+		}
+		l.Options = append(l.Options, "--cipher", "aes-cbc-essiv:sha256")
 	}
 }
 

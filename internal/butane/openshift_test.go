@@ -122,3 +122,32 @@ func TestOpenShiftMachineConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenShiftFIPSCipher: with openshift.fips, 4.8 to 4.19 give every LUKS
+// volume without a cipher option FIPS 140-2's, after its own options and
+// the sugar's volume too; 4.20 stopped (Butane's addLuksFipsOptions,
+// config/openshift/v4_19/translate.go; Butane's release notes for 4.20.0).
+func TestOpenShiftFIPSCipher(t *testing.T) {
+	raw := Options{Raw: true}
+	elided := []string{"warning at $.openshift.fips, line 13 col 9: field ignored in raw mode"}
+	luks := func(version, options string) string {
+		return ocp(version, "storage:\n  luks:\n    - name: data\n      device: /dev/vdb\n"+options+"openshift:\n  fips: true\n")
+	}
+	runCases(t, []translateCase{
+		{name: "own options kept, cipher added", opts: raw, in: luks("4.14.0", "      options: [--pbkdf, pbkdf2]\n"), report: elided,
+			want: map[string]any{"storage.luks.0.options": []any{"--pbkdf", "pbkdf2", "--cipher", "aes-cbc-essiv:sha256"}}},
+		{name: "no options", opts: raw, in: luks("4.8.0", "      key_file:\n        inline: k\n"), report: []string{"field ignored in raw mode"},
+			want: map[string]any{"storage.luks.0.options": []any{"--cipher", "aes-cbc-essiv:sha256"}}},
+		{name: "own --cipher= kept alone", opts: raw, in: luks("4.19.0", "      options: [--cipher=aes-xts-plain64]\n"), report: elided,
+			want: map[string]any{"storage.luks.0.options": []any{"--cipher=aes-xts-plain64"}}},
+		{name: "own -c kept alone", opts: raw, in: luks("4.10.0", "      options: [-c, aes-xts-plain64]\n"), report: elided,
+			want: map[string]any{"storage.luks.0.options": []any{"-c", "aes-xts-plain64"}}},
+		{name: "4.20.0 leaves the default", opts: raw, in: luks("4.20.0", "      options: [--pbkdf, pbkdf2]\n"), report: elided,
+			want: map[string]any{"storage.luks.0.options": []any{"--pbkdf", "pbkdf2"}}},
+		{name: "boot_device's volume", opts: raw, in: ocp("4.14.0", "boot_device:\n  luks:\n    tpm2: true\nopenshift:\n  fips: true\n"),
+			report: []string{"field ignored in raw mode"},
+			want:   map[string]any{"storage.luks.0.name": "root", "storage.luks.0.options": []any{"--cipher", "aes-cbc-essiv:sha256"}}},
+		{name: "without fips", opts: raw, in: ocp("4.14.0", "storage:\n  luks:\n    - name: data\n      device: /dev/vdb\n      options: [--pbkdf, pbkdf2]\n"),
+			want: map[string]any{"storage.luks.0.options": []any{"--pbkdf", "pbkdf2"}}},
+	})
+}

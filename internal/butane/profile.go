@@ -97,9 +97,9 @@ var profiles = []profile{
 	{"openshift", "4.17.0", config.V3_4, 5, 5, nil, &ocp414},
 	{"openshift", "4.18.0", config.V3_4, 5, 5, nil, &ocp414},
 	{"openshift", "4.19.0", config.V3_5, 6, 6, nil, &ocp419},
-	{"openshift", "4.20.0", config.V3_5, 6, 6, nil, &ocp419},
-	{"openshift", "4.21.0", config.V3_5, 6, 6, nil, &ocp419},
-	{"openshift", "4.22.0", config.V3_5, 6, 6, nil, &ocp419},
+	{"openshift", "4.20.0", config.V3_5, 6, 6, nil, &ocp420},
+	{"openshift", "4.21.0", config.V3_5, 6, 6, nil, &ocp420},
+	{"openshift", "4.22.0", config.V3_5, 6, 6, nil, &ocp420},
 	{"openshift", "4.23.0-experimental", config.V3_7Exp, 8, 8, nil, &ocp423},
 }
 

@@ -138,6 +138,9 @@ func Translate(src []byte, opts Options) (Result, error) {
 	// Butane's order: the RHCOS/MCO checks belong to the translation and
 	// the field filters come after it, each stopping at errors.
 	if !t.report.IsFatal() && t.prof.ocp != nil {
+		if t.prof.ocp.fipsCipher && isTrue(t.ocp.FIPS) {
+			t.luksFIPS()
+		}
 		if t.prof.ocp.grubContents {
 			t.grubContents()
 		}

@@ -74,7 +74,7 @@ func (t *translator) translate(doc []kv) {
 			continue
 		}
 		t.cur = pos{d.label, line(d.k)}
-		t.notTranslated(d.key)
+		t.notTranslated(d.key, lastLine(d.v))
 	}
 	t.cur = pos{}
 }
@@ -169,18 +169,24 @@ var untranslatable = map[string]string{
 	"runcmd_vendor":     "put the commands in runcmd",
 }
 
-// notTranslated reports a key no handler translates.
-func (t *translator) notTranslated(key string) {
+// notTranslated reports a key no handler took, with the lines from the
+// key to end, the last line of its value: the whole block is what is left
+// out (or left to the image).
+func (t *translator) notTranslated(key string, end int) {
 	at := t.here()
-	if why, ok := imageDecides[key]; ok {
+	switch why, image := imageDecides[key]; {
+	case image:
 		t.add(sevInfo, at, key, "nothing to translate: %s", why)
-		return
+	default:
+		if hint, ok := untranslatable[key]; ok {
+			t.add(sevError, at, key, "not translated: %s", hint)
+		} else {
+			t.add(sevError, at, key, "not a key flint translates (docs/cloud-config.md lists them): not translated")
+		}
 	}
-	if hint, ok := untranslatable[key]; ok {
-		t.add(sevError, at, key, "not translated: %s", hint)
-		return
+	if e := &t.rep.Entries[len(t.rep.Entries)-1]; end > e.Line {
+		e.End = end
 	}
-	t.add(sevError, at, key, "not a key flint translates (docs/cloud-config.md lists them): not translated")
 }
 
 // shellify makes a script of a command list as cloud-init's

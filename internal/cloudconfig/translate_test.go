@@ -210,6 +210,30 @@ func TestKeys(t *testing.T) {
 	}
 }
 
+// TestKeyLines: every key left out is reported with its lines, from the
+// key to the last line of its value (a block scalar's included), so the
+// reader sees the whole block that is dropped or left to the image.
+func TestKeyLines(t *testing.T) {
+	ud := "#cloud-config\nhostname: h\napt:\n  primary:\n    - arches: [default]\n      uri: http://deb.example\n" +
+		"  sources:\n    x:\n      source: deb http://x\npackages: [vim]\nfrobnicate: |\n  one\n  two\nchef:\n  server_url: x\n\n# end\n"
+	res, _ := translate(t, ud)
+	want := []struct {
+		key       string
+		line, end int
+	}{{"apt", 3, 9}, {"packages", 10, 0}, {"frobnicate", 11, 13}, {"chef", 14, 15}}
+	if len(res.Report.Entries) != len(want) {
+		t.Fatalf("report =\n%s\nwant %d entries", res.Report, len(want))
+	}
+	for i, w := range want {
+		if e := res.Report.Entries[i]; e.Key != w.key || e.Line != w.line || e.End != w.end {
+			t.Errorf("entry %d = %s (lines %d-%d), want %s at lines %d-%d", i, e, e.Line, e.End, w.key, w.line, w.end)
+		}
+	}
+	if got := res.Report.Entries[0].String(); !strings.HasPrefix(got, "note at ud:3-9: apt: ") {
+		t.Errorf("apt's entry = %q, want it at ud:3-9", got)
+	}
+}
+
 // TestMultipart translates MIME multipart user-data: the cloud-config
 // parts merge (a later key replaces an earlier one), a script becomes a
 // first-boot unit, and other parts are reported with their part.

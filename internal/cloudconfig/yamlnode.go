@@ -181,3 +181,24 @@ func line(n *yaml.Node) int {
 	}
 	return n.Line
 }
+
+// lastLine is the last line a node's text takes (0 for none): the latest
+// of its own and its children's, a block scalar (| or >) ending as many
+// lines below its indicator as its value has (one more without a final
+// line break: |- strips it). Aliases count where they are written.
+func lastLine(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	end := n.Line
+	if n.Kind == yaml.ScalarNode && n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 && n.Value != "" {
+		end += strings.Count(n.Value, "\n")
+		if !strings.HasSuffix(n.Value, "\n") {
+			end++
+		}
+	}
+	for _, c := range n.Content {
+		end = max(end, lastLine(c))
+	}
+	return end
+}

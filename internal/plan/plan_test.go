@@ -182,6 +182,30 @@ func TestPlanConflicts(t *testing.T) {
 	}
 }
 
+// TestPlanNumberZeroTakesADeletedNumber: as the disks stage (Ignition
+// 2.27, coreos/ignition#2234), a number-0 partition that takes the number
+// of one the config deletes is that partition: a filesystem on its device
+// is on the new partition, not a conflict.
+func TestPlanNumberZeroTakesADeletedNumber(t *testing.T) {
+	p, _ := makePlan(t, `{"ignition":{"version":"3.4.0"},"storage":{
+	  "disks":[{"device":"/dev/vda","partitions":[{"number":1,"shouldExist":false,"wipePartitionEntry":true},
+	    {"number":0,"label":"new","sizeMiB":8,"wipePartitionEntry":true}]}],
+	  "filesystems":[{"device":"/dev/vda1","format":"xfs","label":"new","wipeFilesystem":true}]}}`, bootAnswers)
+	if len(p.Errors) != 0 {
+		t.Fatalf("Errors = %q, want none", p.Errors)
+	}
+	var got []string
+	for _, pp := range p.Disks[0].Partitions {
+		got = append(got, fmt.Sprintf("%s %d %s", pp.Action, pp.Number, pp.Label))
+	}
+	if want := []string{"recreate 1 new"}; !slices.Equal(got, want) {
+		t.Errorf("partitions = %q, want %q", got, want)
+	}
+	if fs := p.Filesystems; len(fs) != 1 || fs[0].Action == "refused" {
+		t.Errorf("filesystems = %+v, want the one on /dev/vda1 not refused", fs)
+	}
+}
+
 func TestPlanWipeLosesData(t *testing.T) {
 	p, _ := makePlan(t, `{"ignition":{"version":"3.4.0"},"storage":{
 	  "disks":[{"device":"/dev/vda","wipeTable":true,"partitions":[{"label":"one","startMiB":2,"sizeMiB":8}]}]}}`, bootAnswers)

@@ -57,7 +57,7 @@ const configDriveEC2 = "/ec2/latest/meta-data.json"
 // names are Afterburn's (coreos/afterburn
 // src/providers/openstack/configdrive.rs, src/providers/powervs/mod.rs,
 // src/providers/kubevirt/cloudconfig.rs), AVAILABILITY_ZONE and PowerVS's
-// HOSTNAME are flint's own.
+// HOSTNAME are flint's own (FlintOnlyPrefix).
 func configDriveSpecFor(id string) jsonSpec {
 	prefix := strings.ToUpper(id) + "_"
 	spec := jsonSpec{
@@ -66,7 +66,7 @@ func configDriveSpecFor(id string) jsonSpec {
 		Attrs: []field{
 			{prefix + "HOSTNAME", "hostname"},
 			{prefix + "INSTANCE_ID", "uuid"},
-			{prefix + "AVAILABILITY_ZONE", "availability_zone"},
+			{FlintOnlyPrefix + prefix + "AVAILABILITY_ZONE", "availability_zone"},
 		},
 	}
 	switch id {
@@ -77,6 +77,7 @@ func configDriveSpecFor(id string) jsonSpec {
 	case "powervs":
 		// PowerVS's hostname is meta_data.json's "name".
 		spec.Hostname = "name"
+		spec.Attrs[0].attr = FlintOnlyPrefix + spec.Attrs[0].attr
 		spec.Attrs = append(spec.Attrs, field{"POWERVS_LOCAL_HOSTNAME", "name"})
 	}
 	return spec

@@ -22,9 +22,16 @@ type Metadata struct {
 	// Keys are SSH public keys, one authorized_keys line each.
 	Keys []string
 	// Attrs are the instance's attributes in the order they are written;
-	// names are Afterburn's without its prefix (AWS_INSTANCE_ID).
+	// names are Afterburn's without its prefix (AWS_INSTANCE_ID), or
+	// flint's own, which Afterburn does not write, with FlintOnlyPrefix
+	// (FLINT_GCP_ZONE).
 	Attrs []Attribute
 }
+
+// FlintOnlyPrefix starts the name of an attribute Afterburn does not
+// write: it is written under that name only, never as AFTERBURN_…, so
+// the AFTERBURN_ names are exactly Afterburn's set.
+const FlintOnlyPrefix = "FLINT_"
 
 // Attribute is one KEY=VALUE line of the attributes file.
 type Attribute struct{ Name, Value string }

@@ -54,7 +54,17 @@ func akamaiMetadata(ctx context.Context, host *Host) (Metadata, error) {
 			{"AKAMAI_IPV6_SHARED_RANGE_*", "network.ipv6.shared_ranges.*"},
 		},
 	}.read(docs)
-	// The tags, joined by ":" as Afterburn does.
-	m.add("AKAMAI_INSTANCE_TAGS", strings.Join(jsonGet(docs["instance"], "tags.*"), ":"))
+	// Afterburn writes the SLAAC and link-local addresses whatever they
+	// are (plain strings of its Ipv6 struct): an empty one is an empty
+	// attribute, which the spec above leaves out.
+	for _, f := range []field{{"AKAMAI_IPV6_SLAAC", "slaac"}, {"AKAMAI_IPV6_LINK_LOCAL", "link_local"}} {
+		if v, ok := jsonPath(jsonPath(docs["network"], "ipv6"), f.path).(string); ok && v == "" {
+			m.Attrs = append(m.Attrs, Attribute{f.attr, ""})
+		}
+	}
+	// The tags, joined by ":" as Afterburn does, and written as Afterburn
+	// does when there are none: AKAMAI_INSTANCE_TAGS= (the attribute is
+	// always in its set, even empty).
+	m.Attrs = append(m.Attrs, Attribute{"AKAMAI_INSTANCE_TAGS", strings.Join(jsonGet(docs["instance"], "tags.*"), ":")})
 	return m, nil
 }

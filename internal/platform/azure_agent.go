@@ -221,9 +221,9 @@ func azureMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	m := jsonSpec{
 		Hostname: "compute.name",
 		Attrs: []field{
-			{"AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
+			{"FLINT_AZURE_IPV4_PUBLIC", "network.interface.0.ipv4.ipAddress.0.publicIpAddress"},
 			{"AZURE_VMSIZE", "compute.vmSize"},
-			{"AZURE_LOCATION", "compute.location"},
+			{"FLINT_AZURE_LOCATION", "compute.location"},
 		},
 	}.read(doc)
 	// Trimmed, and blank is none, as Afterburn reads it

@@ -11,11 +11,23 @@ import (
 // cloudStackMetadata reads the config drive when the VM has one, as
 // Afterburn's cloudstack-configdrive provider does, and the virtual router's
 // metadata service otherwise. CloudStack's ConfigDriveBuilder writes the
-// drive's meta_data.json from the router's values: local-hostname as
-// hostname, vm-id as uuid, the keys under public_keys; the attributes keep
-// the router's names.
+// router's values to the drive twice: one file each under
+// cloudstack/metadata/ (availability-zone.txt, …), which Afterburn's
+// attributes come from (coreos/afterburn
+// src/providers/cloudstack/configdrive.rs), and an OpenStack
+// meta_data.json (local-hostname as hostname, vm-id as uuid, the keys under
+// public_keys), which gives the hostname, the keys, and the attributes a
+// drive without the cloudstack/ tree still has.
 func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
-	m, err := host.configDriveSpec(ctx, host.wait(openStackDriveWait), jsonSpec{
+	// The files of the drive's cloudstack/metadata/ that Afterburn makes
+	// attributes of, with ConfigDriveBuilder's names; Afterburn asks for
+	// them with "_" for "-", which a drive may also have.
+	values := []string{"availability-zone", "cloud-identifier", "instance-id", "local-hostname", "service-offering", "vm-id"}
+	var more []string
+	for _, v := range values {
+		more = append(more, cloudStackDriveFile(v), cloudStackDriveFile(strings.ReplaceAll(v, "-", "_")))
+	}
+	m, files, err := host.configDriveFiles(ctx, host.wait(openStackDriveWait), jsonSpec{
 		Hostname: "hostname",
 		Keys:     []string{"public_keys.*"},
 		Attrs: []field{
@@ -23,13 +35,36 @@ func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 			{"CLOUDSTACK_LOCAL_HOSTNAME", "hostname"},
 			{"CLOUDSTACK_VM_ID", "uuid"},
 		},
-	})
-	if !errors.Is(err, errNoDrive) {
+	}, more...)
+	if errors.Is(err, errNoDrive) {
+		host.Logger.Info("no config drive: asking the virtual router", "labels", configDriveLabels)
+		return cloudStackService(ctx, host)
+	}
+	if err != nil {
 		return m, err
 	}
-	host.Logger.Info("no config drive: asking the virtual router", "labels", configDriveLabels)
-	return cloudStackService(ctx, host)
+	fromJSON := map[string]string{}
+	for _, at := range m.Attrs {
+		fromJSON[at.Name] = at.Value
+	}
+	m.Attrs = nil
+	for _, v := range values {
+		name := "CLOUDSTACK_" + strings.ToUpper(strings.ReplaceAll(v, "-", "_"))
+		data := files[cloudStackDriveFile(v)]
+		if data == nil {
+			data = files[cloudStackDriveFile(strings.ReplaceAll(v, "-", "_"))]
+		}
+		if val := strings.TrimSpace(string(data)); val != "" {
+			m.add(name, val)
+		} else {
+			m.add(name, fromJSON[name])
+		}
+	}
+	return m, nil
 }
+
+// cloudStackDriveFile is the path on the config drive of one value.
+func cloudStackDriveFile(name string) string { return "/cloudstack/metadata/" + name + ".txt" }
 
 // cloudStackService reads the metadata service of CloudStack's virtual
 // router, the DHCP server of the instance's lease (as the config provider

@@ -58,6 +58,6 @@ func gcpMetadata(ctx context.Context, host *Host) (Metadata, error) {
 		{"GCP_IP_EXTERNAL_0", "instance/network-interfaces/0/access-configs/0/external-ip"},
 		{"GCP_IP_LOCAL_0", "instance/network-interfaces/0/ip"},
 		{"GCP_MACHINE_TYPE", "instance/machine-type"},
-		{"GCP_ZONE", "instance/zone"},
+		{"FLINT_GCP_ZONE", "instance/zone"}, // flint only,
 	})
 }

@@ -84,8 +84,13 @@ func hetznerAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
 	if err != nil {
 		return fail(base+"/private-networks", err)
 	}
-	for i, ip := range jsonGet(tree, "*.ip") {
-		m.add("HETZNER_PRIVATE_IPV4_"+strconv.Itoa(i), ip)
+	// Numbered by the network's place in the list, as Afterburn's
+	// enumerate() numbers them: a network without an address leaves a gap.
+	nets, _ := tree.([]any)
+	for i, n := range nets {
+		if ip := jsonGet(n, "ip"); len(ip) > 0 {
+			m.add("HETZNER_PRIVATE_IPV4_"+strconv.Itoa(i), ip[0])
+		}
 	}
 	return m.Attrs, nil
 }
@@ -104,11 +109,18 @@ func hetznerPublicIPv6(tree any) string {
 			if netString(jsonPath(sub, "ipv6")) != "true" {
 				continue
 			}
-			p, err := netip.ParsePrefix(netString(jsonPath(sub, "address")))
-			if err != nil || !p.Addr().Is6() {
+			// Afterburn parses it as an IpNetwork, which takes an address
+			// without a prefix length too, and prints the address back
+			// in canonical form.
+			s := netString(jsonPath(sub, "address"))
+			a, err := netip.ParseAddr(s)
+			if p, perr := netip.ParsePrefix(s); perr == nil {
+				a, err = p.Addr(), nil
+			}
+			if err != nil || !a.Is6() {
 				return ""
 			}
-			return p.Addr().String()
+			return a.String()
 		}
 		return ""
 	}

@@ -19,7 +19,7 @@ func oracleCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
 		return Metadata{}, err
 	}
 	docs := map[string]any{"instance": instance}
-	// The VNICs give ORACLECLOUD_IPV4_PRIVATE_n, flint's own: a service
+	// The VNICs give FLINT_ORACLECLOUD_IPV4_PRIVATE_n, flint's own: a service
 	// without them (404) leaves them out.
 	vnics, err := host.getJSONDoc(ctx, oracleIMDSRequest(base+"/vnics/"))
 	switch {
@@ -40,7 +40,7 @@ func oracleCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
 			{"ORACLECLOUD_INSTANCE_ID", "instance.id"},
 			{"ORACLECLOUD_INSTANCE_SHAPE", "instance.shape"},
 			{"ORACLECLOUD_REGION_ID", "instance.canonicalRegionName"},
-			{"ORACLECLOUD_IPV4_PRIVATE_*", "vnics.*.privateIp"},
+			{"FLINT_ORACLECLOUD_IPV4_PRIVATE_*", "vnics.*.privateIp"},
 		},
 	}.read(docs), nil
 }

@@ -55,8 +55,10 @@ func packetMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	m.add("PACKET_HOSTNAME", doc.Hostname)
 	m.add("PACKET_PHONE_HOME_URL", doc.PhoneHomeURL)
 	m.add("PACKET_PLAN", doc.Plan)
-	m.add("PACKET_FACILITY", doc.Facility)
-	m.add("PACKET_METRO", doc.Metro)
+	// Afterburn reads neither (coreos/afterburn src/providers/packet/mod.rs
+	// get_attrs): flint's own.
+	m.add("FLINT_PACKET_FACILITY", doc.Facility)
+	m.add("FLINT_PACKET_METRO", doc.Metro)
 	count := map[string]int{}
 	for _, ad := range doc.Network.Addresses {
 		kind := "IPV4_PRIVATE"

@@ -45,7 +45,7 @@ func upCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
 		addrs, _ := jsonPath(f, "ip_addresses").([]any)
 		for _, ad := range addrs {
 			kind := strings.ToUpper(netString(jsonPath(ad, "family")) + "_" + netString(jsonPath(f, "type")))
-			m.add("UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), netString(jsonPath(ad, "address")))
+			m.add("FLINT_UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), netString(jsonPath(ad, "address")))
 			count[kind]++
 		}
 	}

@@ -20,7 +20,7 @@ func vultrMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	return m, host.readFields(ctx, &m, base, nil, "hostname", []field{
 		{"VULTR_HOSTNAME", "hostname"},
 		{"VULTR_INSTANCE_ID", "instanceid"},
-		{"VULTR_INSTANCE_V2_ID", "instance-v2-id"},
+		{"FLINT_VULTR_INSTANCE_V2_ID", "instance-v2-id"}, // flint only,
 		{"VULTR_REGION_CODE", "region/regioncode"},
 	})
 }

@@ -91,6 +91,23 @@ var partitionCases = []diskCase{
 		}}},
 	},
 	{
+		// Ignition 2.27 (coreos/ignition#2234, tests/positive/partitions/
+		// complex-mb.go): deleting partition 2 while a number-0 partition
+		// takes its number, with a filesystem on the new partition 2. The
+		// largest free block, after partition 3, is where it goes.
+		Name: "partition.delete.number0",
+		In:   []disk{threeParts()},
+		Config: `{"ignition": {"version": "$VERSION"}, "storage": {"disks": [{"device": "$DISK0", "partitions": [
+			{"number": 2, "shouldExist": false, "wipePartitionEntry": true},
+			{"number": 0, "label": "new", "sizeMiB": 16, "guid": "` + guid4 + `", "wipePartitionEntry": true}]}],
+			"filesystems": [{"device": "$DISK0p2", "format": "ext4", "label": "newfs", "wipeFilesystem": true}]}}`,
+		Out: []disk{{Partitions: []partition{
+			threeParts().Partitions[0],
+			{Number: 2, StartMiB: 33, SizeMiB: 16, Label: "new", TypeGUID: typeLinux, GUID: guid4, FS: &filesystem{Format: "ext4", Label: "newfs"}},
+			threeParts().Partitions[2],
+		}}},
+	},
+	{
 		Name:   "partition.create.wipetable",
 		In:     []disk{threeParts()},
 		Config: `{"ignition": {"version": "$VERSION"}, "storage": {"disks": [{"device": "$DISK0", "wipeTable": true, "partitions": [{"number": 1, "label": "new", "sizeMiB": 32}]}]}}`,

@@ -30,6 +30,7 @@ inst_multiple() { echo "inst_multiple $*" >> "$LOG"; }
 inst_script() { echo "inst_script $*" >> "$LOG"; }
 inst_simple() { [ -e "$1" ] || { echo "MISSING FILE $1" >> "$LOG"; return 1; }; echo "inst_simple $*" >> "$LOG"; }
 ln_r() { echo "ln_r $*" >> "$LOG"; }
+inst_rules() { echo "inst_rules $*" >> "$LOG"; }
 systemdsystemunitdir=/usr/lib/systemd/system
 systemdutildir=/usr/lib/systemd
 . "$MODDIR/module-setup.sh"
@@ -88,6 +89,11 @@ echo "install returned $?" >> "$LOG"
 			"ln_r /usr/lib/systemd/system/flint-complete.target /usr/lib/systemd/system/ignition-complete.target",
 			"ln_r /usr/lib/systemd/system/flint-diskful-subsequent.target /usr/lib/systemd/system/ignition-diskful-subsequent.target",
 			"ln_r /usr/bin/flint /usr/bin/ignition",
+			// What Ignition's module ships for clevis bindings and config
+			// drives on CD-ROM (coreos/ignition dracut/30ignition).
+			"inst_multiple -o clevis-encrypt-sss clevis-encrypt-tang clevis-encrypt-tpm2 clevis-luks-bind clevis-luks-common-functions clevis-luks-unlock pwmake tpm2_create tpm2_createpolicy",
+			"inst_simple " + moddir + "/flint-luks.conf /etc/security/pwquality.conf.d/flint-luks.conf",
+			"inst_rules 60-cdrom_id.rules",
 		} {
 			if !strings.Contains(log, want) {
 				t.Errorf("install() did not run %q:\n%s", want, log)
@@ -109,4 +115,34 @@ echo "install returned $?" >> "$LOG"
 			}
 		}
 	})
+}
+
+// TestModuleSetupKernelModules runs module-setup.sh's installkernel() with
+// dracut's instmods replaced by a stand-in: the hypervisor channels
+// (Hyper-V's KVP, the vsock transport of Apple's hypervisor) go into every
+// image, not only those built on such a host, as in Ignition's module.
+func TestModuleSetupKernelModules(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	moddir := filepath.Join(repoRoot(t), "dracut", "30flint")
+	log := filepath.Join(t.TempDir(), "log")
+	cmd := exec.Command("bash", "-c", `set -u
+instmods() { echo "instmods hostonly=${hostonly-unset} $*" >> "$LOG"; }
+. "$MODDIR/module-setup.sh"
+installkernel
+echo "installkernel returned $?" >> "$LOG"`)
+	cmd.Env = append(os.Environ(), "LOG="+log, "MODDIR="+moddir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("installkernel: %v\n%s", err, out)
+	}
+	got, _ := os.ReadFile(log)
+	for _, want := range []string{
+		"instmods hostonly= hv_utils vsock vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport",
+		"installkernel returned 0",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("installkernel did not run %q:\n%s", want, got)
+		}
+	}
 }

@@ -744,6 +744,11 @@ func (t *translator) raids(n *node) []any {
 // named ones get in 3.x, the way ign-converter's util.FSGeneration names
 // them: "oem" is /usr/share/oem, any other mounted filesystem
 // /tmp/<name>-ign<N>, and one given by path is that path under the root.
+// An unnamed filesystem gets a name (ignition<N>) and counts for <N>, but
+// no path: ign-converter names only its copy of the entry (Check2_4), so
+// translateFilesystems looks up the empty name and leaves the path out.
+// In 3.x a path means the mount stage mounts it, and no 2.x file can name
+// an unnamed filesystem, so it stays unmounted, as it was in 2.x.
 func (t *translator) filesystems(n *node) []any {
 	const p = "$.storage.filesystems"
 	t.fsAt = map[string]string{}
@@ -806,7 +811,8 @@ func (t *translator) filesystems(n *node) []any {
 			t.warnf(f, ep, "the root filesystem's mount is not translated: spec 3.x does not describe the root filesystem")
 			continue
 		}
-		if name == "" {
+		named := name != ""
+		if !named {
 			unnamed++
 			name = "ignition" + strconv.Itoa(unnamed)
 		}
@@ -820,12 +826,15 @@ func (t *translator) filesystems(n *node) []any {
 		}
 		e3 := idx(p, len(out))
 		t.origin(e3, f, ep)
-		of := map[string]any{"path": t.fs[name]}
-		if prev, dup := byPath[t.fs[name]]; dup {
-			t.errorf(f, ep, "filesystem %q would be mounted at %s, the path of %s; spec 3.x has one filesystem per path", name, t.fs[name], prev)
-			continue
+		of := map[string]any{}
+		if named {
+			if prev, dup := byPath[t.fs[name]]; dup {
+				t.errorf(f, ep, "filesystem %q would be mounted at %s, the path of %s; spec 3.x has one filesystem per path", name, t.fs[name], prev)
+				continue
+			}
+			byPath[t.fs[name]] = ep
+			of["path"] = t.fs[name]
 		}
-		byPath[t.fs[name]] = ep
 		t.copyStr(of, mm, mp, e3, "device", false)
 		t.copyStr(of, mm, mp, e3, "format", false)
 		t.copyStr(of, mm, mp, e3, "label", false)

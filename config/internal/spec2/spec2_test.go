@@ -75,9 +75,17 @@ func TestTranslate(t *testing.T) {
 		{"mount.create with force wipes, its options kept",
 			`{"ignition":{"version":"2.0.0"},"storage":{"filesystems":[{"name":"d","mount":{"device":"/dev/sdb","format":"xfs","create":{"force":true,"options":["-f"]}}}]}}`,
 			`{"ignition":{"version":"3.0.0"},"storage":{"filesystems":[{"path":"/tmp/d-ign1","device":"/dev/sdb","format":"xfs","wipeFilesystem":true,"options":["-f"]}]}}`},
-		{"unnamed filesystems are named in order",
-			`{"ignition":{"version":"2.2.0"},"storage":{"filesystems":[{"mount":{"device":"/dev/sdb","format":"ext4"}},{"mount":{"device":"/dev/sdc","format":"ext4"}}]}}`,
-			`{"ignition":{"version":"3.0.0"},"storage":{"filesystems":[{"path":"/tmp/ignition1-ign1","device":"/dev/sdb","format":"ext4"},{"path":"/tmp/ignition2-ign2","device":"/dev/sdc","format":"ext4"}]}}`},
+		// ign-converter names unnamed filesystems (ignition1, …) in its
+		// checks only: the translated entry has no path, so it is not
+		// mounted, but it counts for the next named one's suffix.
+		{"unnamed filesystems get no mount point",
+			`{"ignition":{"version":"2.2.0"},"storage":{"filesystems":[{"mount":{"device":"/dev/sdb","format":"ext4"}},{"mount":{"device":"/dev/sdc","format":"ext4"}},
+			  {"name":"data","mount":{"device":"/dev/sdd","format":"ext4"}}]}}`,
+			`{"ignition":{"version":"3.0.0"},"storage":{"filesystems":[{"device":"/dev/sdb","format":"ext4"},{"device":"/dev/sdc","format":"ext4"},
+			  {"path":"/tmp/data-ign3","device":"/dev/sdd","format":"ext4"}]}}`},
+		{"two unnamed filesystems on one device are not one path",
+			`{"ignition":{"version":"2.3.0"},"storage":{"filesystems":[{"mount":{"device":"/dev/sdb","format":"ext4","wipeFilesystem":true}},{"mount":{"device":"/dev/sdc","format":"xfs"}}]}}`,
+			`{"ignition":{"version":"3.0.0"},"storage":{"filesystems":[{"device":"/dev/sdb","format":"ext4","wipeFilesystem":true},{"device":"/dev/sdc","format":"xfs"}]}}`},
 		{"networkd units and drop-ins are files",
 			`{"ignition":{"version":"2.2.0"},"networkd":{"units":[{"name":"00-eth0.network","contents":"[Match]\nName=eth0\n","dropins":[{"name":"dns.conf","contents":"[Network]\nDNS=1.1.1.1"}]}]}}`,
 			`{"ignition":{"version":"3.0.0"},"storage":{"files":[

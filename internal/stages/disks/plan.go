@@ -229,8 +229,11 @@ func humanBytes(b int64) string {
 // partition without wipePartitionEntry keeps the partition's value; a start
 // of 0 (or unset) is the start of the largest free block, aligned as sgdisk
 // aligns it; a size of 0 (or unset) fills the free block the partition
-// starts in. Number 0 takes the lowest free number. A partition that does
-// not fit is a conflict.
+// starts in. Number 0 takes the lowest free number, which may be one the
+// config deletes (shouldExist: false): the new partition is then, as in
+// Ignition 2.27, the partition at that number, which the matrix above
+// decides against what is there, and the deletion gives way to it. A
+// partition that does not fit is a conflict.
 //
 // Deleting, resizing or re-creating a partition that is in use, wiping a
 // table with a partition in use, and changing a disk that is itself in use
@@ -352,9 +355,27 @@ func Plan(disk config.Disk, state DiskState) (DiskPlan, error) {
 		}
 	}
 
+	// A number-0 partition that took the number of one the config deletes
+	// (shouldExist: false) is, from here on, the partition at that number,
+	// as Ignition 2.27 resolves it (coreos/ignition#2234,
+	// internal/exec/stages/disks/partitions.go partitionDisk): it is matched
+	// against the partition on the disk there, and so re-created only with
+	// wipePartitionEntry, and the deletion gives way to it. Placement above
+	// saw the number as free, with nothing kept from the old partition.
+	taken := map[int]bool{}
+	for i, p := range parts {
+		if r := &res[i]; p.Number == 0 && r.placed {
+			r.old, r.exists = onDisk[r.number]
+			taken[r.number] = true
+		}
+	}
+
 	for i, p := range parts {
 		r := res[i]
 		old := r.old
+		if !shouldExist(p) && taken[r.number] {
+			continue
+		}
 		busy := func(verb string) {
 			if old.InUse != "" {
 				conflict("partition %d is in use (%s): refusing to %s it", r.number, old.InUse, verb)

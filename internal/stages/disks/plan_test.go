@@ -187,11 +187,13 @@ var planCases = []planCase{
 		state: gptState(disk1G, part(1, 2048, 204800, "one"), part(2, 206848, 204800, "two"), part(3, 411648, 204800, "three")),
 		disk: disk(
 			config.Partition{Number: 1, Label: ptr("ONE"), StartMiB: ptr(1), SizeMiB: ptr(100), WipePartitionEntry: ptr(true)},
-			config.Partition{Label: ptr("four"), SizeMiB: ptr(50)},
+			config.Partition{Label: ptr("four"), SizeMiB: ptr(50), WipePartitionEntry: ptr(true)},
 			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
 		// The deleted number 2 is the lowest free one; the largest free
-		// block is the one after partition 3.
-		want: []string{`recreate 1 2048-206847 "ONE"`, `delete 2 206848-411647 "two"`, `create 2 616448-718847 "four"`, `keep 3 411648-616447 "three"`},
+		// block is the one after partition 3. As Ignition 2.27, "four" is
+		// then partition 2, re-created there (its wipePartitionEntry), and
+		// the deletion gives way to it.
+		want: []string{`recreate 1 2048-206847 "ONE"`, `recreate 2 616448-718847 "four"`, `keep 3 411648-616447 "three"`},
 		argv: "--delete=1 --delete=2 --new=1:2048:206847 --change-name=1:ONE --typecode=1:$L --new=2:616448:718847 --change-name=2:four --typecode=2:$L /dev/vda",
 	},
 	{
@@ -280,10 +282,42 @@ var planCases = []planCase{
 		name:  "start 0 after a delete takes the freed space",
 		state: gptState(disk1G, part(1, 2048, 20480, "one"), part(2, 22528, 2048000, "two"), part(3, 2070528, 26591, "three")),
 		disk: disk(
+			config.Partition{Label: ptr("new"), WipePartitionEntry: ptr(true)},
+			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
+		want: []string{`recreate 2 22528-2070527 "new"`, `keep 1 2048-22527 "one"`, `keep 3 2070528-2097118 "three"`},
+		argv: "--delete=2 --new=2:22528:2070527 --change-name=2:new --typecode=2:$L /dev/vda",
+	},
+	// Ignition 2.27 (coreos/ignition#2234): deleting a partition while a
+	// number-0 one takes its number. The new partition is the partition at
+	// that number: it must match what is there or be re-created.
+	{
+		name:  "number 0 takes a deleted number: re-created with wipePartitionEntry",
+		state: gptState(disk1G, part(1, 2048, 65536, "p1"), part(2, 67584, 163840, "to-replace")),
+		disk: disk(
+			config.Partition{Number: 1, Label: ptr("p1"), StartMiB: ptr(1), SizeMiB: ptr(32), GUID: ptr(guid(7)), WipePartitionEntry: ptr(true)},
+			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)},
+			config.Partition{Label: ptr("new-auto2"), SizeMiB: ptr(64), GUID: ptr(guid(8)), WipePartitionEntry: ptr(true)},
+			config.Partition{Label: ptr("new-auto3"), SizeMiB: ptr(96), GUID: ptr(guid(9)), WipePartitionEntry: ptr(true)}),
+		want: []string{`recreate 1 2048-67583 "p1"`, `recreate 2 67584-198655 "new-auto2"`, `create 3 198656-395263 "new-auto3"`},
+		argv: "--delete=1 --delete=2 --new=1:2048:67583 --change-name=1:p1 --typecode=1:$L --partition-guid=1:$G7 " +
+			"--new=2:67584:198655 --change-name=2:new-auto2 --typecode=2:$L --partition-guid=2:$G8 " +
+			"--new=3:198656:395263 --change-name=3:new-auto3 --typecode=3:$L --partition-guid=3:$G9 /dev/vda",
+	},
+	{
+		name:  "number 0 takes a deleted number and matches what is there: kept",
+		state: gptState(disk1G, part(1, 2048, 20480, "one"), part(2, 22528, 2074591, "data")),
+		disk: disk(
+			config.Partition{Label: ptr("data")},
+			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
+		want: []string{`keep 2 22528-2097118 "data"`, `keep 1 2048-22527 "one"`},
+	},
+	{
+		name:  "number 0 takes a deleted number without wipePartitionEntry",
+		state: gptState(disk1G, part(1, 2048, 20480, "one"), part(2, 22528, 2048000, "two")),
+		disk: disk(
 			config.Partition{Label: ptr("new")},
 			config.Partition{Number: 2, ShouldExist: ptr(false), WipePartitionEntry: ptr(true)}),
-		want: []string{`delete 2 22528-2070527 "two"`, `create 2 22528-2070527 "new"`, `keep 1 2048-22527 "one"`, `keep 3 2070528-2097118 "three"`},
-		argv: "--delete=2 --new=2:22528:2070527 --change-name=2:new --typecode=2:$L /dev/vda",
+		conflicts: []string{`partition 2 does not match the config (size is 2048000 sectors, the config wants 2074591, label is "two", the config wants "new") and wipePartitionEntry is not set`},
 	},
 	{
 		name:  "alignment rounds a default start up to 1 MiB",

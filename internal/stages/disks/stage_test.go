@@ -180,6 +180,36 @@ func TestRunRefusesToDeleteAPartitionAFilesystemIsOn(t *testing.T) {
 	}
 }
 
+// TestRunNumberZeroTakesADeletedNumber: as Ignition 2.27
+// (coreos/ignition#2234), a config that deletes partition 2 and creates a
+// number-0 partition, which takes number 2, with a filesystem on
+// /dev/vda2, is the new partition 2: the filesystem is on it, not on a
+// deleted one.
+func TestRunNumberZeroTakesADeletedNumber(t *testing.T) {
+	f := newFakeOS()
+	f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 2048, "keep"), part(2, 4096, 4096, "old"))
+	f.sigs["/dev/vda2"] = Probed{Type: "ext4", Label: "old"}
+	err, log := runStage(t, f, `{"ignition":{"version":"3.4.0"},"storage":{
+		"disks":[{"device":"/dev/vda","partitions":[
+			{"number":2,"shouldExist":false,"wipePartitionEntry":true},
+			{"number":0,"label":"new","sizeMiB":8,"wipePartitionEntry":true}]}],
+		"filesystems":[{"device":"/dev/vda2","format":"xfs","label":"new","wipeFilesystem":true}]}}`)
+	if err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	if !strings.Contains(log, `recreate partition 2 "new"`) {
+		t.Errorf("the log lacks the re-creation of partition 2")
+	}
+	checkCalls(t, f.argvs()[len(f.argvs())-2:], []string{"wipefs -a /dev/vda2", "mkfs.xfs -f -L new /dev/vda2"})
+	var got []string
+	for _, p := range f.disks["/dev/vda"].table.Partitions {
+		got = append(got, fmt.Sprintf("%d %s %d+%d", p.Number, p.Label, p.Start, p.Size))
+	}
+	if want := []string{"1 keep 2048+2048", "2 new 4096+16384"}; !slices.Equal(got, want) {
+		t.Errorf("partitions = %q, want %q", got, want)
+	}
+}
+
 func TestRunFailsOnAForeignFilesystemBeforeTouchingAny(t *testing.T) {
 	f := newFakeOS()
 	f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 2048, "a"), part(2, 4096, 2048, "b"), part(3, 6144, 2048, "c"))

@@ -94,7 +94,7 @@ func TestTableMatchesSgdisk(t *testing.T) {
 				{"number":2,"shouldExist":false,"wipePartitionEntry":true},
 				{"number":3,"label":"grow","sizeMiB":6,"resize":true},
 				{"number":4,"label":"redone","sizeMiB":2,"wipePartitionEntry":true,"guid":%q},
-				{"label":"new","sizeMiB":4,"guid":%q}]}`, g(4), g(5))},
+				{"label":"new","sizeMiB":4,"wipePartitionEntry":true,"guid":%q}]}`, g(4), g(5))},
 		{name: "a table whose usable sectors stop short of its backup", sfdisk: "label: gpt\nlast-lba: 100000\nstart=2048, size=8192, name=a\n",
 			disk: fmt.Sprintf(`{"partitions":[{"label":"fill","guid":%q}]}`, g(2))},
 		{name: "a disk that grew", setup: []string{"--new=1:2048:+8M", "--change-name=1:gone", "--new=2:0:0", "--change-name=2:root"}, grow: 32,
