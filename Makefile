@@ -22,7 +22,8 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 # (blackbox) or QEMU (vm); the unit tier leaves them to their own targets.
 TIER_DIRS := tests/blackbox tests/vm
 
-.PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean
+.PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
+	install uninstall install-manifest
 
 all: build
 
@@ -95,6 +96,64 @@ fuzz:
 	@$(GO) test ./internal/cloudconfig -list '^FuzzTranslate$$' | grep -qx FuzzTranslate || \
 		{ echo "fuzz: ./internal/cloudconfig has no FuzzTranslate fuzz test"; exit 1; }
 	$(GO) test ./internal/cloudconfig -run '^$$' -fuzz '^FuzzTranslate$$' -fuzztime $(FUZZTIME)
+
+# install puts what a distro ships where the GNU and systemd conventions
+# say, under DESTDIR (dist/install.sh has the one list that install and
+# uninstall share; dist/install-manifest.txt what it writes with the
+# defaults). PREFIX moves the binary, its names, the man pages, completions
+# and the example installer config; systemd's, dracut's, sshd's and GRUB's
+# directories are where those programs look, whatever PREFIX is.
+# COMPAT_NAMES=no leaves out the upstream tools' names (ignition,
+# ignition-validate, afterburn, coreos-installer, butane, rdcore in BINDIR;
+# ignition-apply and ignition-rmcfg in LIBEXECDIR, where Ignition's
+# Makefile puts them), for a distro that keeps an upstream tool; one tool's
+# names alone with COMPAT_IGNITION, COMPAT_AFTERBURN,
+# COMPAT_COREOS_INSTALLER (coreos-installer and rdcore) or COMPAT_BUTANE.
+DESTDIR             ?=
+PREFIX              ?= /usr
+BINDIR              ?= $(PREFIX)/bin
+LIBEXECDIR          ?= $(PREFIX)/libexec
+DATADIR             ?= $(PREFIX)/share
+MANDIR              ?= $(DATADIR)/man
+SYSCONFDIR          ?= /etc
+SYSTEMDUNITDIR      ?= /usr/lib/systemd/system
+SYSTEMDGENERATORDIR ?= /usr/lib/systemd/system-generators
+SYSTEMDPRESETDIR    ?= /usr/lib/systemd/system-preset
+DRACUTMODDIR        ?= /usr/lib/dracut/modules.d
+# sshd reads its drop-ins from sshd_config.d (OpenSSH 8.2 and later, as
+# Debian and Fedora configure it); Ignition's GRUB snippet goes where
+# bootupd's static GRUB config includes it (coreos/ignition Makefile,
+# install-grub-for-bootupd).
+SSHDCONFDIR         ?= $(SYSCONFDIR)/ssh/sshd_config.d
+GRUBCONFDIR         ?= /usr/lib/bootupd/grub2-static/configs.d
+BASHCOMPDIR         ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR          ?= $(DATADIR)/zsh/site-functions
+FISHCOMPDIR         ?= $(DATADIR)/fish/vendor_completions.d
+COMPAT_NAMES        ?= yes
+COMPAT_IGNITION         ?= $(COMPAT_NAMES)
+COMPAT_AFTERBURN        ?= $(COMPAT_NAMES)
+COMPAT_COREOS_INSTALLER ?= $(COMPAT_NAMES)
+COMPAT_BUTANE           ?= $(COMPAT_NAMES)
+
+INSTALL_ENV = BIN='$(BIN)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' LIBEXECDIR='$(LIBEXECDIR)' \
+	DATADIR='$(DATADIR)' MANDIR='$(MANDIR)' SYSTEMDUNITDIR='$(SYSTEMDUNITDIR)' \
+	SYSTEMDGENERATORDIR='$(SYSTEMDGENERATORDIR)' SYSTEMDPRESETDIR='$(SYSTEMDPRESETDIR)' \
+	DRACUTMODDIR='$(DRACUTMODDIR)' SSHDCONFDIR='$(SSHDCONFDIR)' GRUBCONFDIR='$(GRUBCONFDIR)' \
+	BASHCOMPDIR='$(BASHCOMPDIR)' ZSHCOMPDIR='$(ZSHCOMPDIR)' FISHCOMPDIR='$(FISHCOMPDIR)' \
+	COMPAT_IGNITION='$(COMPAT_IGNITION)' COMPAT_AFTERBURN='$(COMPAT_AFTERBURN)' \
+	COMPAT_COREOS_INSTALLER='$(COMPAT_COREOS_INSTALLER)' COMPAT_BUTANE='$(COMPAT_BUTANE)' \
+	GENDIR='$(GENDIR)'
+
+install: build
+	$(INSTALL_ENV) dist/install.sh install
+
+uninstall:
+	$(INSTALL_ENV) dist/install.sh uninstall
+
+# install-manifest rewrites dist/install-manifest.txt from what `make
+# install` writes now (the dist package's test compares the two).
+install-manifest:
+	$(GO) test -count=1 ./dist -run '^TestInstallManifest$$' -update
 
 clean:
 	rm -rf bin tests/bench/out
