@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
-	install uninstall install-manifest
+	gen install uninstall install-manifest
 
 all: build
 
@@ -144,10 +144,27 @@ INSTALL_ENV = BIN='$(BIN)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' LIBEXECDIR='$
 	COMPAT_COREOS_INSTALLER='$(COMPAT_COREOS_INSTALLER)' COMPAT_BUTANE='$(COMPAT_BUTANE)' \
 	GENDIR='$(GENDIR)'
 
-install: build
+# gen writes the man pages and the bash, zsh and fish completions into
+# GENDIR (bin/gen): the hidden `flint __gen table` prints the command
+# tables (each command's options from the FlagSet it parses with), and
+# dist/gen, which the binary does not carry, renders them. They are not
+# kept in git: made at build time from the binary being installed, they
+# cannot be stale. A cross build (GOARCH other than the host's) reads the
+# tables from a host build of the same source.
+GENDIR   ?= bin/gen
+HOSTARCH := $(shell $(GO) env GOHOSTARCH)
+GENFLINT  = $(if $(filter-out $(HOSTARCH),$(GOARCH)),env -u GOARCH -u GOOS $(GO) run -tags $(TAGS) ./cmd/flint,$(BIN))
+
+gen: build
+	rm -rf $(GENDIR)/man $(GENDIR)/completion
+	mkdir -p $(GENDIR)
+	$(GENFLINT) __gen table > $(GENDIR)/table.json
+	env -u GOARCH -u GOOS $(GO) run ./dist/gen -table $(GENDIR)/table.json -source "flint $(VERSION)" -out $(GENDIR)
+
+install: build gen
 	$(INSTALL_ENV) dist/install.sh install
 
-uninstall:
+uninstall: gen
 	$(INSTALL_ENV) dist/install.sh uninstall
 
 # install-manifest rewrites dist/install-manifest.txt from what `make

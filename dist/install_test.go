@@ -105,7 +105,7 @@ func TestInstallManifest(t *testing.T) {
 	tmp := t.TempDir()
 	dest := filepath.Join(tmp, "root")
 	bin := filepath.Join(tmp, "flint")
-	runMake(t, "install", "DESTDIR="+dest, "BIN="+bin)
+	runMake(t, "install", "DESTDIR="+dest, "BIN="+bin, "GENDIR="+filepath.Join(tmp, "gen"))
 
 	got := listing(t, dest)
 	for _, line := range got {
@@ -146,7 +146,7 @@ func TestInstallManifest(t *testing.T) {
 	}
 	t.Logf("make install: %d files and links, %d lines", files, len(got))
 
-	runMake(t, "uninstall", "DESTDIR="+dest, "BIN="+bin)
+	runMake(t, "uninstall", "DESTDIR="+dest, "BIN="+bin, "GENDIR="+filepath.Join(tmp, "gen"))
 	for _, line := range listing(t, dest) {
 		if !strings.HasPrefix(line, "dir ") {
 			t.Errorf("make uninstall left %s", line)
@@ -219,7 +219,7 @@ func TestInstallSwitches(t *testing.T) {
 	bin := filepath.Join(tmp, "flint")
 	for i, tt := range tests {
 		dest := filepath.Join(tmp, fmt.Sprint(i))
-		runMake(t, append([]string{"install", "DESTDIR=" + dest, "BIN=" + bin}, tt.args...)...)
+		runMake(t, append([]string{"install", "DESTDIR=" + dest, "BIN=" + bin, "GENDIR=" + filepath.Join(tmp, "gen")}, tt.args...)...)
 		got := listing(t, dest)
 		var links []string
 		for _, line := range got {
@@ -243,7 +243,7 @@ func TestInstallSwitches(t *testing.T) {
 				t.Errorf("make install %s wrote %s", strings.Join(tt.args, " "), name)
 			}
 		}
-		runMake(t, append([]string{"uninstall", "DESTDIR=" + dest, "BIN=" + bin}, tt.args...)...)
+		runMake(t, append([]string{"uninstall", "DESTDIR=" + dest, "BIN=" + bin, "GENDIR=" + filepath.Join(tmp, "gen")}, tt.args...)...)
 		for _, line := range listing(t, dest) {
 			if !strings.HasPrefix(line, "dir ") {
 				t.Errorf("make uninstall %s left %s", strings.Join(tt.args, " "), line)
@@ -258,7 +258,7 @@ func TestInstallRefusesBadSwitch(t *testing.T) {
 	needTools(t, "make", "install", "realpath", "go")
 	tmp := t.TempDir()
 	dest := filepath.Join(tmp, "root")
-	cmd := exec.Command("make", "-C", root, "--no-print-directory", "install", "DESTDIR="+dest, "BIN="+filepath.Join(tmp, "flint"), "COMPAT_BUTANE=maybe")
+	cmd := exec.Command("make", "-C", root, "--no-print-directory", "install", "DESTDIR="+dest, "BIN="+filepath.Join(tmp, "flint"), "GENDIR="+filepath.Join(tmp, "gen"), "COMPAT_BUTANE=maybe")
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "COMPAT_* must be yes or no, not 'maybe'") {
 		t.Errorf("make install COMPAT_BUTANE=maybe = %v, %s; want a failure naming the value", err, out)

@@ -85,6 +85,11 @@ type Command struct {
 	Version string
 	// After is printed at the end of --help.
 	After string
+	// SingleDash says the command's long options take one dash
+	// ("-strict"), as Go's flag package spells them: flint's own
+	// commands, parsed by that package and described by a table only for
+	// their man pages and completions. Parse does not read it.
+	SingleDash bool
 }
 
 // Parsed is a command line read against a command's table.
