@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
-	gen install uninstall install-manifest
+	gen install uninstall install-manifest pkg deb
 
 all: build
 
@@ -33,7 +33,7 @@ build:
 # test runs every tier that exists. The unit tier includes the conformance
 # test, which checks the cases in config/testdata/conformance (and, when
 # $$FLINT_CONFORMANCE_DIR names one, a further corpus).
-test: vet fmt-check unit blackbox vm
+test: vet fmt-check unit pkg blackbox vm
 
 vet:
 	$(GO) vet ./...
@@ -166,6 +166,14 @@ install: build gen
 
 uninstall: gen
 	$(INSTALL_ENV) dist/install.sh uninstall
+
+# pkg is the packaging tier: the Debian packages built offline, checked
+# by lintian, installed and purged (tests/pkg/deb.sh).
+pkg: deb
+
+# deb builds the Debian packages (debian/) into bin/deb and checks them.
+deb:
+	tests/pkg/deb.sh
 
 # install-manifest rewrites dist/install-manifest.txt from what `make
 # install` writes now (the dist package's test compares the two).

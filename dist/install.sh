@@ -123,13 +123,17 @@ plan() {
 	echo "d $DATADIR/flint"
 	echo "f 0644 examples/installer-config.yaml $DATADIR/flint/example-installer-config.yaml"
 
-	# What `flint __gen` wrote from the flag tables (make gen): man pages
-	# and completions, the latter for flint and for each upstream name
-	# that is installed.
+	# What make gen wrote from the flag tables: man pages and completions,
+	# those of an upstream name only when that name is installed.
 	if [ -n "$GENDIR" ]; then
 		for src in "$GENDIR"/man/*.[1-8]; do
 			[ -e "$src" ] || continue
-			echo "f 0644 $src $MANDIR/man${src##*.}/${src##*/}"
+			name=${src##*/}
+			case ${name%.*} in
+			flint | flint-*) ;;
+			*) compat_enabled "${name%.*}" || continue ;;
+			esac
+			echo "f 0644 $src $MANDIR/man${src##*.}/$name"
 		done
 		for shell in bash zsh fish; do
 			case $shell in

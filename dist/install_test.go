@@ -209,7 +209,7 @@ func TestInstallSwitches(t *testing.T) {
 			"/usr/libexec/ignition-apply -> ../bin/flint", "/usr/libexec/ignition-rmcfg -> ../bin/flint"}},
 		{args: []string{"COMPAT_IGNITION=no", "COMPAT_AFTERBURN=no", "COMPAT_BUTANE=no"},
 			wantLinks: []string{"/usr/bin/coreos-installer -> flint", "/usr/bin/rdcore -> flint"}},
-		{args: []string{"PREFIX=/usr/local", "COMPAT_NAMES=no", "COMPAT_IGNITION=yes"},
+		{args: []string{"PREFIX=/usr/local", "MANDIR=/usr/share/man", "COMPAT_NAMES=no", "COMPAT_IGNITION=yes"},
 			wantLinks: []string{"/usr/local/bin/ignition -> flint", "/usr/local/bin/ignition-validate -> flint",
 				"/usr/local/libexec/ignition-apply -> ../bin/flint", "/usr/local/libexec/ignition-rmcfg -> ../bin/flint"},
 			wantFiles: []string{"/usr/local/bin/flint", "/usr/local/share/flint/example-installer-config.yaml",
@@ -236,11 +236,20 @@ func TestInstallSwitches(t *testing.T) {
 			}
 		}
 		for _, name := range allNames {
-			if slices.ContainsFunc(tt.wantLinks, func(l string) bool { return strings.HasPrefix(l, name+" ") }) {
-				continue
+			if !slices.ContainsFunc(tt.wantLinks, func(l string) bool { return strings.HasPrefix(l, name+" ") }) {
+				if _, err := os.Lstat(filepath.Join(dest, name)); err == nil {
+					t.Errorf("make install %s wrote %s", strings.Join(tt.args, " "), name)
+				}
 			}
-			if _, err := os.Lstat(filepath.Join(dest, name)); err == nil {
-				t.Errorf("make install %s wrote %s", strings.Join(tt.args, " "), name)
+			// The name's man page (flint's) goes with the name.
+			base := filepath.Base(name)
+			page := filepath.Join(dest, "/usr/share/man/man1", base+".1")
+			_, err := os.Stat(page)
+			switch wanted := slices.ContainsFunc(tt.wantLinks, func(l string) bool { return filepath.Base(strings.Fields(l)[0]) == base }); {
+			case wanted && err != nil:
+				t.Errorf("make install %s: no man page for %s: %v", strings.Join(tt.args, " "), base, err)
+			case !wanted && err == nil:
+				t.Errorf("make install %s wrote the man page of %s", strings.Join(tt.args, " "), base)
 			}
 		}
 		runMake(t, append([]string{"uninstall", "DESTDIR=" + dest, "BIN=" + bin, "GENDIR=" + filepath.Join(tmp, "gen")}, tt.args...)...)

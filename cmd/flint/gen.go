@@ -31,7 +31,17 @@ func runGen(args []string, stdout io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(append([]*flags.Command{flintTable()}, upstreamTables()...))
+	return enc.Encode(genTables{
+		Tables: append([]*flags.Command{flintTable()}, upstreamTables()...),
+		Names:  upstreamNames,
+	})
+}
+
+// genTables is what `flint __gen table` prints: flint's table first, then
+// the front ends', and every name flint answers to besides its own.
+type genTables struct {
+	Tables []*flags.Command `json:"tables"`
+	Names  []string         `json:"names"`
 }
 
 // upstreamTables are the front ends' command tables (internal/flags), for

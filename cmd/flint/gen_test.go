@@ -19,9 +19,13 @@ func TestGenTable(t *testing.T) {
 	if err := run(t.Context(), []string{"__gen", "table"}, nil, &out, &out); err != nil {
 		t.Fatalf("flint __gen table: %v\n%s", err, out.String())
 	}
-	var tools []*flags.Command
-	if err := json.Unmarshal(out.Bytes(), &tools); err != nil {
-		t.Fatalf("flint __gen table printed no JSON list of tables: %v\n%s", err, out.String())
+	var got genTables
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("flint __gen table printed no JSON tables: %v\n%s", err, out.String())
+	}
+	tools := got.Tables
+	if !slices.Equal(got.Names, upstreamNames) {
+		t.Errorf("flint __gen table names %q, want %q", got.Names, upstreamNames)
 	}
 	if len(tools) == 0 || tools[0].Name != "flint" {
 		t.Fatalf("flint __gen table: the first table is not flint's: %s", out.String())

@@ -50,16 +50,26 @@ func run(tableFile, out, source string) error {
 	if err != nil {
 		return err
 	}
-	var tools []*flags.Command
-	if err := json.Unmarshal(raw, &tools); err != nil {
+	var in struct {
+		Tables []*flags.Command `json:"tables"`
+		Names  []string         `json:"names"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
 		return fmt.Errorf("the tables: %w", err)
 	}
+	tools := in.Tables
 	if len(tools) == 0 || tools[0].Name != "flint" {
 		return errors.New("the tables: the first is not flint's")
 	}
 	files, err := manFiles(tools[0], source)
 	if err != nil {
 		return err
+	}
+	// The upstream names' pages are flint(1), which says what each name
+	// does: man ignition finds it. make install installs each with its
+	// name.
+	for _, name := range in.Names {
+		files["man/"+name+".1"] = ".so man1/flint.1\n"
 	}
 	for _, root := range tools {
 		for _, sh := range flags.Shells() {

@@ -45,6 +45,9 @@ func TestGenerate(t *testing.T) {
 		names = append(names, "flint-"+p.cmd+"."+strconv.Itoa(p.section))
 	}
 	names = append(names, "flint.1")
+	for _, n := range []string{"ignition", "ignition-validate", "ignition-apply", "ignition-rmcfg", "afterburn", "coreos-installer", "butane", "rdcore"} {
+		names = append(names, n+".1")
+	}
 	entries, err := os.ReadDir(filepath.Join(dir, "man"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +62,10 @@ func TestGenerate(t *testing.T) {
 		page, err := os.ReadFile(file)
 		if err != nil {
 			t.Errorf("gen wrote no %s: %v", name, err)
+			continue
+		}
+		if bytes.Equal(page, []byte(".so man1/flint.1\n")) {
+			// An upstream name's page: man -l cannot follow .so.
 			continue
 		}
 		if !bytes.Contains(page, []byte(`.TH "`+strings.ToUpper(strings.TrimSuffix(name, filepath.Ext(name)))+`" `)) ||
@@ -142,7 +149,7 @@ func TestGenerateRefusesMissingPage(t *testing.T) {
 		if tt.add != "" {
 			root.Subcommands = append(root.Subcommands, &flags.Command{Name: tt.add})
 		}
-		raw, err := json.Marshal([]*flags.Command{root})
+		raw, err := json.Marshal(map[string]any{"tables": []*flags.Command{root}})
 		if err != nil {
 			t.Fatal(err)
 		}
