@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
-	gen install uninstall install-manifest pkg deb
+	gen install uninstall install-manifest pkg deb rpm
 
 all: build
 
@@ -168,12 +168,17 @@ uninstall: gen
 	$(INSTALL_ENV) dist/install.sh uninstall
 
 # pkg is the packaging tier: the Debian packages built offline, checked
-# by lintian, installed and purged (tests/pkg/deb.sh).
-pkg: deb
+# by lintian, installed and purged (tests/pkg/deb.sh); the RPMs built from
+# dist/flint.spec and compared with them (tests/pkg/rpm.sh).
+pkg: deb rpm
 
 # deb builds the Debian packages (debian/) into bin/deb and checks them.
 deb:
 	tests/pkg/deb.sh
+
+# rpm builds the RPMs into bin/rpm; it compares them with bin/deb's.
+rpm: deb
+	tests/pkg/rpm.sh
 
 # install-manifest rewrites dist/install-manifest.txt from what `make
 # install` writes now (the dist package's test compares the two).
