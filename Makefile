@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
-	gen install uninstall install-manifest pkg deb rpm
+	gen install uninstall install-manifest pkg deb rpm release cross cross-test
 
 all: build
 
@@ -33,7 +33,7 @@ build:
 # test runs every tier that exists. The unit tier includes the conformance
 # test, which checks the cases in config/testdata/conformance (and, when
 # $$FLINT_CONFORMANCE_DIR names one, a further corpus).
-test: vet fmt-check unit pkg blackbox vm
+test: vet fmt-check unit cross pkg blackbox vm
 
 vet:
 	$(GO) vet ./...
@@ -96,6 +96,49 @@ fuzz:
 	@$(GO) test ./internal/cloudconfig -list '^FuzzTranslate$$' | grep -qx FuzzTranslate || \
 		{ echo "fuzz: ./internal/cloudconfig has no FuzzTranslate fuzz test"; exit 1; }
 	$(GO) test ./internal/cloudconfig -run '^$$' -fuzz '^FuzzTranslate$$' -fuzztime $(FUZZTIME)
+
+# release builds flint for the four architectures Fedora CoreOS ships
+# (make build GOARCH=… builds one), stripped, into RELEASEDIR with their
+# SHA256SUMS, and fails when one is over the size budget: every
+# architecture's binary goes into an initramfs. SIZE_BUDGET is cmd/flint's
+# sizeBudget (12 MiB), which its conventions test checks on the host's
+# binary and keeps equal to this line.
+RELEASE_ARCHES := amd64 arm64 ppc64le s390x
+RELEASEDIR     ?= bin/release
+SIZE_BUDGET    := 12582912
+
+release:
+	rm -rf $(RELEASEDIR)
+	mkdir -p $(RELEASEDIR)
+	for a in $(RELEASE_ARCHES); do \
+		$(MAKE) --no-print-directory build GOARCH=$$a BIN=$(RELEASEDIR)/flint-linux-$$a || exit 1; \
+	done
+	@over=0; for a in $(RELEASE_ARCHES); do \
+		f=$(RELEASEDIR)/flint-linux-$$a; size=$$(stat -c %s $$f); \
+		echo "release: $$f: $$size bytes (budget $(SIZE_BUDGET))"; \
+		if [ $$size -gt $(SIZE_BUDGET) ]; then echo "release: $$f is over the budget"; over=1; fi; \
+	done; exit $$over
+	cd $(RELEASEDIR) && sha256sum flint-linux-* > SHA256SUMS
+
+# cross-test runs the config library's and the translators' unit tests
+# built for arm64 and for s390x (big-endian) under qemu-user
+# (qemu-user-static), through go test -exec. Without QEMU it says so.
+CROSS_TEST_PKGS := ./config/... ./internal/butane/... ./internal/kickstart/... \
+	./internal/cloudconfig/... ./internal/migrate/...
+QEMU_arm64 := qemu-aarch64-static
+QEMU_s390x := qemu-s390x-static
+
+cross-test:
+	@for a in arm64 s390x; do \
+		case $$a in arm64) q=$(QEMU_arm64) ;; s390x) q=$(QEMU_s390x) ;; esac; \
+		if ! command -v $$q > /dev/null; then echo "cross-test: $$a skipped: no $$q (Debian: qemu-user-static)"; continue; fi; \
+		echo "cross-test: $$a under $$q"; \
+		GOARCH=$$a CGO_ENABLED=0 $(GO) test -exec $$q $(CROSS_TEST_PKGS) || exit 1; \
+	done
+
+# cross is CI's cross-architecture tier: the four release binaries within
+# budget, and the portable tests on arm64 and s390x.
+cross: release cross-test
 
 # install puts what a distro ships where the GNU and systemd conventions
 # say, under DESTDIR (dist/install.sh has the one list that install and
