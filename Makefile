@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
-	gen install uninstall install-manifest pkg deb rpm release cross cross-test
+	gen install uninstall install-manifest pkg deb rpm selinux release cross cross-test
 
 all: build
 
@@ -213,7 +213,7 @@ uninstall: gen
 # pkg is the packaging tier: the Debian packages built offline, checked
 # by lintian, installed and purged (tests/pkg/deb.sh); the RPMs built from
 # dist/flint.spec and compared with them (tests/pkg/rpm.sh).
-pkg: deb rpm
+pkg: deb rpm selinux
 
 # deb builds the Debian packages (debian/) into bin/deb and checks them.
 deb:
@@ -222,6 +222,22 @@ deb:
 # rpm builds the RPMs into bin/rpm; it compares them with bin/deb's.
 rpm: deb
 	tests/pkg/rpm.sh
+
+# selinux compiles the policy module dist/selinux/flint.{te,fc,if} with
+# the reference policy's development files (Debian: selinux-policy-dev)
+# into bin/selinux/flint.pp.
+SELINUX_DEVEL ?= /usr/share/selinux/devel/Makefile
+
+selinux:
+ifeq ($(wildcard $(SELINUX_DEVEL)),)
+	@echo "selinux: skipped: no $(SELINUX_DEVEL) (Debian: selinux-policy-dev)"
+else
+	rm -rf bin/selinux
+	mkdir -p bin/selinux
+	cp dist/selinux/flint.te dist/selinux/flint.fc dist/selinux/flint.if bin/selinux/
+	$(MAKE) -C bin/selinux -f $(SELINUX_DEVEL) flint.pp
+	@echo "selinux: bin/selinux/flint.pp, $$(stat -c %s bin/selinux/flint.pp) bytes"
+endif
 
 # install-manifest rewrites dist/install-manifest.txt from what `make
 # install` writes now (the dist package's test compares the two).
