@@ -46,17 +46,17 @@ const (
 
 // suite is what every scenario shares: built once by newSuite.
 type suite struct {
-	dir     string
-	kernel  string
-	kver    string
-	flint   string
+	dir    string
+	kernel string
+	kver   string
+	flint  string
 	// installed is the tree `make install DESTDIR=` wrote: the dracut
 	// module, the binary, the units and the GRUB snippet every image is
 	// built from, as a distro's package installs them.
 	installed string
 	initrd    string
 	rootImg   string
-	vms     chan struct{}
+	vms       chan struct{}
 	// buildLog is dracut's output, kept for the size figure.
 	buildLog string
 }
