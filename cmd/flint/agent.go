@@ -66,6 +66,60 @@ func (e *endpointFlag) Set(s string) error {
 	return nil
 }
 
+// agentCommands are flint agent's commands, in the order its usage lists
+// them.
+func agentCommands() []string {
+	return []string{"check-in", "report-failure", "ssh-keys", "hostname", "attributes",
+		"delete-config", "render-ignition", "network-kargs"}
+}
+
+// agentOptions are flint agent's options, those of every command and each
+// command's own.
+type agentOptions struct {
+	platform, root                       string
+	timeout                              time.Duration
+	toStdout                             bool
+	endpoint                             endpointFlag
+	reason, reasonFile, target, out, dir string
+	defaultKargs                         string
+}
+
+// agentFlags declares the options of flint agent's command cmd and says
+// how many arguments it takes; ok is false for an unknown command. The
+// man page and completions are made from the same FlagSets (gen.go).
+func agentFlags(cmd string) (fs *flag.FlagSet, o *agentOptions, nargs int, ok bool) {
+	o = &agentOptions{}
+	fs = flag.NewFlagSet("agent "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.platform, "platform", "", "the platform `ID` (default: PLATFORM_ID in /run/flint.env, else ignition.platform.id on the kernel command line)")
+	fs.StringVar(&o.root, "root", "/", "the system's root `DIR`, for /etc/passwd, /run and /proc")
+	fs.DurationVar(&o.timeout, "timeout", time.Minute, "the `DURATION` each metadata request may take, retries included")
+	fs.BoolVar(&o.toStdout, "log-to-stdout", false, "log to standard output instead of the journal")
+	fs.Var(&o.endpoint, "endpoint", "use `URL` as the base of every metadata service of the platform (for testing)")
+	switch cmd {
+	case "check-in", "delete-config", "attributes", "hostname", "network-kargs", "render-ignition":
+	case "report-failure":
+		fs.StringVar(&o.reason, "reason", "", "why provisioning failed (`TEXT`); redacted and cut to 200 characters")
+		fs.StringVar(&o.reasonFile, "reason-file", "", "read the reason from `FILE` (\"-\": standard input)")
+	case "ssh-keys":
+		nargs = 1
+	default:
+		return nil, nil, 0, false
+	}
+	switch cmd {
+	case "hostname":
+		fs.StringVar(&o.target, "target", "/sysroot", "the root `DIR` to write etc/hostname under")
+	case "attributes":
+		fs.StringVar(&o.out, "out", agent.DefaultAttributesPath, "the `FILE` to write")
+	case "render-ignition":
+		fs.StringVar(&o.dir, "dir", agent.DefaultFragmentsDir, "the `DIR` to write the fragments in")
+	case "network-kargs":
+		fs.StringVar(&o.out, "out", agent.DefaultNetworkKargsPath, "the `FILE` to write")
+		fs.StringVar(&o.defaultKargs, "default", "", "the distribution's network kernel arguments (`ARGS`, required)")
+	}
+	return fs, o, nargs, true
+}
+
 // runAgent parses `flint agent` and runs one agent command.
 func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	usage := func(format string, a ...any) error {
@@ -79,37 +133,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		fmt.Fprint(stdout, agentUsage)
 		return nil
 	}
-	fs := flag.NewFlagSet("agent "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	platform := fs.String("platform", "", "")
-	root := fs.String("root", "/", "")
-	timeout := fs.Duration("timeout", time.Minute, "")
-	toStdout := fs.Bool("log-to-stdout", false, "")
-	var endpoint endpointFlag
-	fs.Var(&endpoint, "endpoint", "")
-	var reason, reasonFile, target, out, defaultKargs, dir *string
-	nargs := 0
-	switch cmd {
-	case "check-in", "delete-config", "attributes", "hostname", "network-kargs", "render-ignition":
-	case "report-failure":
-		reason = fs.String("reason", "", "")
-		reasonFile = fs.String("reason-file", "", "")
-	case "ssh-keys":
-		nargs = 1
-	default:
+	fs, o, nargs, ok := agentFlags(cmd)
+	if !ok {
 		return usage("unknown command %q", cmd)
 	}
-	switch cmd {
-	case "hostname":
-		target = fs.String("target", "/sysroot", "")
-	case "attributes":
-		out = fs.String("out", agent.DefaultAttributesPath, "")
-	case "render-ignition":
-		dir = fs.String("dir", agent.DefaultFragmentsDir, "")
-	case "network-kargs":
-		out = fs.String("out", agent.DefaultNetworkKargsPath, "")
-		defaultKargs = fs.String("default", "", "")
-	}
+	platform, root, timeout, toStdout, endpoint := &o.platform, &o.root, &o.timeout, &o.toStdout, &o.endpoint
+	reason, reasonFile, target, out, defaultKargs, dir := &o.reason, &o.reasonFile, &o.target, &o.out, &o.defaultKargs, &o.dir
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, agentUsage)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"debug/elf"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -151,6 +152,18 @@ func TestMakefileBuildTags(t *testing.T) {
 	}
 	if !strings.Contains(string(mk), "\nTAGS     := "+BuildTags+"\n") {
 		t.Errorf("the Makefile's TAGS line is not %q; keep BuildTags and the Makefile in step", BuildTags)
+	}
+}
+
+// TestMakefileSizeBudget checks make release holds every architecture's
+// binary to sizeBudget too.
+func TestMakefileSizeBudget(t *testing.T) {
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("\nSIZE_BUDGET    := %d\n", sizeBudget); !strings.Contains(string(mk), want) {
+		t.Errorf("the Makefile's SIZE_BUDGET line is not %q; keep it equal to sizeBudget", strings.TrimSpace(want))
 	}
 }
 

@@ -13,7 +13,12 @@ const kickstartUsage = "usage: flint kickstart [-o FILE] [-spec 3.x.0] [-allow-i
 // runKickstart translates a kickstart file into a config (runMigration):
 // the report counts what became of each command.
 func runKickstart(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return runMigration(migration{
+	return runMigration(kickstartMigration(), args, stdin, stdout, stderr)
+}
+
+// kickstartMigration is flint kickstart: its options, and the translation.
+func kickstartMigration() migration {
+	return migration{
 		name: "kickstart", usage: kickstartUsage, input: "kickstart file", items: "lines",
 		untranslatable: kickstart.ErrUntranslatable,
 		flags: func(*flag.FlagSet) translation {
@@ -22,5 +27,5 @@ func runKickstart(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 				return res.Config, res.Report.String(), err
 			}
 		},
-	}, args, stdin, stdout, stderr)
+	}
 }

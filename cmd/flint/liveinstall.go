@@ -54,16 +54,24 @@ func isLiveInstall(args []string) bool {
 	return len(args) > 0 && (args[0] == "--from-cmdline" || args[0] == "--generator")
 }
 
+// liveFlags declares the live installer's options, the kernel command
+// line's file going to lo; its man page and completions are made from the
+// same FlagSet (gen.go).
+func liveFlags(lo *liveOptions) (fs *flag.FlagSet, fromCmdline, generator *bool) {
+	fs = flag.NewFlagSet("install", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fromCmdline = fs.Bool("from-cmdline", false, "install as the kernel command line says (coreos.inst.*, flint.inst.*): flint-installer.service")
+	generator = fs.Bool("generator", false, "be the systemd generator (flint-installer-generator), given its normal unit `DIR`")
+	fs.StringVar(&lo.cmdline, "cmdline", lo.cmdline, "read the kernel command line from `FILE`")
+	return fs, fromCmdline, generator
+}
+
 // runLiveInstall is flint install --from-cmdline (flint-installer.service:
 // install as the kernel command line says) and flint install --generator
 // (flint-installer-generator: make the live boot's default target the
 // installer's when it says to install).
 func runLiveInstall(ctx context.Context, args []string, stderr io.Writer, lo liveOptions) error {
-	fs := flag.NewFlagSet("install", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fromCmdline := fs.Bool("from-cmdline", false, "")
-	generator := fs.Bool("generator", false, "")
-	fs.StringVar(&lo.cmdline, "cmdline", lo.cmdline, "")
+	fs, fromCmdline, generator := liveFlags(&lo)
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("install: %v\n\n%s", err, liveUsage)}
 	}

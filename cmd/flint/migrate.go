@@ -28,6 +28,24 @@ type migration struct {
 // v; the report is what to print whether or not it fails.
 type translation func(name string, raw []byte, v config.Version) (cfg []byte, report string, err error)
 
+// migrationOptions are the options every migration command takes.
+type migrationOptions struct {
+	out, spec  string
+	incomplete bool
+}
+
+// migrationFlags declares the options every migration command takes, on
+// a FlagSet named name; the command adds its own (migration.flags).
+func migrationFlags(name string) (*flag.FlagSet, *migrationOptions) {
+	var o migrationOptions
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.out, "o", "", "write the config to `FILE` (mode 0600) instead of standard output")
+	fs.StringVar(&o.spec, "spec", config.NewestStable.String(), "the spec `VERSION` of the config")
+	fs.BoolVar(&o.incomplete, "allow-incomplete", false, "write the config even when the report has errors")
+	return fs, &o
+}
+
 // runMigration runs a migration command. The config goes to -o (mode
 // 0600: it can hold password hashes and LUKS passphrases) or to stdout;
 // the report goes to stderr, one entry a line as flint validate prints it,
@@ -36,11 +54,8 @@ type translation func(name string, raw []byte, v config.Version) (cfg []byte, re
 // is written: a config without them would give a machine that is not what
 // the input describes.
 func runMigration(m migration, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet(m.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "write the config to FILE")
-	spec := fs.String("spec", config.NewestStable.String(), "spec version of the config")
-	incomplete := fs.Bool("allow-incomplete", false, "write the config even when the report has errors")
+	fs, o := migrationFlags(m.name)
+	out, spec, incomplete := &o.out, &o.spec, &o.incomplete
 	translate := m.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("%s: %v\n\n%s", m.name, err, m.usage)}

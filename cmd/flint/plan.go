@@ -22,6 +22,9 @@ type diskFlags map[string]string
 
 func (d diskFlags) String() string { return "" }
 
+// Repeatable says -disk may be given more than once (for the man page).
+func (d diskFlags) Repeatable() bool { return true }
+
 func (d diskFlags) Set(v string) error {
 	dev, target, ok := strings.Cut(v, "=")
 	if !ok {
@@ -37,17 +40,32 @@ func (d diskFlags) Set(v string) error {
 	return nil
 }
 
+// planOptions are flint plan's options.
+type planOptions struct {
+	root        string
+	fetch, json bool
+	disks       diskFlags
+}
+
+// planFlags declares flint plan's options; its man page and completions
+// are made from the same FlagSet (gen.go).
+func planFlags() (*flag.FlagSet, *planOptions) {
+	o := planOptions{disks: diskFlags{}}
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.root, "root", "", "compare files, users and units with the root `DIR`")
+	fs.BoolVar(&o.fetch, "fetch", false, "fetch and hash-check remote resources")
+	fs.BoolVar(&o.json, "json", false, "print the plan as JSON")
+	fs.Var(o.disks, "disk", "a device the config names, read as it is or from an image (`DEV[=IMAGE]`)")
+	return fs, &o
+}
+
 // runPlan prints what a config would do to this machine, writing nothing.
 // An invalid config prints the validator's report on stderr (exit 1); a
 // plan with errors (what the stages would refuse) is printed, then exits 1.
 func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	root := fs.String("root", "", "compare files, users and units with this root")
-	fetch := fs.Bool("fetch", false, "fetch and hash-check remote resources")
-	asJSON := fs.Bool("json", false, "print the plan as JSON")
-	targets := diskFlags{}
-	fs.Var(targets, "disk", "a device the config names, read as it is or from an image (DEV=IMAGE)")
+	fs, o := planFlags()
+	root, fetch, asJSON, targets := &o.root, &o.fetch, &o.json, o.disks
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("plan: %v\n\n%s", err, planUsage)}
 	}

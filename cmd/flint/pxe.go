@@ -49,17 +49,29 @@ func runPxe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return usageError{fmt.Sprintf("pxe ignition: unknown command %q\n\n%s", args[1], pxeUsage)}
 }
 
-func pxeWrap(args []string, stdin io.Reader, stdout io.Writer) error {
+// pxeWrapOptions are flint pxe ignition wrap's options.
+type pxeWrapOptions struct{ in, out string }
+
+// pxeWrapFlags declares flint pxe ignition wrap's options under
+// coreos-installer's long and short names; its man page and completions
+// are made from the same FlagSet (gen.go).
+func pxeWrapFlags() (*flag.FlagSet, *pxeWrapOptions) {
+	var o pxeWrapOptions
 	fs := flag.NewFlagSet("wrap", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var in, out string
-	fs.StringVar(&in, "i", "", "config to wrap")
-	fs.StringVar(&in, "ignition-file", "", "config to wrap")
-	fs.StringVar(&out, "o", "", "initrd to write")
-	fs.StringVar(&out, "output", "", "initrd to write")
+	fs.StringVar(&o.in, "i", "", "the config `FILE` to wrap (default: standard input)")
+	fs.StringVar(&o.in, "ignition-file", "", "the config `FILE` to wrap (default: standard input)")
+	fs.StringVar(&o.out, "o", "", "the initrd `FILE` to write (default: standard output)")
+	fs.StringVar(&o.out, "output", "", "the initrd `FILE` to write (default: standard output)")
+	return fs, &o
+}
+
+func pxeWrap(args []string, stdin io.Reader, stdout io.Writer) error {
+	fs, o := pxeWrapFlags()
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("pxe ignition wrap: %v\n\n%s", cmpErr(err, fmt.Errorf("unexpected argument %q", fs.Arg(0))), pxeUsage)}
 	}
+	in, out := o.in, o.out
 	var cfg []byte
 	var err error
 	if in == "" {

@@ -87,6 +87,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runDev(ctx, rest, stdin, stdout, stderr)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
+	case "__gen":
+		// Hidden: the man pages and completions, for make gen.
+		return runGen(rest, stdout)
 	case "version", "-version", "--version":
 		return runVersion(stdout)
 	case "help", "-h", "-help", "--help":

@@ -124,6 +124,34 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
+// runOptions are flint run's options.
+type runOptions struct {
+	stage, platform, root, cache, state, neednet string
+	fetchTimeout, deviceTimeout, idleTimeout     time.Duration
+	toStdout, fragment                           bool
+}
+
+// runFlags declares flint run's options, -authorized-keys-fragment's
+// default being fragment; its man page and completions are made from the
+// same FlagSet (gen.go). The flags and defaults are Ignition's.
+func runFlags(fragment bool) (*flag.FlagSet, *runOptions) {
+	var o runOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.stage, "stage", "", "the `STAGE` to run")
+	fs.StringVar(&o.platform, "platform", "", "the platform `ID` (ignition.platform.id), see docs/providers.md")
+	fs.StringVar(&o.root, "root", engine.DefaultRoot, "the target root `DIR`")
+	fs.StringVar(&o.cache, "config-cache", engine.DefaultConfigCache, "the rendered config's cache `FILE`")
+	fs.StringVar(&o.state, "state-file", engine.DefaultStateFile, "the `FILE` of the state kept between stages")
+	fs.StringVar(&o.neednet, "neednet", engine.DefaultNeedNet, "the `FILE` written when the network is needed")
+	fs.DurationVar(&o.fetchTimeout, "fetch-timeout", engine.DefaultFetchTimeout, "the `DURATION` allowed to fetch the config from its source")
+	fs.DurationVar(&o.deviceTimeout, "device-timeout", disks.DefaultDeviceTimeout, "the `DURATION` the disks stage waits for each device the config names")
+	fs.DurationVar(&o.idleTimeout, "fetch-idle-timeout", 0, "a download that sends nothing for this `DURATION` is tried again, 3 times in all (0: flint.fetch_idle_timeout= on the kernel command line, else 30s)")
+	fs.BoolVar(&o.toStdout, "log-to-stdout", false, "log to standard output instead of the journal")
+	fs.BoolVar(&o.fragment, "authorized-keys-fragment", fragment, "write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition (true) or merge them into ~/.ssh/authorized_keys (false); the default is $IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT, else the build's")
+	return fs, &o
+}
+
 // runStage parses `flint run` flags and runs the stage with the engine.
 func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	return runStageAs(ctx, args, stdout, oplog.Identifier)
@@ -138,19 +166,9 @@ func runStageAs(ctx context.Context, args []string, stdout io.Writer, ident stri
 	if err != nil {
 		return setupError{err}
 	}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	stage := fs.String("stage", "", "")
-	platformID := fs.String("platform", "", "")
-	root := fs.String("root", engine.DefaultRoot, "")
-	cache := fs.String("config-cache", engine.DefaultConfigCache, "")
-	state := fs.String("state-file", engine.DefaultStateFile, "")
-	neednet := fs.String("neednet", engine.DefaultNeedNet, "")
-	fetchTimeout := fs.Duration("fetch-timeout", engine.DefaultFetchTimeout, "")
-	deviceTimeout := fs.Duration("device-timeout", disks.DefaultDeviceTimeout, "")
-	idleTimeout := fs.Duration("fetch-idle-timeout", 0, "")
-	toStdout := fs.Bool("log-to-stdout", false, "")
-	fs.BoolVar(&fragment, "authorized-keys-fragment", fragment, "")
+	fs, o := runFlags(fragment)
+	stage, platformID, root, cache, state, neednet := &o.stage, &o.platform, &o.root, &o.cache, &o.state, &o.neednet
+	fetchTimeout, deviceTimeout, idleTimeout, toStdout := &o.fetchTimeout, &o.deviceTimeout, &o.idleTimeout, &o.toStdout
 	usage := func(format string, a ...any) error {
 		return usageError{"run: " + fmt.Sprintf(format, a...) + "\n\n" + runUsageText()}
 	}
@@ -218,7 +236,7 @@ func runStageAs(ctx context.Context, args []string, stdout io.Writer, ident stri
 		Version:          version,
 		Getenv:           os.Getenv,
 
-		AuthorizedKeysFile: !fragment,
+		AuthorizedKeysFile: !o.fragment,
 		// The fetch stages' memory is bounded by the configs they read:
 		// the limit follows them, within memoryBudget.
 		ConfigSize: func(total int64) { limitMemory(os.Getenv, total) },

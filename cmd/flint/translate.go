@@ -16,32 +16,45 @@ const translateUsage = `usage: flint translate [-s|--strict] [-p|--pretty] [-r|-
   translates a Butane config (stdin without FILE) into a config, as butane does;
   docs/butane.md lists the variants and versions`
 
+// translateOptions are flint translate's options.
+type translateOptions struct {
+	strict, pretty, raw, check bool
+	filesDir, output           string
+}
+
+// translateFlags declares flint translate's options, each under Butane's
+// long and short name; its man page and completions are made from the
+// same FlagSet (gen.go).
+func translateFlags() (*flag.FlagSet, *translateOptions) {
+	var o translateOptions
+	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, name := range []string{"strict", "s"} {
+		fs.BoolVar(&o.strict, name, false, "fail on any warning")
+	}
+	for _, name := range []string{"pretty", "p"} {
+		fs.BoolVar(&o.pretty, name, false, "indent the JSON output")
+	}
+	for _, name := range []string{"raw", "r"} {
+		fs.BoolVar(&o.raw, name, false, "never wrap in a MachineConfig; write the config itself")
+	}
+	for _, name := range []string{"check", "c"} {
+		fs.BoolVar(&o.check, name, false, "check the config without writing output")
+	}
+	for _, name := range []string{"files-dir", "d"} {
+		fs.StringVar(&o.filesDir, name, "", "embed local files from `DIR`")
+	}
+	for _, name := range []string{"output", "o"} {
+		fs.StringVar(&o.output, name, "", "write the config to `FILE`")
+	}
+	return fs, &o
+}
+
 // runTranslate is Butane's command with Butane's flags, so a script
 // switches by changing the command name: the config goes to stdout or
 // --output, the report to stderr; warnings with --strict, or errors, exit 1.
 func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("translate", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var strict, pretty, raw, check bool
-	var filesDir, output string
-	for _, name := range []string{"strict", "s"} {
-		fs.BoolVar(&strict, name, false, "fail on any warning")
-	}
-	for _, name := range []string{"pretty", "p"} {
-		fs.BoolVar(&pretty, name, false, "indent the JSON output")
-	}
-	for _, name := range []string{"raw", "r"} {
-		fs.BoolVar(&raw, name, false, "never wrap in a MachineConfig; write the config itself")
-	}
-	for _, name := range []string{"check", "c"} {
-		fs.BoolVar(&check, name, false, "check the config without writing output")
-	}
-	for _, name := range []string{"files-dir", "d"} {
-		fs.StringVar(&filesDir, name, "", "embed local files from DIR")
-	}
-	for _, name := range []string{"output", "o"} {
-		fs.StringVar(&output, name, "", "write the config to FILE")
-	}
+	fs, o := translateFlags()
 	// Flags may follow the file, as with Butane's getopt-style parser.
 	var files []string
 	for rest := args; ; {
@@ -57,6 +70,7 @@ func runTranslate(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 		files = append(files, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
+	strict, pretty, raw, check, filesDir, output := o.strict, o.pretty, o.raw, o.check, o.filesDir, o.output
 	if len(files) > 1 {
 		return usageError{"translate: give at most one file\n\n" + translateUsage}
 	}

@@ -22,13 +22,28 @@ type validateResult struct {
 	Entries []config.Entry `json:"entries"`
 }
 
-func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// validateOptions are flint validate's options.
+type validateOptions struct {
+	strict, json      bool
+	filesDir, maxSize string
+}
+
+// validateFlags declares flint validate's options; its man page and
+// completions are made from the same FlagSet (gen.go).
+func validateFlags() (*flag.FlagSet, *validateOptions) {
+	var o validateOptions
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	strict := fs.Bool("strict", false, "treat warnings as errors")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	filesDir := fs.String("files-dir", "", "where a Butane config's local files are (as flint translate -d)")
-	maxSizeFlag := fs.String("max-size", "64M", "refuse configs larger than this")
+	fs.BoolVar(&o.strict, "strict", false, "treat warnings as errors")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.StringVar(&o.filesDir, "files-dir", "", "the `DIR` of a Butane config's local files (as flint translate -d)")
+	fs.StringVar(&o.maxSize, "max-size", "64M", "refuse configs larger than `SIZE` (K, M, G: powers of 1024)")
+	return fs, &o
+}
+
+func runValidate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, o := validateFlags()
+	strict, asJSON, filesDir, maxSizeFlag := &o.strict, &o.json, &o.filesDir, &o.maxSize
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("validate: %v\n\n%s", err, validateUsage)}
 	}

@@ -110,6 +110,11 @@ type Command struct {
 	// command's name is returned in Args as it was given, for a front end
 	// that hands them on whole.
 	Raw bool
+	// SingleDash says the command's long options take one dash
+	// ("-strict"), as Go's flag package spells them: flint's own
+	// commands, parsed by that package and described by a table only for
+	// their man pages and completions. Parse does not read it.
+	SingleDash bool
 }
 
 // Parsed is a command line read against a command's table.

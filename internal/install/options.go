@@ -74,6 +74,10 @@ func (l listFlag) String() string {
 
 func (l listFlag) Set(s string) error { *l.dst = append(*l.dst, s); return nil }
 
+// Repeatable says the option may be given more than once (for the man
+// page and completions).
+func (l listFlag) Repeatable() bool { return true }
+
 // retriesFlag reads --fetch-retries: a count or "infinite"
 // (coreos-installer, src/cmdline/types.rs, FetchRetries).
 type retriesFlag struct{ dst *int }
@@ -124,30 +128,37 @@ func (o *Options) flagSet(configFiles *[]string) *flag.FlagSet {
 			fs.BoolVar(p, short, *p, usage)
 		}
 	}
-	list(configFiles, "config-file", "c", "YAML file of options (keys are long option names)")
-	str(&o.Dest, "dest-device", "", "the disk to write (also the positional DEST)")
-	str(&o.IgnitionFile, "ignition-file", "i", "the config for the installed system")
-	str(&o.IgnitionURL, "ignition-url", "I", "the config's URL (http needs --ignition-hash or --insecure-ignition)")
-	str(&o.IgnitionHash, "ignition-hash", "", "the config's digest: sha256-HEX or sha512-HEX")
+	list(configFiles, "config-file", "c", "a YAML `FILE` of options (keys are long option names)")
+	str(&o.Dest, "dest-device", "", "the disk `DEV` to write (also the positional DEST)")
+	str(&o.IgnitionFile, "ignition-file", "i", "the config `FILE` for the installed system, validated first")
+	str(&o.IgnitionURL, "ignition-url", "I", "the config's `URL` (http needs --ignition-hash or --insecure-ignition)")
+	str(&o.IgnitionHash, "ignition-hash", "", "the config's `DIGEST`: sha256-HEX or sha512-HEX")
 	boolean(&o.InsecureIgnition, "insecure-ignition", "", "allow a config over http without --ignition-hash")
-	str(&o.ImageFile, "image-file", "f", "the OS image (raw, gz, xz or zst)")
-	str(&o.ImageURL, "image-url", "u", "the OS image's URL")
-	str(&o.ImageSig, "image-sig", "", "the image's detached OpenPGP signature, a file or URL (default IMAGE.sig)")
-	str(&o.ImageHash, "image-hash", "", "the image file's digest: sha256-HEX or sha512-HEX")
-	str(&o.Keyring, "keyring", "", "OpenPGP keys to check the signature with (default "+DefaultKeyring+")")
+	str(&o.ImageFile, "image-file", "f", "the OS image `FILE` (raw, gz, xz or zst)")
+	str(&o.ImageURL, "image-url", "u", "the OS image's `URL`")
+	str(&o.ImageSig, "image-sig", "", "the image's detached OpenPGP signature, a `FILE` or URL (default IMAGE.sig)")
+	str(&o.ImageHash, "image-hash", "", "the image file's `DIGEST`: sha256-HEX or sha512-HEX")
+	str(&o.Keyring, "keyring", "", "the OpenPGP keys `FILE` to check the signature with (default "+DefaultKeyring+")")
 	boolean(&o.Insecure, "insecure", "", "write an image with neither signature nor hash")
-	fs.Var(retriesFlag{&o.FetchRetries}, "fetch-retries", "retries of a failed download: N or infinite")
+	fs.Var(retriesFlag{&o.FetchRetries}, "fetch-retries", "retries of a failed download: `N` or infinite")
 	boolean(&o.PreserveOnError, "preserve-on-error", "", "leave a failed write's partition table as it is")
-	list(&o.SaveLabels, "save-partlabel", "", "keep partitions whose label matches this glob")
-	list(&o.SaveIndexes, "save-partindex", "", "keep partitions numbered N or M-N")
-	str(&o.Platform, "platform", "p", "the platform ID the installed system boots with")
-	str(&o.FirstbootArgs, "firstboot-args", "", "kernel arguments for the first boot only")
-	list(&o.Console, "console", "", "kernel and GRUB console, as tty0 or ttyS0,115200n8")
-	list(&o.AppendKargs, "append-karg", "", "append a kernel argument")
-	list(&o.DeleteKargs, "delete-karg", "", "delete a kernel argument")
+	list(&o.SaveLabels, "save-partlabel", "", "keep partitions whose label matches this `GLOB`")
+	list(&o.SaveIndexes, "save-partindex", "", "keep partitions numbered `N|M-N`")
+	str(&o.Platform, "platform", "p", "the platform `ID` the installed system boots with")
+	str(&o.FirstbootArgs, "firstboot-args", "", "kernel `ARGS` for the first boot only")
+	list(&o.Console, "console", "", "kernel and GRUB `CONSOLE`, as tty0 or ttyS0,115200n8")
+	list(&o.AppendKargs, "append-karg", "", "append a kernel argument `ARG`")
+	list(&o.DeleteKargs, "delete-karg", "", "delete a kernel argument `ARG`")
 	boolean(&o.CopyNetwork, "copy-network", "n", "copy NetworkManager keyfiles to the installed system")
-	str(&o.NetworkDir, "network-dir", "", "where -n takes keyfiles from (default "+DefaultNetworkDir+")")
+	str(&o.NetworkDir, "network-dir", "", "the `DIR` -n takes keyfiles from (default "+DefaultNetworkDir+")")
 	return fs
+}
+
+// FlagSet declares flint install's options on a FlagSet of their own:
+// what its man page and shell completions are made from, so that they
+// list what ParseArgs reads.
+func FlagSet() *flag.FlagSet {
+	return (&Options{}).flagSet(new([]string))
 }
 
 // parseArgs parses args into o; options and the positional DEST may come in

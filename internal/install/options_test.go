@@ -133,3 +133,34 @@ func TestParseFilters(t *testing.T) {
 		t.Errorf("ParseFilters accepted the glob [a")
 	}
 }
+
+// TestExampleConfigFile reads the example options file a package installs
+// (examples/installer-config.yaml): every key must be an option, and each
+// must come out as the file's comments say.
+func TestExampleConfigFile(t *testing.T) {
+	const name = "../../examples/installer-config.yaml"
+	got, err := ParseArgs([]string{"-c", name}, nil)
+	if err != nil {
+		t.Fatalf("ParseArgs(-c %s) = error %v", name, err)
+	}
+	want := Options{
+		Dest:          "/dev/disk/by-id/virtio-root",
+		ImageURL:      "https://images.example.com/os/42/os-metal.x86_64.raw.xz",
+		ImageHash:     "sha256-8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4",
+		IgnitionURL:   "https://provision.example.com/configs/node.ign",
+		IgnitionHash:  "sha512-cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
+		Platform:      "metal",
+		Console:       []string{"tty0", "ttyS0,115200n8"},
+		AppendKargs:   []string{"nosmt"},
+		DeleteKargs:   []string{"quiet"},
+		FirstbootArgs: "ip=dhcp",
+		SaveLabels:    []string{"data*"},
+		SaveIndexes:   []string{"5-"},
+		FetchRetries:  3,
+		CopyNetwork:   true,
+		NetworkDir:    DefaultNetworkDir,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseArgs(-c %s) = %+v, want %+v", name, got, want)
+	}
+}

@@ -46,13 +46,17 @@ const (
 
 // suite is what every scenario shares: built once by newSuite.
 type suite struct {
-	dir     string
-	kernel  string
-	kver    string
-	flint   string
-	initrd  string
-	rootImg string
-	vms     chan struct{}
+	dir    string
+	kernel string
+	kver   string
+	flint  string
+	// installed is the tree `make install DESTDIR=` wrote: the dracut
+	// module, the binary, the units and the GRUB snippet every image is
+	// built from, as a distro's package installs them.
+	installed string
+	initrd    string
+	rootImg   string
+	vms       chan struct{}
 	// buildLog is dracut's output, kept for the size figure.
 	buildLog string
 }
@@ -173,9 +177,29 @@ func newSuite(t *testing.T, dir string) *suite {
 	kernel, kver := requireTools(t)
 	s := &suite{dir: dir, kernel: kernel, kver: kver, vms: make(chan struct{}, maxVMs)}
 	s.flint = buildFlint(t, dir)
+	s.installed = makeInstall(t, dir)
 	start := time.Now()
-	s.initrd, s.buildLog = buildInitrd(t, dir, s.flint, kver)
+	s.initrd, s.buildLog = buildInitrd(t, dir, s.installed, kver)
 	t.Logf("initramfs built in %s", time.Since(start).Round(time.Second))
+	// The binary that boots is the one make install wrote: the same Go
+	// build ID (dracut strips what it installs, so not the same bytes).
+	inImage, err := exec.Command("lsinitrd", "-f", "usr/bin/flint", s.initrd).Output()
+	if err != nil {
+		t.Fatalf("lsinitrd -f usr/bin/flint %s: %v", s.initrd, err)
+	}
+	imageBin := filepath.Join(dir, "flint-in-initrd")
+	if err := os.WriteFile(imageBin, inImage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	installedID := run(t, "", nil, gobin, "tool", "buildid", filepath.Join(s.installed, "usr/bin/flint"))
+	if imageID := run(t, "", nil, gobin, "tool", "buildid", imageBin); imageID != installedID {
+		t.Fatalf("the initramfs's /usr/bin/flint (build ID %s) is not the one make install wrote (%s)",
+			strings.TrimSpace(imageID), strings.TrimSpace(installedID))
+	}
 	s.rootImg = buildRoot(t, dir)
 	return s
 }
@@ -193,16 +217,34 @@ func buildFlint(t *testing.T, dir string) string {
 	return bin
 }
 
+// makeInstall runs `make install` into dir/installed, as a distro's
+// package build does (the binary built as make build builds it), and
+// returns that DESTDIR: the images are built from what it installed, not
+// from the source tree.
+func makeInstall(t *testing.T, dir string) string {
+	t.Helper()
+	dest := filepath.Join(dir, "installed")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(gobin); err != nil {
+		gobin = "go"
+	}
+	run(t, repoRoot(t), nil, "make", "--no-print-directory", "install", "GO="+gobin, "VERSION=vmtest",
+		"DESTDIR="+dest, "BIN="+filepath.Join(dir, "make-build", "flint"), "GENDIR="+filepath.Join(dir, "make-gen"))
+	return dest
+}
+
 // buildInitrd builds the initramfs with mkinitrd.sh (the demo uses the
-// same script), adding the test probes of testdata/99flintvm.
-func buildInitrd(t *testing.T, dir, flint, kver string) (img, log string) {
+// same script) from the dracut module and the binary make install put in
+// installed (FLINT_INSTALLED), adding the test probes of
+// testdata/99flintvm.
+func buildInitrd(t *testing.T, dir, installed, kver string) (img, log string) {
 	t.Helper()
 	img = filepath.Join(dir, "initrd.img")
 	probes, err := filepath.Abs(filepath.Join("testdata", "99flintvm"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, "", nil, "./mkinitrd.sh", flint, kver, dir, img, probes, liveModule(t, dir))
+	run(t, "", []string{"FLINT_INSTALLED=" + installed}, "./mkinitrd.sh", "-", kver, dir, img, probes, liveModule(t, dir, installed))
 	out, err := os.ReadFile(filepath.Join(dir, "dracut.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -211,18 +253,19 @@ func buildInitrd(t *testing.T, dir, flint, kver string) (img, log string) {
 }
 
 // liveModule assembles the flintlive dracut module (testdata/99flintlive)
-// with the live installer's units and generator from dracut/systemd, and
-// returns its directory.
-func liveModule(t *testing.T, dir string) string {
+// with the live installer's units and generator as make install put them
+// in installed, and returns its directory.
+func liveModule(t *testing.T, dir, installed string) string {
 	t.Helper()
 	mod := filepath.Join(dir, "99flintlive")
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	units, err := filepath.Glob(filepath.Join(repoRoot(t), "dracut", "systemd", "flint-installer*"))
+	units, err := filepath.Glob(filepath.Join(installed, "usr/lib/systemd/system/flint-installer*"))
 	if err != nil || len(units) == 0 {
-		t.Fatalf("no dracut/systemd/flint-installer* files (%v)", err)
+		t.Fatalf("make install wrote no usr/lib/systemd/system/flint-installer* (%v)", err)
 	}
+	units = append(units, filepath.Join(installed, "usr/lib/systemd/system-generators/flint-installer-generator"))
 	run(t, "", nil, "cp", append(append([]string{"-p", filepath.Join("testdata", "99flintlive", "module-setup.sh")}, units...), mod)...)
 	return mod
 }

@@ -63,7 +63,7 @@ func (s *suite) testInstall(t *testing.T) {
 	}
 	dir := t.TempDir()
 	image := filepath.Join(dir, "os.raw")
-	snippet := filepath.Join(repoRoot(t), "dracut", "grub2", "05_ignition.cfg")
+	snippet := filepath.Join(s.installed, "usr/lib/bootupd/grub2-static/configs.d/05_ignition.cfg")
 	run(t, "", nil, "./mkosimage.sh", filepath.Join(dir, "osimage"), s.kernel, s.initrd, s.rootImg, snippet, image)
 	imageParts := partitions(t, image)
 	bootPart, rootPart := imageParts[2], imageParts[3]

@@ -5,8 +5,14 @@
 # the flint binary FLINT, for the kernel KVER, without writing anything
 # under /usr: dracut runs from a scratch copy of /usr/lib/dracut in WORKDIR
 # (dracutbasedir), with the module copied into its modules.d and the
-# binary beside module-setup.sh, where a distro package puts it. Extra
-# module directories (the VM tests' probes) are added the same way.
+# binary beside module-setup.sh. Extra module directories (the VM tests'
+# probes) are added the same way.
+#
+# With FLINT_INSTALLED=DIR, the DESTDIR of a `make install`, the module is
+# the one installed in DIR, as a distro's package installs it, and FLINT
+# is "-": module-setup.sh finds DIR's usr/bin/flint on dracut's PATH, as
+# it finds /usr/bin/flint on a host with the package (the VM tests build
+# every image this way).
 #
 # The image is not compressed (building it is faster, and booting it too:
 # the kernel unpacks a plain cpio faster than TCG decompresses zstd) and
@@ -26,15 +32,30 @@ if [ $# -lt 4 ]; then
     exit 2
 fi
 # Absolute paths: dracut changes directory while it works.
-flint=$(realpath "$1") kver=$2 work=$(realpath -m "$3") out=$(realpath -m "$4")
+flint=$1
+if [ "$flint" != - ]; then flint=$(realpath "$flint"); fi
+kver=$2 work=$(realpath -m "$3") out=$(realpath -m "$4")
 shift 4
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 rm -rf "$work/dracut" "$work/dracut.conf.d" "$work/dracut-tmp"
 mkdir -p "$work/dracut.conf.d" "$work/dracut-tmp"
 cp -a /usr/lib/dracut "$work/dracut"
-cp -a "$repo/dracut/30flint" "$work/dracut/modules.d/30flint"
-cp "$flint" "$work/dracut/modules.d/30flint/flint"
+if [ -n "${FLINT_INSTALLED:-}" ]; then
+    installed=$(realpath "$FLINT_INSTALLED")
+    if [ ! -x "$installed/usr/bin/flint" ] || [ ! -d "$installed/usr/lib/dracut/modules.d/30flint" ]; then
+        echo "mkinitrd.sh: $installed holds no make install (usr/bin/flint, usr/lib/dracut/modules.d/30flint)" >&2
+        exit 1
+    fi
+    cp -a "$installed/usr/lib/dracut/modules.d/30flint" "$work/dracut/modules.d/30flint"
+    # dracut sets its own PATH from DRACUT_PATH (default /sbin /bin
+    # /usr/sbin /usr/bin): DIR's usr/bin first, where a package's flint
+    # would be /usr/bin's.
+    export DRACUT_PATH="$installed/usr/bin /sbin /bin /usr/sbin /usr/bin"
+else
+    cp -a "$repo/dracut/30flint" "$work/dracut/modules.d/30flint"
+    cp "$flint" "$work/dracut/modules.d/30flint/flint"
+fi
 main=${FLINT_MKINITRD_MODULE:-flint}
 modules="systemd systemd-initrd systemd-udevd dracut-systemd base $main"
 for extra in "$@"; do
