@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 
 	"github.com/flintboot/flint/internal/install"
@@ -52,6 +53,7 @@ func runInstall(ctx context.Context, args []string, stderr io.Writer) error {
 	deps := install.Deps{
 		Log:      log,
 		Target:   install.NewTarget(sys.Mounter{}),
+		Proxy:    install.ProxyFromEnv(os.Getenv),
 		Progress: stderr,
 		Terminal: install.IsTerminal(stderr),
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -41,9 +41,10 @@ type Target interface {
 type Deps struct {
 	Log    *slog.Logger
 	Target Target
-	// Client fetches http(s); nil uses a client with proxies from the
-	// environment.
-	Client *http.Client
+	// Proxy is the proxy for http(s) downloads, as the environment's
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY give it (ProxyFromEnv); the
+	// zero value connects directly.
+	Proxy config.Proxy
 	// Backoff is the first wait before a retried download (1 s if 0).
 	Backoff time.Duration
 	// Progress receives the progress reports (nil: none); Terminal says
@@ -56,7 +57,7 @@ type Deps struct {
 	// XZ, when not nil, decodes xz images: the system's xz (liblzma)
 	// decodes about twice as fast as the Go decoder, which is used
 	// without it.
-	XZ Decoder
+	XZ resource.Decoder
 }
 
 // ConfigError is a config the validator rejected, with its report.
@@ -81,12 +82,9 @@ func Run(ctx context.Context, o Options, d Deps) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	f := fetcher{client: d.Client, retries: o.FetchRetries, backoff: d.Backoff, log: log}
-	if f.client == nil {
-		f.client = &http.Client{Transport: http.DefaultTransport}
-	}
-	if f.backoff == 0 {
-		f.backoff = time.Second
+	f, err := newFetcher(ctx, log, o.FetchRetries, d.Backoff, d.Proxy)
+	if err != nil {
+		return err
 	}
 
 	cfg, warnings, err := loadConfig(ctx, o, f)
