@@ -27,4 +27,16 @@ var (
 	// ErrBadSize means a size limit is not a positive whole number with an
 	// optional K, M or G (ParseSize).
 	ErrBadSize = errors.New("not a size: use a number of bytes with an optional K, M or G, such as 128M")
+	// ErrHashForm means a verification hash is not <function>-<hex
+	// digest> (ParseHash).
+	ErrHashForm = errors.New("malformed hash: expected <function>-<hex digest>, e.g. sha512-…")
+	// ErrHashFunction means a verification hash names a function other
+	// than sha512 and sha256.
+	ErrHashFunction = errors.New("unrecognized hash function")
+	// ErrHashLength means a verification hash's digest has the wrong
+	// number of hex digits for its function.
+	ErrHashLength = errors.New("wrong digest length")
+	// ErrHashNotHex means a verification hash's digest has the right
+	// length but is not hexadecimal: no content can match it.
+	ErrHashNotHex = errors.New("digest is not hexadecimal")
 )

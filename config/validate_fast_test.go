@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/hex"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -75,20 +74,6 @@ func TestCheckerAt(t *testing.T) {
 		}
 		if got, want := paths[2*i+1].String(), want.with("contents", "source").String(); got != want {
 			t.Fatalf("path %d = %s, want %s", i, got, want)
-		}
-	}
-}
-
-// TestIsHex checks isHex agrees with hex.DecodeString on even lengths.
-func TestIsHex(t *testing.T) {
-	cases := []string{"", "00", "0123456789abcdef", "ABCDEF", "aF", "0g", "g0", "zz", " 0", "0x", "é0", "\x00a"}
-	for b := range 256 {
-		cases = append(cases, "a"+string([]byte{byte(b)}))
-	}
-	for _, s := range cases {
-		_, err := hex.DecodeString(s)
-		if got, want := isHex(s), err == nil; got != want {
-			t.Errorf("isHex(%q) = %v, hex.DecodeString says %v", s, got, want)
 		}
 	}
 }

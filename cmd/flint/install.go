@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 
 	"github.com/flintboot/flint/internal/install"
@@ -58,6 +59,7 @@ func runInstallOptions(ctx context.Context, o install.Options, stderr io.Writer)
 	deps := install.Deps{
 		Log:      log,
 		Target:   install.NewTarget(sys.Mounter{}),
+		Proxy:    install.ProxyFromEnv(os.Getenv),
 		Progress: stderr,
 		Terminal: install.IsTerminal(stderr),
 	}

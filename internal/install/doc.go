@@ -4,8 +4,9 @@
 //
 // The config is read and validated with flint's validator before anything
 // else; the image (raw, gzip, xz or zstd, told by its content) is checked
-// against an OpenPGP detached signature or a digest over the file as
-// given, while it streams from a file or URL through the decompressor to
+// against an OpenPGP detached signature (by the system's gpg, as
+// coreos-installer checks it) or a digest over the file as given, while
+// it streams from a file or URL through the decompressor to
 // the disk in bounded memory. The image's first MiB, where its partition
 // table is, is written only once the whole file has passed its checks, so
 // a bad or cut-short image leaves a disk with no partition table.

@@ -10,6 +10,9 @@ var (
 	// ErrBadSignature is an image whose OpenPGP signature does not verify
 	// with the keyring.
 	ErrBadSignature = errors.New("bad signature")
+	// ErrUnknownKey is a signature made by a key the keyring lacks; it
+	// comes wrapped in ErrBadSignature.
+	ErrUnknownKey = errors.New("unknown signing key")
 	// ErrUnverified is an image with neither signature nor digest, without
 	// --insecure.
 	ErrUnverified = errors.New("image cannot be verified")

@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"time"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
 	"github.com/google/uuid"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/resource"
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // Target is the destination disk's side of an install: the checks and
@@ -41,9 +41,10 @@ type Target interface {
 type Deps struct {
 	Log    *slog.Logger
 	Target Target
-	// Client fetches http(s); nil uses a client with proxies from the
-	// environment.
-	Client *http.Client
+	// Proxy is the proxy for http(s) downloads, as the environment's
+	// HTTP_PROXY, HTTPS_PROXY and NO_PROXY give it (ProxyFromEnv); the
+	// zero value connects directly.
+	Proxy config.Proxy
 	// Backoff is the first wait before a retried download (1 s if 0).
 	Backoff time.Duration
 	// Progress receives the progress reports (nil: none); Terminal says
@@ -51,10 +52,12 @@ type Deps struct {
 	Progress         io.Writer
 	Terminal         bool
 	ProgressInterval time.Duration
+	// Commands runs gpg to check image signatures; nil is sys.Runner.
+	Commands Commands
 	// XZ, when not nil, decodes xz images: the system's xz (liblzma)
 	// decodes about twice as fast as the Go decoder, which is used
 	// without it.
-	XZ Decoder
+	XZ resource.Decoder
 }
 
 // ConfigError is a config the validator rejected, with its report.
@@ -79,12 +82,9 @@ func Run(ctx context.Context, o Options, d Deps) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	f := fetcher{client: d.Client, retries: o.FetchRetries, backoff: d.Backoff, log: log}
-	if f.client == nil {
-		f.client = &http.Client{Transport: http.DefaultTransport}
-	}
-	if f.backoff == 0 {
-		f.backoff = time.Second
+	f, err := newFetcher(ctx, log, o.FetchRetries, d.Backoff, d.Proxy)
+	if err != nil {
+		return err
 	}
 
 	cfg, warnings, err := loadConfig(ctx, o, f)
@@ -95,14 +95,21 @@ func Run(ctx context.Context, o Options, d Deps) error {
 		log.Warn("config: " + w.String())
 	}
 
-	digest, keyring, sig, err := integrity(ctx, o, f, log)
+	cmds := d.Commands
+	if cmds == nil {
+		cmds = sys.Runner{Logger: log}
+	}
+	digest, home, err := integrity(ctx, o, f, cmds, log)
 	if err != nil {
 		return err
 	}
-	if o.ImageFile != "" && (digest != nil || sig != nil) {
+	if home != nil {
+		defer home.Close()
+	}
+	if o.ImageFile != "" && (digest != nil || home != nil) {
 		// A local file is checked before the disk is touched, and again
 		// as it is written (it could change in between).
-		if err := verifyFile(o.ImageFile, digest, keyring, sig); err != nil {
+		if err := verifyFile(ctx, o.ImageFile, digest, home); err != nil {
 			return err
 		}
 		log.Info("image verified", "file", o.ImageFile)
@@ -137,7 +144,7 @@ func Run(ctx context.Context, o Options, d Deps) error {
 	guid[6] = guid[6]&0x0f | 0x40 // a version 4 GUID (RFC 9562, 5.4)
 	guid[8] = guid[8]&0x3f | 0x80
 
-	res, err := writeDisk(ctx, o, d, f, &disk, g, saved, guid, digest, keyring, sig, cfg)
+	res, err := writeDisk(ctx, o, d, f, &disk, g, saved, guid, digest, home, cfg)
 	if err == nil {
 		log.Info("install complete", "dest", o.Dest)
 		return nil
@@ -177,7 +184,7 @@ func (discardAt) WriteAt(p []byte, _ int64) (int, error) { return len(p), nil }
 // writeDisk streams, verifies and writes the image, then edits the boot
 // filesystem.
 func writeDisk(ctx context.Context, o Options, d Deps, f fetcher, diskp *Disk, g geometry, saved savedSet, guid uuid.UUID,
-	digest *Digest, keyring openpgp.EntityList, sig []byte, cfg []byte) (writeResult, error) {
+	digest *Digest, home *gpgHome, cfg []byte) (writeResult, error) {
 	log := f.log
 	disk := *diskp
 	body, size, err := f.openImage(ctx, o)
@@ -185,7 +192,7 @@ func writeDisk(ctx context.Context, o Options, d Deps, f fetcher, diskp *Disk, g
 		return writeResult{}, err
 	}
 	defer body.Close()
-	v, err := newVerifier(digest, keyring, sig)
+	v, err := newVerifier(ctx, digest, home)
 	if err != nil {
 		return writeResult{}, err
 	}
@@ -313,76 +320,82 @@ func loadConfig(ctx context.Context, o Options, f fetcher) ([]byte, []config.Ent
 }
 
 // integrity gathers what the image is checked with: --image-hash, and the
-// signature (IMAGE.sig or --image-sig) with the keyring. One of them is
-// needed unless --insecure; a signature that cannot be found is only
-// tolerated with --image-hash or --insecure, unless --image-sig named it.
-func integrity(ctx context.Context, o Options, f fetcher, log *slog.Logger) (*Digest, openpgp.EntityList, []byte, error) {
+// signature (IMAGE.sig or --image-sig) with the keyring, in a GnuPG home
+// the caller closes. One of them is needed unless --insecure; a signature
+// that cannot be found is only tolerated with --image-hash or --insecure,
+// unless --image-sig named it, and so are a missing distro keyring and a
+// missing gpg.
+func integrity(ctx context.Context, o Options, f fetcher, cmds Commands, log *slog.Logger) (*Digest, *gpgHome, error) {
 	var digest *Digest
 	if o.ImageHash != "" {
 		dg, err := ParseDigest(o.ImageHash)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("--image-hash: %w", err)
+			return nil, nil, fmt.Errorf("--image-hash: %w", err)
 		}
 		digest = &dg
 	}
+	covered := digest != nil || o.Insecure
 	sigLoc := o.sigLocation()
 	sig, err := f.readSmall(ctx, sigLoc)
 	if err != nil {
-		if o.ImageSig != "" || (digest == nil && !o.Insecure) {
-			if digest == nil && !o.Insecure {
-				return nil, nil, nil, fmt.Errorf("image signature %s: %w (give --image-hash, or --insecure to skip verification): %w", sigLoc, err, ErrUnverified)
+		if o.ImageSig != "" || !covered {
+			if !covered {
+				return nil, nil, fmt.Errorf("image signature %s: %w (give --image-hash, or --insecure to skip verification): %w", sigLoc, err, ErrUnverified)
 			}
-			return nil, nil, nil, fmt.Errorf("image signature %s: %w", sigLoc, err)
+			return nil, nil, fmt.Errorf("image signature %s: %w", sigLoc, err)
 		}
 		if digest == nil {
 			log.Warn("image signature not found; skipping verification as asked (--insecure)", "signature", sigLoc)
 		}
-		return digest, nil, nil, nil
+		return digest, nil, nil
 	}
-	kr, err := os.ReadFile(o.keyring())
-	if err != nil && o.Keyring == "" && (digest != nil || o.Insecure) {
-		// No distro keyring, but the image is covered by its digest or
-		// the user waived the checks: the signature cannot be checked.
-		log.Warn("no keyring to check the image signature with; relying on --image-hash or --insecure",
-			"keyring", o.keyring(), "signature", sigLoc)
-		return digest, nil, nil, nil
+	if _, err := os.Stat(o.keyring()); err != nil {
+		if o.Keyring == "" && covered {
+			// No distro keyring, but the image is covered by its digest
+			// or the user waived the checks: the signature cannot be
+			// checked.
+			log.Warn("no keyring to check the image signature with; relying on --image-hash or --insecure",
+				"keyring", o.keyring(), "signature", sigLoc)
+			return digest, nil, nil
+		}
+		return nil, nil, fmt.Errorf("keyring for the image signature: %w", err)
+	}
+	home, err := newGPGHome(ctx, cmds, o.keyring(), sig)
+	if errors.Is(err, errNoGPG) {
+		if covered {
+			log.Warn("gpg is not installed, the image signature cannot be checked; relying on --image-hash or --insecure",
+				"signature", sigLoc)
+			return digest, nil, nil
+		}
+		return nil, nil, fmt.Errorf("image signature %s: %w (install gnupg, or give --image-hash): %w", sigLoc, err, ErrUnverified)
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("keyring for the image signature: %w", err)
+		return nil, nil, err
 	}
-	keyring, err := readKeyring(kr)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("keyring %s: %w", o.keyring(), err)
-	}
-	return digest, keyring, sig, nil
+	return digest, home, nil
 }
 
 // verifyFile checks a local image file whole.
-func verifyFile(name string, digest *Digest, keyring openpgp.EntityList, sig []byte) error {
+func verifyFile(ctx context.Context, name string, digest *Digest, home *gpgHome) error {
+	if home != nil {
+		if err := home.check(ctx, name); err != nil {
+			return fmt.Errorf("image %s: signature: %w", name, err)
+		}
+	}
+	if digest == nil {
+		return nil
+	}
 	file, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("image: %w", err)
 	}
 	defer file.Close()
-	v, err := newVerifier(digest, keyring, sig)
-	if err != nil {
-		return err
-	}
-	defer v.Abort()
-	if _, err := io.CopyBuffer(v, file, make([]byte, 1<<20)); err != nil {
-		var verr error
-		if v.sigW != nil {
-			v.sigW.Close()
-			verr = <-v.sigDone
-			v.sigW = nil
-		}
-		if verr != nil {
-			return fmt.Errorf("image %s: signature: %w", name, verr)
-		}
+	h := digest.New()
+	if _, err := io.CopyBuffer(h, file, make([]byte, 1<<20)); err != nil {
 		return fmt.Errorf("image %s: %w", name, err)
 	}
-	if err := v.Finish(); err != nil {
-		return fmt.Errorf("image %s: %w", name, err)
+	if err := digest.Check(h.Sum(nil)); err != nil {
+		return fmt.Errorf("image %s: image: %w", name, err)
 	}
 	return nil
 }

@@ -1,97 +1,85 @@
 package install
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-	"github.com/ulikunitz/xz"
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/resource"
 )
 
 // maxSmallFile bounds what is read whole into memory: a config, a
 // signature, a keyring.
 const maxSmallFile = 16 << 20
 
-// fetcher gets images, signatures and configs over http(s) with
-// --fetch-retries, or from local files.
+// Backoffs of a retried download: a sleep that doubles from 1 s, capped
+// at 10 s (coreos-installer, src/download.rs, http_get).
+const (
+	defaultBackoff = time.Second
+	maxBackoff     = 10 * time.Second
+)
+
+// fetcher gets images, signatures and configs over http(s) through the
+// resource fetcher (its retries by error class, bounded by
+// --fetch-retries; its redaction of URLs in messages), or from local
+// files.
 type fetcher struct {
-	client  *http.Client
-	retries int // Infinite, or how many times to try again
-	backoff time.Duration
-	log     *slog.Logger
+	res *resource.Fetcher
+	log *slog.Logger
 }
 
-// retryable says whether a failed request is worth another try: network
-// errors and 5xx answers are, anything else the server said is not.
-type statusError struct {
-	url    string
-	status string
-	code   int
+// newFetcher returns the install's fetcher: retries is --fetch-retries
+// (Infinite, or how many times to try again), backoff the first wait
+// (defaultBackoff if 0), proxy the proxy to use (from the environment,
+// which cmd/flint reads).
+func newFetcher(ctx context.Context, log *slog.Logger, retries int, backoff time.Duration, proxy config.Proxy) (fetcher, error) {
+	if backoff == 0 {
+		backoff = defaultBackoff
+	}
+	attempts := 0 // Infinite: until it works
+	if retries != Infinite {
+		attempts = retries + 1
+	}
+	f := resource.New(resource.Options{Logger: log, Backoff: backoff, MaxBackoff: maxBackoff, MaxAttempts: attempts})
+	if proxy.HTTPProxy != nil || proxy.HTTPSProxy != nil {
+		if err := f.Configure(ctx, config.Ignition{Proxy: proxy}); err != nil {
+			return fetcher{}, err
+		}
+	}
+	f.SetConfigLimit(maxSmallFile)
+	return fetcher{res: f, log: log}, nil
 }
 
-func (e *statusError) Error() string { return fmt.Sprintf("%s: %s", e.url, e.status) }
-
-// get opens url, trying again after a network error or a 5xx answer
-// until the retries are spent (coreos-installer, src/download.rs,
-// http_get: a sleep that doubles from 1 s, capped).
-func (f fetcher) get(ctx context.Context, rawURL string) (*http.Response, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("URL %q: %w", rawURL, err)
+// ProxyFromEnv is the proxy the environment names, as curl and Go's
+// http.ProxyFromEnvironment read it (HTTP_PROXY, HTTPS_PROXY and
+// NO_PROXY, or their lower-case forms), for Deps.Proxy: coreos-installer
+// honours them too.
+func ProxyFromEnv(getenv func(string) string) config.Proxy {
+	var p config.Proxy
+	get := func(name string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return getenv(strings.ToLower(name))
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("URL %s: unsupported scheme %q (http or https)", redact(u), u.Scheme)
+	if v := get("HTTP_PROXY"); v != "" {
+		p.HTTPProxy = &v
 	}
-	delay := f.backoff
-	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return nil, fmt.Errorf("URL %s: %w", redact(u), err)
-		}
-		resp, err := f.client.Do(req)
-		if err == nil && resp.StatusCode == http.StatusOK {
-			return resp, nil
-		}
-		if err == nil {
-			resp.Body.Close()
-			err = &statusError{url: redact(u), status: resp.Status, code: resp.StatusCode}
-		} else {
-			err = fmt.Errorf("fetching %s: %w", redact(u), errors.Unwrap(err))
-		}
-		var se *statusError
-		if errors.As(err, &se) && se.code < 500 {
-			return nil, err
-		}
-		if ctx.Err() != nil || (f.retries != Infinite && attempt >= f.retries) {
-			return nil, err
-		}
-		f.log.Warn("fetch failed, retrying", "url", redact(u), "in", delay, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 10*time.Second)
+	if v := get("HTTPS_PROXY"); v != "" {
+		p.HTTPSProxy = &v
 	}
-}
-
-// redact drops credentials and the query from a URL for messages.
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	c.Fragment = ""
-	return c.String()
+	for _, h := range strings.Split(get("NO_PROXY"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			p.NoProxy = append(p.NoProxy, h)
+		}
+	}
+	return p
 }
 
 // isURL says whether a location is an http(s) URL rather than a path.
@@ -102,22 +90,15 @@ func isURL(s string) bool {
 
 // readSmall reads a small file or URL whole.
 func (f fetcher) readSmall(ctx context.Context, loc string) ([]byte, error) {
-	var r io.ReadCloser
 	if isURL(loc) {
-		resp, err := f.get(ctx, loc)
-		if err != nil {
-			return nil, err
-		}
-		r = resp.Body
-	} else {
-		file, err := os.Open(loc)
-		if err != nil {
-			return nil, err
-		}
-		r = file
+		return f.res.Get(ctx, resource.Request{URL: loc})
 	}
-	defer r.Close()
-	raw, err := io.ReadAll(io.LimitReader(r, maxSmallFile+1))
+	file, err := os.Open(loc)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	raw, err := io.ReadAll(io.LimitReader(file, maxSmallFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", loc, err)
 	}
@@ -142,67 +123,28 @@ func (f fetcher) openImage(ctx context.Context, o Options) (io.ReadCloser, int64
 		}
 		return file, fi.Size(), nil
 	}
-	resp, err := f.get(ctx, o.ImageURL)
+	s, err := f.res.Open(ctx, resource.Request{URL: o.ImageURL})
 	if err != nil {
 		return nil, 0, fmt.Errorf("image: %w", err)
 	}
-	return resp.Body, resp.ContentLength, nil
+	return s, s.Size, nil
 }
 
-// Magic numbers of the compressed formats flint reads: gzip (RFC 1952,
-// 2.3.1), xz (the .xz file format 1.2.1, 2.1.1.1) and zstd (RFC 8878,
-// 3.1.1).
-var (
-	magicGzip = []byte{0x1f, 0x8b}
-	magicXZ   = []byte{0xfd, '7', 'z', 'X', 'Z', 0x00}
-	magicZstd = []byte{0x28, 0xb5, 0x2f, 0xfd}
-)
-
-// zstdMaxWindow bounds the window a zstd frame may ask for, and with it
-// the memory; zstd's --long=27 (128 MiB) is within it.
-const zstdMaxWindow = 128 << 20
-
-// Decoder runs an external decompressor over a stream (sys.Runner.Filter
-// with its command bound).
-type Decoder func(in io.Reader) (io.ReadCloser, error)
-
-// decompressor returns the raw image from its file: the format is told
-// by the content (a server's Content-Type or a file's name may lie), as
-// coreos-installer does (src/io/compress.rs). xzFilter, when not nil,
-// decodes xz instead of the Go decoder. close releases the decoder.
-func decompressor(r io.Reader, xzFilter Decoder) (image io.Reader, format string, close func(), err error) {
-	br := bufio.NewReaderSize(r, 256<<10)
-	head, err := br.Peek(6)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, "", nil, fmt.Errorf("reading the image: %w", err)
+// decompressor returns the raw image from its file, in the format its
+// content says (resource.Decompress). xzFilter, when not nil, decodes xz
+// instead of the Go decoder. close releases the decoder.
+func decompressor(r io.Reader, xzFilter resource.Decoder) (image io.Reader, format string, close func(), err error) {
+	formats := resource.Formats()
+	if xzFilter != nil {
+		for i := range formats {
+			if formats[i].Name == "xz" {
+				formats[i].Decode = xzFilter
+			}
+		}
 	}
-	switch {
-	case bytes.HasPrefix(head, magicGzip):
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("gzip image: %w", err)
-		}
-		return z, "gzip", func() { z.Close() }, nil
-	case bytes.HasPrefix(head, magicXZ) && xzFilter != nil:
-		z, err := xzFilter(br)
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("xz image: %w", err)
-		}
-		return z, "xz", func() { z.Close() }, nil
-	case bytes.HasPrefix(head, magicXZ):
-		cfg := xz.ReaderConfig{SingleStream: false}
-		z, err := cfg.NewReader(br)
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("xz image: %w", err)
-		}
-		return z, "xz", func() {}, nil
-	case bytes.HasPrefix(head, magicZstd):
-		z, err := zstd.NewReader(br, zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, "", nil, fmt.Errorf("zstd image: %w", err)
-		}
-		return z, "zstd", z.Close, nil
-	default:
-		return br, "raw", func() {}, nil
+	image, format, close, err = resource.Decompress(r, formats)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("image: %w", err)
 	}
+	return image, format, close, nil
 }

@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/gpt"
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // Mounter mounts and unmounts; sys.Mounter is the real one.
@@ -192,15 +192,18 @@ func (t *BlockTarget) Reread(d Disk) error {
 	if !ok {
 		return errors.New("rereading the partition table: not a device file")
 	}
+	// The kernel's side of the disk, through sys; f stays open (the
+	// sys.Disk is not closed).
+	kd := sys.DiskFromFile(f)
 	var err error
 	for range 20 {
-		if err = unix.IoctlSetInt(int(f.Fd()), unix.BLKRRPART, 0); err == nil {
+		if err = kd.RereadPartitionTable(); err == nil {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("rereading the partition table of %s: %w", f.Name(), err)
+		return err
 	}
 	ss, err := unix.IoctlGetInt(int(f.Fd()), unix.BLKSSZGET)
 	if err != nil {
@@ -224,13 +227,13 @@ func (t *BlockTarget) Reread(d Disk) error {
 			delete(want, p.Partition)
 			continue
 		}
-		if err := blkpg(f, unix.BLKPG_DEL_PARTITION, p.Partition, 0, 0); err != nil {
-			return fmt.Errorf("removing partition %d of %s from the kernel: %w", p.Partition, f.Name(), err)
+		if err := kd.DeletePartition(p.Partition); err != nil {
+			return err
 		}
 	}
 	for n, w := range want {
-		if err := blkpg(f, unix.BLKPG_ADD_PARTITION, n, w[0], w[1]); err != nil {
-			return fmt.Errorf("telling the kernel of partition %d of %s: %w", n, f.Name(), err)
+		if err := kd.AddPartition(n, w[0], w[1]); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -250,18 +253,6 @@ func (t *BlockTarget) Share(d Disk) (Disk, error) {
 		c.Close()
 	}
 	return shared, nil
-}
-
-// blkpg adds or deletes one partition in the kernel's view
-// (linux/blkpg.h).
-func blkpg(f *os.File, op int32, n int, start, length int64) error {
-	part := unix.BlkpgPartition{Start: start, Length: length, Pno: int32(n)}
-	arg := unix.BlkpgIoctlArg{Op: op, Datalen: int32(unsafe.Sizeof(part)), Data: (*byte)(unsafe.Pointer(&part))}
-	_, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), unix.BLKPG, uintptr(unsafe.Pointer(&arg)))
-	if errno != 0 {
-		return errno
-	}
-	return nil
 }
 
 // MountBoot implements Target: the one partition whose filesystem label

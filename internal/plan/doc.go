@@ -14,7 +14,8 @@
 // links through the read-only operations of the rootfs resolver, so a
 // symlink in the target leads where it would lead the files stage, and
 // says per node: create, replace, update (mode or owner only), unchanged,
-// append, or refused (what the files stage would fail on). Users, groups,
+// append, or refused (what the files stage would fail on), as the stage's
+// own rule decides it (files.DecideFile, DecideDirectory, DecideLink). Users, groups,
 // units and kernel arguments are compared the same way. Without a root
 // the nodes are listed as they would be written, without comparing.
 //

@@ -463,3 +463,36 @@ func TestWriteTextErrorsFirst(t *testing.T) {
 		t.Errorf("a label's escape sequence reached the output:\n%q", out)
 	}
 }
+
+// TestPlanOverwriteAppend: with overwrite, the files stage replaces an
+// existing file with the contents and the fragments (files.DecideFile),
+// and the plan says so rather than "append".
+func TestPlanOverwriteAppend(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(root, "etc", name), []byte("old\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := parse(t, `{"ignition":{"version":"3.4.0"},"storage":{"files":[
+	  {"path":"/etc/a","overwrite":true,"contents":{"source":"data:,old%0A"},"append":[{"source":"data:,more"}]},
+	  {"path":"/etc/b","append":[{"source":"data:,more"}]}]}}`)
+	before := tree(t, root)
+	p, err := Make(context.Background(), cfg, Options{Root: root, Runner: &fakeRunner{}, Fetcher: resource.New(resource.Options{Offline: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range p.Nodes {
+		got = append(got, n.Action+" "+n.Path)
+	}
+	if want := []string{"replace /etc/a", "append /etc/b"}; !slices.Equal(got, want) {
+		t.Errorf("nodes = %q, want %q", got, want)
+	}
+	if after := tree(t, root); after != before {
+		t.Errorf("the plan changed the root:\n%s\nwas\n%s", after, before)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/passwd"
 	"github.com/flintboot/flint/internal/rootfs"
+	"github.com/flintboot/flint/internal/stages/files"
 	"github.com/flintboot/flint/internal/unitfile"
 )
 
@@ -96,20 +97,29 @@ func (p *Plan) refuse(n Node, format string, args ...any) Node {
 	return n
 }
 
+// there is what lstat found, as the files stage's rules take it.
+func there(info rootfs.Info, exists bool) *rootfs.Info {
+	if !exists {
+		return nil
+	}
+	return &info
+}
+
 func (p *Plan) dir(r reader, d config.Directory) Node {
 	n := Node{Kind: "directory", Path: d.Path, Action: "write"}
 	if r == nil {
 		return n
 	}
 	info, exists, err := lstat(r, d.Path)
-	switch {
-	case err != nil:
+	if err != nil {
 		return p.refuse(n, "%v", err)
-	case !exists:
+	}
+	switch files.DecideDirectory(d, there(info, exists)) {
+	case files.DecideCreate:
 		n.Action = "create"
-	case isTrue(d.Overwrite):
+	case files.DecideReplace:
 		n.Action, n.Detail = "replace", "overwrite removes what is there ("+kind(info.Mode)+")"
-	case !info.IsDir():
+	case files.DecideRefuse:
 		return p.refuse(n, "exists and overwrite is false (it is %s)", kind(info.Mode))
 	default:
 		n.Action = modeAction(d.Mode, info, "directory")
@@ -126,29 +136,35 @@ func (p *Plan) file(ctx context.Context, r reader, f config.File, o Options) Nod
 		return n
 	}
 	info, exists, err := lstat(r, f.Path)
-	hasSource := f.Contents.Source != nil
-	switch {
-	case err != nil:
+	if err != nil {
 		return p.refuse(n, "%v", err)
-	case !exists:
+	}
+	switch files.DecideFile(f, there(info, exists)) {
+	case files.DecideCreate:
 		n.Action = "create"
-	case !isTrue(f.Overwrite) && !info.Mode.IsRegular():
+	case files.DecideRefuse:
 		return p.refuse(n, "exists and overwrite is false (it is %s)", kind(info.Mode))
-	case !isTrue(f.Overwrite) && hasSource:
+	case files.DecideMatch:
 		// The stage takes a file exactly like the one it would write
 		// as applied (what a boot that lost power left).
 		if d := p.sameAsEntry(ctx, r, f, info, o); d != "" {
 			return p.refuse(n, "exists and overwrite is false and contents are given, not what it holds (%s)", d)
 		}
 		n.Action, n.Detail = "unchanged", "already what the entry writes"
-	case len(f.Append) > 0:
+	case files.DecideAppend:
 		n.Action = "append"
-	case !hasSource && !isTrue(f.Overwrite):
+	case files.DecideKeep:
 		n.Action = modeAction(f.Mode, info, "file")
-	case !info.Mode.IsRegular():
-		n.Action, n.Detail = "replace", "overwrite replaces what is there ("+kind(info.Mode)+")"
-	default:
+	case files.DecideReplace:
+		if !info.Mode.IsRegular() {
+			n.Action, n.Detail = "replace", "overwrite replaces what is there ("+kind(info.Mode)+")"
+			break
+		}
 		n.Action = "replace"
+		if len(f.Append) > 0 {
+			// The contents and the fragments replace the file.
+			break
+		}
 		n.Detail = p.compare(ctx, r, f, info, o, f.Mode)
 		if n.Detail == "" {
 			n.Action = "unchanged"
@@ -254,23 +270,28 @@ func (p *Plan) link(r reader, l config.Link) Node {
 		return n
 	}
 	info, exists, err := lstat(r, l.Path)
-	switch {
-	case err != nil:
+	if err != nil {
 		return p.refuse(n, "%v", err)
-	case !exists:
+	}
+	switch files.DecideLink(l, there(info, exists)) {
+	case files.DecideCreate:
 		n.Action = "create"
-	case isTrue(l.Overwrite):
+	case files.DecideReplace:
 		n.Action = "replace"
-	case hard:
-		t, err := r.Lstat(deref(l.Target))
-		if err != nil {
-			return p.refuse(n, "target %s: %v", deref(l.Target), err)
+	case files.DecideRefuse:
+		return p.refuse(n, "exists and overwrite is false (it is %s)", kind(info.Mode))
+	case files.DecideMatch:
+		if hard {
+			t, err := r.Lstat(deref(l.Target))
+			if err != nil {
+				return p.refuse(n, "target %s: %v", deref(l.Target), err)
+			}
+			if t.Dev != info.Dev || t.Ino != info.Ino {
+				return p.refuse(n, "exists and is not a hard link to %s (overwrite is false)", deref(l.Target))
+			}
+			n.Action = "unchanged"
+			break
 		}
-		if t.Dev != info.Dev || t.Ino != info.Ino {
-			return p.refuse(n, "exists and is not a hard link to %s (overwrite is false)", deref(l.Target))
-		}
-		n.Action = "unchanged"
-	case info.Mode&fs.ModeSymlink != 0:
 		got, err := r.Readlink(l.Path)
 		if err != nil {
 			return p.refuse(n, "%v", err)
@@ -279,8 +300,6 @@ func (p *Plan) link(r reader, l config.Link) Node {
 			return p.refuse(n, "exists pointing to %s, not %s (overwrite is false)", got, deref(l.Target))
 		}
 		n.Action = "unchanged"
-	default:
-		return p.refuse(n, "exists and overwrite is false (it is %s)", kind(info.Mode))
 	}
 	return n
 }

@@ -37,6 +37,13 @@
 //     more than 5 minutes from the local clock (a boot before NTP) is
 //     signed again once with S3's time.
 //
+// Open streams an http(s) body to a reader that takes it at its own pace
+// (flint install's OS image), with the same retries, bounded by
+// Options.MaxAttempts when the caller has a retry count of its own; the
+// idle timeout runs only while a read waits for the server. Decompress
+// tells a compressed stream's format by its magic number, from a registry
+// (Formats: gzip, xz, zstd) a caller may change a decoder in.
+//
 // Every cloud endpoint the fetcher talks to (EC2 instance metadata, S3, GCE
 // metadata, Google Cloud Storage) and the TFTP port can be changed through
 // Options, so tests run against servers on 127.0.0.1.

@@ -57,6 +57,10 @@ type Options struct {
 	// with each retry up to MaxBackoff (0: 5 s). Tests shorten both.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// MaxAttempts, when not 0, bounds the attempts at one request, retries
+	// included (flint install's --fetch-retries); 0 retries until
+	// httpTotal runs out, forever without one, as Ignition does.
+	MaxAttempts int
 	// IdleTimeout ends an attempt whose body sends no byte for that long
 	// (0: DefaultIdleTimeout); the transfer is then retried, at most
 	// three attempts in all.

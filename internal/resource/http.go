@@ -48,6 +48,9 @@ type httpRequest struct {
 	sign      func(req *http.Request, now time.Time) error
 	skew      time.Duration
 	skewFixed bool
+	// answered, when set, is told of every successful answer before its
+	// body is read (Open returns on the first).
+	answered func(*http.Response)
 }
 
 // ignitionToken opens flint's User-Agent. Config servers choose what to
@@ -197,6 +200,12 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 				return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 			}
 		}
+		if n := f.opts.MaxAttempts; n > 0 && attempt >= n {
+			if n == 1 {
+				return err
+			}
+			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
+		}
 		last = err
 		wait := delay
 		if f.netDownErr(err) {
@@ -282,6 +291,9 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 		return giveUp, &StatusError{URL: r.name, Status: st}
 	}
 
+	if r.answered != nil {
+		r.answered(resp)
+	}
 	// The idle timer: a body that sends nothing for IdleTimeout ends
 	// the attempt, however long httpTotal is (or without one).
 	idle := f.opts.IdleTimeout
@@ -309,7 +321,9 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 	return broken, err
 }
 
-// idleReader resets the idle timer whenever a read brings data.
+// idleReader runs the idle timer only while a read waits for the
+// server: the time the writer takes with what was read (a disk, or Open's
+// reader taking the body at its own pace) is not the server's idleness.
 type idleReader struct {
 	r     io.Reader
 	timer *time.Timer
@@ -317,10 +331,9 @@ type idleReader struct {
 }
 
 func (i *idleReader) Read(b []byte) (int, error) {
+	i.timer.Reset(i.idle)
 	n, err := i.r.Read(b)
-	if n > 0 {
-		i.timer.Reset(i.idle)
-	}
+	i.timer.Stop()
 	return n, err
 }
 

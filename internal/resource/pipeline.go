@@ -3,8 +3,6 @@ package resource
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -49,20 +47,14 @@ func newPipeline(res config.Resource, name string) (pipeline, error) {
 		return p, fmt.Errorf("%s: unsupported compression %q", name, c)
 	}
 	if h := deref(res.Verification.Hash); h != "" {
-		fn, sum, ok := strings.Cut(h, "-")
-		switch fn {
-		case "sha512":
-			p.newHash = sha512.New
-		case "sha256":
-			p.newHash = sha256.New
-		default:
-			return p, fmt.Errorf("%s: unsupported hash function %q", name, fn)
-		}
-		want, err := hex.DecodeString(sum)
-		if !ok || err != nil || len(want) != p.newHash().Size() {
+		parsed, err := config.ParseHash(h)
+		switch {
+		case errors.Is(err, config.ErrHashFunction):
+			return p, fmt.Errorf("%s: unsupported hash function %q", name, parsed.Function)
+		case err != nil:
 			return p, fmt.Errorf("%s: malformed verification hash %q", name, h)
 		}
-		p.hashName, p.want = fn, want
+		p.newHash, p.hashName, p.want = parsed.New, parsed.Function, parsed.Sum
 	}
 	return p, nil
 }

@@ -35,6 +35,11 @@ func OpenDisk(path string) (*Disk, error) {
 	return &Disk{f: f, path: path}, nil
 }
 
+// DiskFromFile is the Disk of a whole disk the caller opened itself (flint
+// install holds its destination open with O_EXCL), without the lock
+// OpenDisk takes. Close closes f.
+func DiskFromFile(f *os.File) *Disk { return &Disk{f: f, path: f.Name()} }
+
 // ReadAt reads from the disk.
 func (d *Disk) ReadAt(b []byte, off int64) (int, error) { return d.f.ReadAt(b, off) }
 
@@ -76,6 +81,24 @@ func (d *Disk) DeletePartition(number int) error {
 // which keeps its start.
 func (d *Disk) ResizePartition(number int, start, length int64) error {
 	return d.blkpg(unix.BLKPG_RESIZE_PARTITION, "resizing", number, start, length)
+}
+
+// RereadPartitionTable asks the kernel to read the whole table again
+// (BLKRRPART). It fails with EBUSY while a partition of the disk is in
+// use, and sometimes for a moment right after a write: the caller decides
+// whether to try again.
+func (d *Disk) RereadPartitionTable() error {
+	for {
+		err := unix.IoctlSetInt(int(d.f.Fd()), unix.BLKRRPART, 0)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, syscall.EINTR):
+			continue
+		default:
+			return fmt.Errorf("rereading the partition table of %s (BLKRRPART): %w", d.path, err)
+		}
+	}
 }
 
 func (d *Disk) blkpg(op int32, verb string, number int, start, length int64) error {

@@ -126,3 +126,28 @@ func waitOpen(node string) (*os.File, error) {
 	}
 	return nil, err
 }
+
+// TestDiskFromFile tells the kernel of a partition through a descriptor
+// opened elsewhere (flint install's O_EXCL one), then has it reread the
+// table the disk really holds: none, so the partition goes.
+func TestDiskFromFile(t *testing.T) {
+	dev := loop(t, 16)
+	f, err := os.OpenFile(dev, os.O_RDWR|syscall.O_EXCL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := DiskFromFile(f)
+	if err := d.AddPartition(1, 1<<20, 4<<20); err != nil {
+		t.Fatalf("AddPartition(1) = %v", err)
+	}
+	if s, n, ok := kernelPart(t, dev, 1); !ok || s != 2048 || n != 8192 {
+		t.Fatalf("after AddPartition(1): %d+%d (%v), want 2048+8192", s, n, ok)
+	}
+	if err := d.RereadPartitionTable(); err != nil {
+		t.Fatalf("RereadPartitionTable() = %v", err)
+	}
+	if _, _, ok := kernelPart(t, dev, 1); ok {
+		t.Errorf("partition 1 is still in sysfs after rereading a disk with no table")
+	}
+}

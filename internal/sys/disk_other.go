@@ -5,6 +5,7 @@ package sys
 import (
 	"errors"
 	"fmt"
+	"os"
 )
 
 // Disk is a stand-in off Linux, where flint writes no partition tables.
@@ -14,6 +15,12 @@ type Disk struct{}
 func OpenDisk(path string) (*Disk, error) {
 	return nil, fmt.Errorf("opening disk %s: %w", path, errors.ErrUnsupported)
 }
+
+// DiskFromFile returns a Disk whose every method fails off Linux.
+func DiskFromFile(f *os.File) *Disk { return &Disk{} }
+
+// RereadPartitionTable always fails off Linux.
+func (*Disk) RereadPartitionTable() error { return errors.ErrUnsupported }
 
 // ReadAt is never reached: OpenDisk fails.
 func (*Disk) ReadAt(b []byte, off int64) (int, error) { return 0, errors.ErrUnsupported }

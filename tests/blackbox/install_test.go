@@ -23,8 +23,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ProtonMail/go-crypto/openpgp"
 )
 
 // installImage is the image every case writes, in its forms.
@@ -42,12 +40,12 @@ const (
 )
 
 // buildInstallImage makes the image on a loop device with sgdisk and
-// mkfs.ext4, then writes its raw, xz and zstd files, a signature of the
-// xz file and of the raw file made with a key generated here, and the
-// keyrings (the signer's, and another key's).
+// mkfs.ext4, then writes its raw, xz and zstd files, signatures of them
+// made with gpg and a key generated here, and the keyrings (the
+// signer's, and another key's).
 func buildInstallImage(t *testing.T) installImage {
 	t.Helper()
-	for _, tool := range []string{"xz", "zstd", "gzip"} {
+	for _, tool := range []string{"xz", "zstd", "gzip", "gpg"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the install cases need %s", tool)
 		}
@@ -81,43 +79,28 @@ func buildInstallImage(t *testing.T) installImage {
 	sh(t, "zstd", "-q", "-3", "-k", filepath.Join(dir, "os.raw"))
 	sh(t, "gzip", "-k", filepath.Join(dir, "os.raw"))
 
-	signer, err := openpgp.NewEntity("flint test", "", "test@example.invalid", nil)
-	if err != nil {
+	home := filepath.Join(dir, "gnupg")
+	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	other, err := openpgp.NewEntity("someone else", "", "else@example.invalid", nil)
-	if err != nil {
-		t.Fatal(err)
+	gpg := func(args ...string) {
+		t.Helper()
+		sh(t, "gpg", append([]string{"--homedir", home, "--batch", "--no-tty", "--passphrase", ""}, args...)...)
 	}
-	for _, kr := range []struct {
-		e    *openpgp.Entity
-		name string
-	}{{signer, "keyring.gpg"}, {other, "other.gpg"}} {
-		var b bytes.Buffer
-		if err := kr.e.Serialize(&b); err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, filepath.Join(dir, kr.name), b.String(), 0o644)
-	}
+	// Making keys and signing starts gpg-agent in the home: stop it.
+	t.Cleanup(func() { shTry("gpgconf", "--homedir", home, "--kill", "all") })
+	gpg("--quick-generate-key", "flint test <test@example.invalid>", "ed25519", "sign", "never")
+	gpg("--quick-generate-key", "someone else <else@example.invalid>", "ed25519", "sign", "never")
 	img.keyring, img.otherKeyring = filepath.Join(dir, "keyring.gpg"), filepath.Join(dir, "other.gpg")
+	gpg("--output", img.keyring, "--export", "test@example.invalid")
+	gpg("--output", img.otherKeyring, "--export", "else@example.invalid")
 	for _, name := range []string{"os.raw.xz", "os.raw.zst", "os.raw"} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sig bytes.Buffer
-		if err := openpgp.DetachSign(&sig, signer, bytes.NewReader(data), nil); err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, filepath.Join(dir, name+".sig"), sig.String(), 0o644)
+		gpg("--local-user", "test@example.invalid", "--output", filepath.Join(dir, name+".sig"), "--detach-sign", filepath.Join(dir, name))
 	}
 	// A signature by the right key over other bytes: it verifies only at
 	// the end of the stream.
-	var wrong bytes.Buffer
-	if err := openpgp.DetachSign(&wrong, signer, strings.NewReader("not the image"), nil); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "wrong.sig"), wrong.String(), 0o644)
+	writeFile(t, filepath.Join(dir, "other-bytes"), "not the image", 0o644)
+	gpg("--local-user", "test@example.invalid", "--output", filepath.Join(dir, "wrong.sig"), "--detach-sign", filepath.Join(dir, "other-bytes"))
 	return img
 }
 

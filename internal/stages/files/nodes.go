@@ -314,19 +314,24 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 			return fail(fmt.Errorf("%s: %w", what, err))
 		}
 	}
+	var there *rootfs.Info
+	if exists {
+		there = &info
+	}
+	// existing is a file that stays: its mode and owner are the defaults.
 	var existing *rootfs.Info
-	if exists && !overwrite {
-		if hasSource && info.Mode.IsRegular() {
-			// Refused unless it is exactly what the entry writes,
-			// which commit compares once the contents are here: an
-			// earlier run of the stage lost with its progress (a
-			// power loss during the first boot) wrote it.
-			fresh = true
-		} else if err := existsError(what, info, hasSource); err != nil {
-			return fail(err)
-		} else {
-			existing = &info
-		}
+	decision := DecideFile(f, there)
+	switch decision {
+	case DecideMatch:
+		// Refused unless it is exactly what the entry writes, which
+		// commit compares once the contents are here: an earlier run
+		// of the stage lost with its progress (a power loss during the
+		// first boot) wrote it.
+		fresh = true
+	case DecideRefuse:
+		return fail(existsError(what, info, hasSource))
+	case DecideKeep, DecideAppend:
+		existing = &info
 	}
 	mode := defaultFileMode
 	switch {
@@ -359,7 +364,7 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		op.Finish(ownerAttrs(mode, uid, gid)...)
 		return s.recordDone(what)
 	}
-	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, journal: journal, replace: exists && overwrite && !info.Mode.IsRegular(), done: make(chan struct{})}
+	j := &fileJob{f: f, mode: mode, uid: uid, gid: gid, fresh: fresh, journal: journal, replace: decision == DecideReplace && !info.Mode.IsRegular(), done: make(chan struct{})}
 	// Renaming over a symlink changes where paths through it lead.
 	j.forget = exists && info.Mode&fs.ModeSymlink != 0
 	// Behind a slow fetch, the files after it wait with their temporary
@@ -651,15 +656,19 @@ func (s *stage) dir(d config.Directory) error {
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
-	if exists && d.Overwrite != nil && *d.Overwrite {
+	var there *rootfs.Info
+	if exists {
+		there = &info
+	}
+	switch DecideDirectory(d, there) {
+	case DecideReplace:
 		// The spec: overwrite deletes whatever is there, an existing
 		// directory and its contents included.
 		if err := s.root.RemoveAll(d.Path); err != nil {
 			return op.Fail(fmt.Errorf("%s: %w", what, err))
 		}
 		exists = false
-	}
-	if exists && !info.IsDir() {
+	case DecideRefuse:
 		return op.Fail(fmt.Errorf("%s: %w (it is %s)", what, ErrExists, describe(info.Mode)))
 	}
 	mode := defaultDirMode
@@ -710,16 +719,23 @@ func (s *stage) link(e entry) error {
 	if err != nil {
 		return fail(err)
 	}
-	if exists && l.Overwrite != nil && *l.Overwrite {
+	var there *rootfs.Info
+	if exists {
+		there = &info
+	}
+	switch DecideLink(l, there) {
+	case DecideReplace:
 		if err := s.root.RemoveAll(l.Path); err != nil {
 			return fail(err)
 		}
 		exists = false
+	case DecideRefuse:
+		return fail(fmt.Errorf("%w (it is %s)", ErrExists, describe(info.Mode)))
 	}
 	hard := e.kind == kindHardLink
 	if exists {
-		switch {
-		case hard:
+		// DecideMatch: the same link must be there.
+		if hard {
 			t, err := s.root.Lstat(target)
 			if err != nil {
 				return fail(fmt.Errorf("target %s: %w", target, err))
@@ -727,7 +743,7 @@ func (s *stage) link(e entry) error {
 			if t.Dev != info.Dev || t.Ino != info.Ino {
 				return fail(fmt.Errorf("%w: %s is not a hard link to %s", ErrLinkMismatch, l.Path, target))
 			}
-		case info.Mode&fs.ModeSymlink != 0:
+		} else {
 			got, err := s.root.Readlink(l.Path)
 			if err != nil {
 				return fail(err)
@@ -737,8 +753,6 @@ func (s *stage) link(e entry) error {
 			}
 			op.Finish("state", "already there")
 			return nil
-		default:
-			return fail(fmt.Errorf("%w (it is %s)", ErrExists, describe(info.Mode)))
 		}
 	} else if hard {
 		if err := s.root.Link(target, l.Path); err != nil {
