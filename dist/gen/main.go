@@ -123,6 +123,10 @@ func pages() []page {
 			"In a live environment, flint-installer.service runs flint install --from-cmdline, which installs as the kernel command line's coreos.inst.* and flint.inst.* arguments and /etc/flint/installer.d say, and flint-installer-generator runs flint install --generator."}},
 		{"pxe", 1, "install.md", []string{
 			"wrap writes an xz-compressed newc cpio archive holding config.ign, as coreos-installer does; appended to a PXE boot's initrd, flint's dracut module takes it as the user config. Standard input and output stand in for missing files."}},
+		{"iso", 1, "live-iso.md", []string{
+			"Edits a CoreOS-style live ISO image with coreos-installer's commands and options: the embedded Ignition config, network keyfiles, the kernel arguments of its boot loader configs, and a whole customisation (destination disk, destination config, hooks, CA). The ISO is written in place, through a journal so that a killed edit is finished by the next command on it, or to --output; the bytes are the same either way. An ISO that is not a CoreOS-style live image is refused and left untouched."}},
+		{"dev", 1, "live-iso.md", []string{
+			"coreos-installer's development commands: the embed areas of a live ISO, and the files of an initramfs (raw, gzip, xz and zstd archives one after another, as the kernel reads them), listed or extracted."}},
 		{"agent", 8, "agent.md", []string{
 			"The units in /usr/lib/systemd/system (flint-checkin.service, flint-sshkeys@.service, flint-attributes.service and the others) run these commands in the real root; flint-hostname.service and flint-report-failure.service in the initramfs. Each command serves the platforms that need it and does nothing elsewhere."}},
 	}

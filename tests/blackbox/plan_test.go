@@ -210,6 +210,9 @@ func TestPlanThenApplyDisks(t *testing.T) {
 func TestPlanRefusedLikeTheStage(t *testing.T) {
 	requireDisks(t)
 	bin := buildFlint(t)
+	// The new partition has a number of its own: a number-0 one would
+	// take the deleted number 2, as in Ignition 2.27 (coreos/ignition#2234),
+	// and the filesystem would be on it.
 	c := diskCase{
 		Name: "plan-refused",
 		In: []disk{{SizeMiB: 64, Partitions: []partition{
@@ -219,7 +222,7 @@ func TestPlanRefusedLikeTheStage(t *testing.T) {
 		Config: `{"ignition":{"version":"$VERSION"},"storage":{
 		  "disks":[{"device":"$DISK0","partitions":[
 		    {"number":2,"shouldExist":false,"wipePartitionEntry":true},
-		    {"label":"root","sizeMiB":20}]}],
+		    {"number":3,"label":"root","sizeMiB":20}]}],
 		  "filesystems":[{"device":"$DISK0p2","format":"xfs","wipeFilesystem":true}]}}`,
 	}
 	p := prepare(t, bin, c, config.NewestStable)
