@@ -13,10 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/initrd"
+	"github.com/flintboot/flint/internal/input"
 	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/live"
 	"github.com/flintboot/flint/internal/sys"
@@ -61,24 +60,12 @@ func readConfigArg(path string, stderr io.Writer) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, unwrapPathErr(err))
 	}
-	var report config.Report
-	out := raw
-	if butane.IsButane(raw) {
-		res, terr := butane.Translate(raw, butane.Options{FilesDir: filepath.Dir(path)})
-		report = res.Report
-		if terr == nil && res.MachineConfig {
-			terr = errors.New("an openshift MachineConfig is not an Ignition config")
-		}
-		if terr != nil && !report.IsFatal() {
-			return nil, fmt.Errorf("parsing Ignition config %s: %w", path, terr)
-		}
-		out = res.Config
-	} else {
-		_, _, report, err = config.ParseDeclared(raw)
-		if err != nil && !report.IsFatal() {
-			return nil, fmt.Errorf("parsing Ignition config %s: %w", path, err)
-		}
+	res, err := input.Read(raw, input.Options{FilesDir: filepath.Dir(path), IgnitionOnly: true})
+	report := res.Report
+	if err != nil && !report.IsFatal() {
+		return nil, fmt.Errorf("parsing Ignition config %s: %w", path, err)
 	}
+	out := res.Config
 	if report.IsFatal() {
 		return nil, fmt.Errorf("parsing Ignition config %s: %s", path, strings.ReplaceAll(strings.TrimSpace(report.String()), "\n", "; "))
 	}

@@ -14,9 +14,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/initrd"
+	"github.com/flintboot/flint/internal/input"
 	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/live"
 )
@@ -352,11 +352,7 @@ func isoIgnitionEmbed(iso, in, output string, force bool, stdin io.Reader, stdou
 	}
 	// A Butane config is translated (a JSON one, never a Butane config,
 	// is embedded byte for byte, valid or not, as upstream does).
-	if butane.IsButane(cfg) {
-		res, err := butane.Translate(cfg, butane.Options{FilesDir: filepath.Dir(in)})
-		if err == nil && res.MachineConfig {
-			err = errors.New("an openshift MachineConfig is not an Ignition config")
-		}
+	if res, err := input.Read(cfg, input.Options{FilesDir: filepath.Dir(in), IgnitionOnly: true, NoParse: true}); res.Kind == input.Butane {
 		if res.Report.IsFatal() {
 			return fmt.Errorf("translating Butane config: %s", strings.ReplaceAll(strings.TrimSpace(res.Report.String()), "\n", "; "))
 		}

@@ -58,34 +58,6 @@ type Result struct {
 	Report config.Report
 }
 
-// IsButane reports whether raw is a Butane config rather than a JSON config:
-// a YAML mapping with a top-level variant key, the test Ignition 2.27 uses
-// to translate Butane configs at boot. A JSON config never has a variant.
-func IsButane(raw []byte) bool {
-	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	// Every config read at boot comes through here: a JSON config of
-	// thousands of files must not be parsed twice, so only a document
-	// that names a variant at all is looked at closely.
-	if len(trimmed) == 0 || !bytes.Contains(raw, []byte("variant")) {
-		return false
-	}
-	if trimmed[0] == '{' {
-		// JSON is YAML too; an Ignition config has no variant key,
-		// and decoding only the top keys keeps this cheap.
-		var top map[string]json.RawMessage
-		if json.Unmarshal(raw, &top) == nil {
-			_, ok := top["variant"]
-			return ok
-		}
-	}
-	var top map[string]yaml.Node
-	if err := yaml.Unmarshal(raw, &top); err != nil {
-		return false
-	}
-	_, ok := top["variant"]
-	return ok
-}
-
 // Translate turns a Butane config into a config. The error wraps ErrSyntax,
 // ErrVariant or ErrInvalid; the report says what and where.
 func Translate(src []byte, opts Options) (Result, error) {
