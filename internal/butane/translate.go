@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/yamlnode"
 )
 
 // Options change how a config is translated.
@@ -71,7 +72,7 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report.Entries = append(res.Report.Entries, config.Entry{Severity: config.SeverityError, Message: "the config is empty"})
 		return res, fmt.Errorf("%w: empty document", ErrSyntax)
 	}
-	root := resolve(doc.Content[0])
+	root := yamlnode.Deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		e := config.Entry{Severity: config.SeverityError, Path: "$", Line: root.Line, Column: root.Column,
 			Message: fmt.Sprintf("cannot unmarshal %s into a mapping", root.ShortTag())}
@@ -181,8 +182,8 @@ func syntaxEntry(err error) config.Entry {
 func variantVersion(root *yaml.Node) (variant, version string, vpos pos) {
 	vpos = pos{path: "$.version"}
 	for _, kv := range mappingPairs(root) {
-		v := resolve(kv[1])
-		switch resolve(kv[0]).Value {
+		v := yamlnode.Deref(kv[1])
+		switch yamlnode.Deref(kv[0]).Value {
 		case "variant":
 			_ = v.Decode(&variant)
 			if version == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/migrate"
+	"github.com/flintboot/flint/internal/yamlnode"
 	"github.com/vincent-petithory/dataurl"
 	"go.yaml.in/yaml/v3"
 )
@@ -173,10 +174,10 @@ func (t *translator) parse(p part) []kv {
 		t.add(sevError, at, "", "the document is not YAML cloud-init reads (%v): nothing in it is translated", trimYAMLErr(err))
 		return nil
 	}
-	if len(root.Content) == 0 || isNull(root.Content[0]) {
+	if len(root.Content) == 0 || yamlnode.IsNull(root.Content[0]) {
 		return nil // an empty #cloud-config
 	}
-	top := deref(root.Content[0])
+	top := yamlnode.Deref(root.Content[0])
 	if top.Kind != yaml.MappingNode {
 		at := pos{p.name, top.Line}
 		t.track(at)
@@ -222,19 +223,19 @@ func trimYAMLErr(err error) string {
 // _explode_archive).
 func (t *translator) archive(p part) []part {
 	var root yaml.Node
-	if err := yaml.Unmarshal(p.data, &root); err != nil || len(root.Content) == 0 || deref(root.Content[0]).Kind != yaml.SequenceNode {
+	if err := yaml.Unmarshal(p.data, &root); err != nil || len(root.Content) == 0 || yamlnode.Deref(root.Content[0]).Kind != yaml.SequenceNode {
 		t.add(sevError, pos{p.name, 1}, "", "#cloud-config-archive is not a YAML list of parts: nothing in it is translated")
 		return nil
 	}
 	var out []part
-	for i, it := range items(root.Content[0]) {
+	for i, it := range yamlnode.Items(root.Content[0]) {
 		name := fmt.Sprintf("%s item %d", p.name, i+1)
-		content, ok := scalar(it)
+		content, ok := yamlnode.Scalar(it)
 		kind := ""
 		if !ok {
-			content, _ = scalar(get(it, "content"))
-			kind, _ = scalar(get(it, "type"))
-			if fn, ok := scalar(get(it, "filename")); ok {
+			content, _ = yamlnode.Scalar(get(it, "content"))
+			kind, _ = yamlnode.Scalar(get(it, "type"))
+			if fn, ok := yamlnode.Scalar(get(it, "filename")); ok {
 				name += " (" + fn + ")"
 			}
 		}
