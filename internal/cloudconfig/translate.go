@@ -435,7 +435,7 @@ func (t *translator) render() ([]byte, error) {
 		return nil, err
 	}
 	t.cur = pos{}
-	t.dropNewer(tree, "", "$")
+	t.dropNewer(tree)
 	for range 64 {
 		out, err := json.MarshalIndent(tree, "", "  ")
 		if err != nil {
@@ -460,24 +460,12 @@ func (t *translator) render() ([]byte, error) {
 	return nil, fmt.Errorf("%w: too many problems", ErrOutputInvalid)
 }
 
-// dropNewer deletes every key the output version does not have.
-func (t *translator) dropNewer(node any, path, jpath string) {
-	switch n := node.(type) {
-	case map[string]any:
-		for k, v := range n {
-			p := strings.TrimPrefix(path+"."+k, ".")
-			if since, ok := config.FieldSince(p); ok && !t.v.AtLeast(since) {
-				delete(n, k)
-				t.add(sevWarning, t.originOf(jpath), "", "%s needs spec %s, newer than the output's %s: left out; use -spec %s or newer", p, since, t.v, since)
-				continue
-			}
-			t.dropNewer(v, p, jpath+"."+k)
-		}
-	case []any:
-		for i, v := range n {
-			t.dropNewer(v, path, jpath+"."+strconv.Itoa(i))
-		}
-	}
+// dropNewer deletes every key the output version does not have, with a
+// warning at the key that emitted the object holding it.
+func (t *translator) dropNewer(tree any) {
+	migrate.DropNewer(tree, t.v, func(field, parent string, since config.Version) {
+		t.add(sevWarning, t.originOf(parent), "", "%s needs spec %s, newer than the output's %s: left out; use -spec %s or newer", field, since, t.v, since)
+	})
 }
 
 // originOf finds the key an emitted JSON path came from.
@@ -486,45 +474,13 @@ func (t *translator) originOf(path string) pos {
 	return at
 }
 
-// remove deletes the innermost list entry on path, reporting it as an
-// error at its key, and renumbers the origins after it.
+// remove deletes the innermost list entry on path (up to a leaf the path
+// runs into), reporting it as an error at its key, and renumbers the
+// origins after it.
 func (t *translator) remove(tree any, path string) bool {
-	parts := strings.Split(strings.TrimPrefix(path, "$."), ".")
-	cut := -1
-	node := tree
-	var parents []any
-walk:
-	for i, p := range parts {
-		parents = append(parents, node)
-		switch n := node.(type) {
-		case map[string]any:
-			node = n[p]
-		case []any:
-			k, err := strconv.Atoi(p)
-			if err != nil || k < 0 || k >= len(n) {
-				return false
-			}
-			cut = i
-			node = n[k]
-		default:
-			// A leaf before the path's end: the innermost list entry
-			// passed so far is what goes.
-			break walk
-		}
+	at, ok := migrate.Remove(tree, path, t.origins, migrate.RemoveOptions{StopAtLeaf: true})
+	if ok {
+		t.add(sevError, at, "", "the config rejects what this key translates to (%s): left out", path)
 	}
-	if cut < 1 {
-		return false
-	}
-	holder, ok := parents[cut-1].(map[string]any)
-	list, ok2 := parents[cut].([]any)
-	if !ok || !ok2 {
-		return false
-	}
-	k, _ := strconv.Atoi(parts[cut])
-	prefix := "$." + strings.Join(parts[:cut], ".") + "."
-	at := t.originOf(prefix + parts[cut])
-	t.add(sevError, at, "", "the config rejects what this key translates to (%s): left out", path)
-	holder[parts[cut-1]] = slices.Delete(list, k, k+1)
-	migrate.Renumber(t.origins, prefix, k)
-	return true
+	return ok
 }

@@ -1,7 +1,12 @@
 // Package migrate holds what flint's translators from other tools' inputs
 // (kickstart files, cloud-init user-data) share: the report entry that says
-// what was translated approximately or not at all, and the bookkeeping of
-// where each part of the output config came from in the input.
+// what was translated approximately or not at all, the bookkeeping of
+// where each part of the output config came from in the input, and the
+// repairs of the output tree: the keys the output version lacks left out
+// (DropNewer), and what the config rejects removed (Remove, with each
+// translator's rule as an option).
+//
+// Family: translators (internal/README.md).
 package migrate
 
 import (
