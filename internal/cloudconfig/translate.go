@@ -1,8 +1,7 @@
 package cloudconfig
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -424,40 +423,27 @@ func (t *translator) group(name string) {
 // config package validates it, and whatever it rejects is left out and
 // reported at the key it came from, until it validates.
 func (t *translator) render() ([]byte, error) {
-	raw, err := json.Marshal(t.cfg)
+	tree, err := migrate.Tree(t.cfg)
 	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
 		return nil, err
 	}
 	t.cur = pos{}
 	t.dropNewer(tree)
-	for range 64 {
-		out, err := json.MarshalIndent(tree, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, '\n')
-		_, _, rep, perr := config.ParseDeclared(out)
-		if perr == nil {
-			return out, nil
-		}
-		var bad *config.Entry
-		for i, e := range rep.Entries {
+	out, rep, err := migrate.Settle(tree, 64, func(rep config.Report) bool {
+		for _, e := range rep.Entries {
 			if e.Severity == sevError && e.Path != "" {
-				bad = &rep.Entries[i]
-				break
+				return t.remove(tree, e.Path)
 			}
 		}
-		if bad == nil || !t.remove(tree, bad.Path) {
-			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
-		}
+		return false
+	})
+	switch {
+	case errors.Is(err, migrate.ErrUnsettled):
+		return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+	case errors.Is(err, migrate.ErrTooMany):
+		return nil, fmt.Errorf("%w: %w", ErrOutputInvalid, err)
 	}
-	return nil, fmt.Errorf("%w: too many problems", ErrOutputInvalid)
+	return out, err
 }
 
 // dropNewer deletes every key the output version does not have, with a

@@ -1,8 +1,7 @@
 package kickstart
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -245,24 +244,12 @@ func (t *translator) unit(at pos, u config.Unit) {
 // dropping what fails (reported at the kickstart line it came from) until
 // the config validates.
 func (t *translator) render() ([]byte, error) {
-	raw, err := json.Marshal(t.cfg)
+	tree, err := migrate.Tree(t.cfg)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, err
-	}
 	t.dropNewer(tree)
-	for range 32 {
-		out, err := json.MarshalIndent(tree, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, '\n')
-		_, _, rep, perr := config.ParseDeclared(out)
+	out, rep, err := migrate.Settle(tree, 32, func(rep config.Report) bool {
 		var bad *config.Entry
 		for i, e := range rep.Entries {
 			if e.Severity == sevError {
@@ -270,21 +257,24 @@ func (t *translator) render() ([]byte, error) {
 				break
 			}
 		}
-		if perr == nil {
-			for _, e := range rep.Entries {
-				t.rep.add(e.Severity, t.originOf(e.Path), "the translated config at %s: %s", e.Path, e.Message)
-			}
-			return out, nil
-		}
 		if bad == nil || bad.Path == "" {
-			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+			return false
 		}
 		t.rep.add(sevError, t.originOf(bad.Path), "the config rejects what this line translates to (%s: %s): left out", bad.Path, bad.Message)
-		if !t.remove(tree, bad.Path) {
-			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
-		}
+		return t.remove(tree, bad.Path)
+	})
+	switch {
+	case errors.Is(err, migrate.ErrUnsettled):
+		return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+	case errors.Is(err, migrate.ErrTooMany):
+		return nil, fmt.Errorf("%w: %w", ErrOutputInvalid, err)
+	case err != nil:
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: too many problems", ErrOutputInvalid)
+	for _, e := range rep.Entries {
+		t.rep.add(e.Severity, t.originOf(e.Path), "the translated config at %s: %s", e.Path, e.Message)
+	}
+	return out, nil
 }
 
 // dropNewer deletes every key the output version does not have, with a

@@ -1,6 +1,9 @@
 package migrate
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,4 +112,52 @@ func dropNewer(node any, v config.Version, path, jpath string, dropped func(fiel
 			dropNewer(val, v, path, jpath+"."+strconv.Itoa(i), dropped)
 		}
 	}
+}
+
+// ErrUnsettled is returned by Settle when fix gave up on the output.
+var ErrUnsettled = errors.New("the output does not validate")
+
+// ErrTooMany is returned by Settle when the output still did not validate
+// after its limit of repairs.
+var ErrTooMany = errors.New("too many problems")
+
+// Tree is a config as the repairs edit it: a decoded JSON object of
+// map[string]any, []any and json.Number (numbers kept as written).
+func Tree(cfg config.Config) (any, error) {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
+
+// Settle writes tree as the translators' output (JSON indented by two
+// spaces, a newline at the end) and validates it with the config library,
+// at most limit times: while it does not validate, fix is handed the
+// report, to remove what was rejected (and report it) or to give up by
+// returning false. It returns the last output written and its report; the
+// error is nil when the output validated, else ErrUnsettled (the output
+// and report kept for the message) or ErrTooMany.
+func Settle(tree any, limit int, fix func(config.Report) bool) ([]byte, config.Report, error) {
+	for range limit {
+		out, err := json.MarshalIndent(tree, "", "  ")
+		if err != nil {
+			return nil, config.Report{}, err
+		}
+		out = append(out, '\n')
+		_, _, rep, perr := config.ParseDeclared(out)
+		if perr == nil {
+			return out, rep, nil
+		}
+		if !fix(rep) {
+			return out, rep, ErrUnsettled
+		}
+	}
+	return nil, config.Report{}, ErrTooMany
 }

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/flintboot/flint/config"
@@ -75,5 +76,35 @@ func TestDropNewer(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("DropNewer dropped %v, want %v", got, want)
+	}
+}
+
+func TestSettle(t *testing.T) {
+	newTree := func() any {
+		var tree any
+		json.Unmarshal([]byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"relative"},{"path":"/ok"}]}}`), &tree)
+		return tree
+	}
+	remove := func(tree any) func(config.Report) bool {
+		return func(rep config.Report) bool {
+			for _, e := range rep.Entries {
+				if e.Severity == config.SeverityError && e.Path != "" {
+					_, ok := Remove(tree, e.Path, map[string]int{}, RemoveOptions{})
+					return ok
+				}
+			}
+			return false
+		}
+	}
+	tree := newTree()
+	out, _, err := Settle(tree, 4, remove(tree))
+	if want := "{\n  \"ignition\": {\n    \"version\": \"3.4.0\"\n  },\n  \"storage\": {\n    \"files\": [\n      {\n        \"path\": \"/ok\"\n      }\n    ]\n  }\n}\n"; err != nil || string(out) != want {
+		t.Errorf("Settle(remove) = %q, %v, want %q, nil", out, err, want)
+	}
+	if out, _, err := Settle(newTree(), 4, func(config.Report) bool { return false }); !errors.Is(err, ErrUnsettled) || out == nil {
+		t.Errorf("Settle(give up) = %q, %v, want the output and ErrUnsettled", out, err)
+	}
+	if _, _, err := Settle(newTree(), 4, func(config.Report) bool { return true }); !errors.Is(err, ErrTooMany) {
+		t.Errorf("Settle(no repair) = %v, want ErrTooMany", err)
 	}
 }
