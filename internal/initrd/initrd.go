@@ -5,6 +5,8 @@
 // coreos-installer uses (config.ign at the root, src/live/embed.rs), so
 // an initrd appended to a PXE boot carries the config for the live
 // system; unwrap gets it back.
+//
+// Family: installer and live images (internal/README.md).
 package initrd
 
 import (

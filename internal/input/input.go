@@ -7,10 +7,12 @@
 // input, as Ignition never reads one: it is only Butane's output, which
 // IgnitionOnly refuses where a config must be Ignition's.
 //
-// Family: translators (docs in internal/README.md). It is not part of the
-// config library because the config library is public and imports nothing
-// under internal/, while Butane is translated here by internal/butane,
-// which imports the config library: the reader sits above both.
+// It is not part of the config library because the config library is
+// public and imports nothing under internal/, while Butane is translated
+// here by internal/butane, which imports the config library: the reader
+// sits above both.
+//
+// Family: translators (internal/README.md).
 package input
 
 import (

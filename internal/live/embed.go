@@ -11,6 +11,8 @@
 // Every write goes through one list of changed regions, so that an image
 // written in place, to a new file or to a stream is the same, byte for
 // byte.
+//
+// Family: installer and live images (internal/README.md).
 package live
 
 import (
