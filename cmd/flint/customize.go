@@ -117,6 +117,24 @@ func nmstateKeyfiles(ctx context.Context, path string) ([]live.NamedFile, error)
 	return files, nil
 }
 
+// customInitrd is the customisation both customize commands add to the
+// live initramfs: its members, from the shared flags (readCustomization),
+// with the notes it makes printed to stderr.
+func customInitrd(ctx context.Context, p *flags.Parsed, f live.Features, stderr io.Writer) (map[string][]byte, error) {
+	c, err := readCustomization(ctx, p, f, stderr)
+	if err != nil {
+		return nil, err
+	}
+	members, notes, err := c.Initrd()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stderr, n)
+	}
+	return members, nil
+}
+
 // readCustomization reads the shared customisation flags against the OS's
 // features.
 func readCustomization(ctx context.Context, p *flags.Parsed, f live.Features, stderr io.Writer) (live.Customization, error) {
@@ -211,16 +229,9 @@ func isoCustomize(ctx context.Context, p *flags.Parsed, stdout, stderr io.Writer
 		if err != nil {
 			return err
 		}
-		c, err := readCustomization(ctx, p, f, stderr)
+		members, err := customInitrd(ctx, p, f, stderr)
 		if err != nil {
 			return err
-		}
-		members, notes, err := c.Initrd()
-		if err != nil {
-			return err
-		}
-		for _, n := range notes {
-			fmt.Fprintln(stderr, n)
 		}
 		img.Clear()
 		for k, v := range members {
@@ -300,16 +311,9 @@ func runPxeCustomize(ctx context.Context, args []string, stdout, stderr io.Write
 			return err
 		}
 	}
-	c, err := readCustomization(ctx, p, feats, stderr)
+	members, err := customInitrd(ctx, p, feats, stderr)
 	if err != nil {
 		return err
-	}
-	members, notes, err := c.Initrd()
-	if err != nil {
-		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(stderr, n)
 	}
 	if _, ok := members[live.IgnitionPath]; ok {
 		fmt.Fprintln(stderr, "PXE configuration must include kernel arguments:\n\tignition.firstboot ignition.platform.id=metal")
