@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -579,19 +577,6 @@ func runDev(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return fmt.Errorf("dev %s: no such command", strings.Join(p.Path[2:], " "))
 }
 
-// prettyJSONLine is serde_json's to_writer_pretty and a newline:
-// two-space indents, no HTML escaping.
-func prettyJSONLine(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
 func sortedKeys(m map[string][]byte) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -614,14 +599,7 @@ func devShowISO(path string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	recs, err := fs.Walk()
-	if err != nil {
-		return err
-	}
-	if recs == nil {
-		recs = []string{}
-	}
-	b, err := prettyJSONLine(map[string]any{"header": map[string]any{"descriptors": fs.Descriptors}, "records": recs})
+	b, err := fs.ShowJSON()
 	if err != nil {
 		return err
 	}

@@ -457,6 +457,19 @@ func (img *Image) InitrdHeaderJSON() ([]byte, error) {
 	return prettyJSON(img.initrd)
 }
 
+// ShowJSON is `dev show iso` without options: the volume descriptors and
+// every path of the image, as JSON.
+func (iso *ISO) ShowJSON() ([]byte, error) {
+	recs, err := iso.Walk()
+	if err != nil {
+		return nil, err
+	}
+	if recs == nil {
+		recs = []string{}
+	}
+	return prettyJSON(map[string]any{"header": map[string]any{"descriptors": iso.Descriptors}, "records": recs})
+}
+
 // KargsHeaderJSON is `dev show iso --kargs`: the areas, or null.
 func (img *Image) KargsHeaderJSON() ([]byte, error) {
 	return prettyJSON(img.kargs)
