@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/flintboot/flint/internal/netconfig"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -96,15 +97,15 @@ func hetznerAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
 func hetznerPublicIPv6(tree any) string {
 	entries, _ := jsonPath(tree, "config").([]any)
 	for _, e := range entries {
-		if netString(jsonPath(e, "type")) != "physical" {
+		if netconfig.Text(jsonPath(e, "type")) != "physical" {
 			continue
 		}
 		subnets, _ := jsonPath(e, "subnets").([]any)
 		for _, sub := range subnets {
-			if netString(jsonPath(sub, "ipv6")) != "true" {
+			if netconfig.Text(jsonPath(sub, "ipv6")) != "true" {
 				continue
 			}
-			p, err := netip.ParsePrefix(netString(jsonPath(sub, "address")))
+			p, err := netip.ParsePrefix(netconfig.Text(jsonPath(sub, "address")))
 			if err != nil || !p.Addr().Is6() {
 				return ""
 			}
