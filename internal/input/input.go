@@ -71,6 +71,16 @@ func Sniff(raw []byte) Kind {
 	return Spec3
 }
 
+// IsSpec2 is Sniff(raw) == Spec2 without reading YAML: a document that is
+// not a JSON object is answered at its first byte, so a Butane config in
+// YAML (megabytes, for flint translate) is parsed once, by the translator.
+func IsSpec2(raw []byte) bool {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	return !isButane(raw) && config.DeclaresSpec2(raw)
+}
+
 // Options change how Read reads a config.
 type Options struct {
 	// FilesDir, AtBoot, Pretty and Raw are butane.Options' for a Butane

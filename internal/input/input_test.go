@@ -14,13 +14,19 @@ func TestSniff(t *testing.T) {
 		`{"variant": "fcos", "version": "1.5.0"}`:    Butane,
 		`{"ignition": {"version": "3.4.0"}}`:         Spec3,
 		`{"ignition": {"version": "2.2.0"}}`:         Spec2,
-		"":                                           Spec3,
-		"just text":                                  Spec3,
-		"- variant: fcos\n":                          Spec3,
-		"{not json":                                  Spec3,
+		// A variant makes a Butane config whatever else it says, as
+		// Ignition and Butane read it.
+		`{"variant": "fcos", "version": "1.0.0", "ignition": {"version": "2.2.0"}}`: Butane,
+		"":                  Spec3,
+		"just text":         Spec3,
+		"- variant: fcos\n": Spec3,
+		"{not json":         Spec3,
 	} {
 		if got := Sniff([]byte(in)); got != want {
 			t.Errorf("Sniff(%q) = %v, want %v", in, got, want)
+		}
+		if got := IsSpec2([]byte(in)); got != (want == Spec2) {
+			t.Errorf("IsSpec2(%q) = %v, want %v", in, got, want == Spec2)
 		}
 	}
 }
