@@ -163,21 +163,31 @@ func ciFail(stderr io.Writer, err error) error {
 	return exitStatus{code: 1}
 }
 
-// runCoreosInstaller is flint as coreos-installer.
-func runCoreosInstaller(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	p, err := coreosInstallerCommand().Parse(args)
+// parseClap parses args against cmd as clap's Cmd::parse() does for the
+// Rust front ends: help and version go to stdout and end the command with
+// status 0, a mistake goes to stderr with clap's status (2). p is nil when
+// the command has ended; err is then what to return.
+func parseClap(cmd *flags.Command, args []string, stdout, stderr io.Writer) (p *flags.Parsed, err error) {
+	p, err = cmd.Parse(args)
 	var fe *flags.Error
 	if errors.As(err, &fe) {
-		// clap's Cmd::parse(): help and version to stdout with 0, a
-		// mistake to stderr with 2.
 		if fe.Kind != flags.Usage {
 			fmt.Fprint(stdout, fe.Message)
-			return nil
+			return nil, nil
 		}
 		fmt.Fprint(stderr, fe.Message)
-		return exitStatus{code: fe.ExitCode()}
+		return nil, exitStatus{code: fe.ExitCode()}
 	}
 	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// runCoreosInstaller is flint as coreos-installer.
+func runCoreosInstaller(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	p, err := parseClap(coreosInstallerCommand(), args, stdout, stderr)
+	if p == nil {
 		return err
 	}
 	switch strings.Join(p.Path[1:], " ") {

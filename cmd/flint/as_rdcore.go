@@ -94,17 +94,8 @@ type rdRunner interface {
 
 // runRdcore is flint as rdcore.
 func runRdcore(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	p, err := rdcoreCommand().Parse(args)
-	var fe *flags.Error
-	if errors.As(err, &fe) {
-		if fe.Kind != flags.Usage {
-			fmt.Fprint(stdout, fe.Message)
-			return nil
-		}
-		fmt.Fprint(stderr, fe.Message)
-		return exitStatus{code: fe.ExitCode()}
-	}
-	if err != nil {
+	p, err := parseClap(rdcoreCommand(), args, stdout, stderr)
+	if p == nil {
 		return err
 	}
 	r := sys.Runner{}

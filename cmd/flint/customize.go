@@ -13,10 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/initrd"
+	"github.com/flintboot/flint/internal/input"
 	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/live"
 	"github.com/flintboot/flint/internal/sys"
@@ -61,24 +60,12 @@ func readConfigArg(path string, stderr io.Writer) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, unwrapPathErr(err))
 	}
-	var report config.Report
-	out := raw
-	if butane.IsButane(raw) {
-		res, terr := butane.Translate(raw, butane.Options{FilesDir: filepath.Dir(path)})
-		report = res.Report
-		if terr == nil && res.MachineConfig {
-			terr = errors.New("an openshift MachineConfig is not an Ignition config")
-		}
-		if terr != nil && !report.IsFatal() {
-			return nil, fmt.Errorf("parsing Ignition config %s: %w", path, terr)
-		}
-		out = res.Config
-	} else {
-		_, _, report, err = config.ParseDeclared(raw)
-		if err != nil && !report.IsFatal() {
-			return nil, fmt.Errorf("parsing Ignition config %s: %w", path, err)
-		}
+	res, err := input.Read(raw, input.Options{FilesDir: filepath.Dir(path), IgnitionOnly: true})
+	report := res.Report
+	if err != nil && !report.IsFatal() {
+		return nil, fmt.Errorf("parsing Ignition config %s: %w", path, err)
 	}
+	out := res.Config
 	if report.IsFatal() {
 		return nil, fmt.Errorf("parsing Ignition config %s: %s", path, strings.ReplaceAll(strings.TrimSpace(report.String()), "\n", "; "))
 	}
@@ -128,6 +115,24 @@ func nmstateKeyfiles(ctx context.Context, path string) ([]live.NamedFile, error)
 		files = append(files, live.NamedFile{Name: f[0], Data: []byte(f[1])})
 	}
 	return files, nil
+}
+
+// customInitrd is the customisation both customize commands add to the
+// live initramfs: its members, from the shared flags (readCustomization),
+// with the notes it makes printed to stderr.
+func customInitrd(ctx context.Context, p *flags.Parsed, f live.Features, stderr io.Writer) (map[string][]byte, error) {
+	c, err := readCustomization(ctx, p, f, stderr)
+	if err != nil {
+		return nil, err
+	}
+	members, notes, err := c.Initrd()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stderr, n)
+	}
+	return members, nil
 }
 
 // readCustomization reads the shared customisation flags against the OS's
@@ -224,16 +229,9 @@ func isoCustomize(ctx context.Context, p *flags.Parsed, stdout, stderr io.Writer
 		if err != nil {
 			return err
 		}
-		c, err := readCustomization(ctx, p, f, stderr)
+		members, err := customInitrd(ctx, p, f, stderr)
 		if err != nil {
 			return err
-		}
-		members, notes, err := c.Initrd()
-		if err != nil {
-			return err
-		}
-		for _, n := range notes {
-			fmt.Fprintln(stderr, n)
 		}
 		img.Clear()
 		for k, v := range members {
@@ -313,16 +311,9 @@ func runPxeCustomize(ctx context.Context, args []string, stdout, stderr io.Write
 			return err
 		}
 	}
-	c, err := readCustomization(ctx, p, feats, stderr)
+	members, err := customInitrd(ctx, p, feats, stderr)
 	if err != nil {
 		return err
-	}
-	members, notes, err := c.Initrd()
-	if err != nil {
-		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(stderr, n)
 	}
 	if _, ok := members[live.IgnitionPath]; ok {
 		fmt.Fprintln(stderr, "PXE configuration must include kernel arguments:\n\tignition.firstboot ignition.platform.id=metal")

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/flintboot/flint/internal/butane"
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/initrd"
+	"github.com/flintboot/flint/internal/input"
 	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/live"
 )
@@ -352,11 +350,7 @@ func isoIgnitionEmbed(iso, in, output string, force bool, stdin io.Reader, stdou
 	}
 	// A Butane config is translated (a JSON one, never a Butane config,
 	// is embedded byte for byte, valid or not, as upstream does).
-	if butane.IsButane(cfg) {
-		res, err := butane.Translate(cfg, butane.Options{FilesDir: filepath.Dir(in)})
-		if err == nil && res.MachineConfig {
-			err = errors.New("an openshift MachineConfig is not an Ignition config")
-		}
+	if res, err := input.Read(cfg, input.Options{FilesDir: filepath.Dir(in), IgnitionOnly: true, NoParse: true}); res.Kind == input.Butane {
 		if res.Report.IsFatal() {
 			return fmt.Errorf("translating Butane config: %s", strings.ReplaceAll(strings.TrimSpace(res.Report.String()), "\n", "; "))
 		}
@@ -583,19 +577,6 @@ func runDev(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return fmt.Errorf("dev %s: no such command", strings.Join(p.Path[2:], " "))
 }
 
-// prettyJSONLine is serde_json's to_writer_pretty and a newline:
-// two-space indents, no HTML escaping.
-func prettyJSONLine(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
 func sortedKeys(m map[string][]byte) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -618,14 +599,7 @@ func devShowISO(path string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	recs, err := fs.Walk()
-	if err != nil {
-		return err
-	}
-	if recs == nil {
-		recs = []string{}
-	}
-	b, err := prettyJSONLine(map[string]any{"header": map[string]any{"descriptors": fs.Descriptors}, "records": recs})
+	b, err := fs.ShowJSON()
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,17 @@ import (
 	"fmt"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/input"
 )
 
 // translateV2 is flint translate for a spec 2.x JSON config (2.0.0 to
 // 2.4.0, 2.4.0-experimental): the spec 3.x config, indented by two spaces
 // when pretty (as Butane's --pretty), and the report, whose entries name the
 // 2.x document's paths and positions. handled is false when src is not a
-// spec 2.x config, which then goes to the Butane translator.
+// spec 2.x config (input.IsSpec2: a Butane config is one whatever its
+// ignition section says), which then goes to the Butane translator.
 func translateV2(src []byte, pretty bool) (cfg []byte, report config.Report, handled bool, err error) {
-	if !config.DeclaresSpec2(src) {
+	if !input.IsSpec2(src) {
 		return nil, config.Report{}, false, nil
 	}
 	out, report, err := config.TranslateSpec2(src)

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/butane"
+	"github.com/flintboot/flint/internal/input"
 )
 
 // validateResult is one file's outcome in -json output.
@@ -118,14 +118,10 @@ const validateUsage = "usage: flint validate [-strict] [-json] [-max-size SIZE] 
 // validateConfig checks a config, or a Butane config by translating it: a
 // Butane config's report has its YAML paths and lines.
 func validateConfig(raw []byte, filesDir string) (config.Version, config.Report, error) {
-	if butane.IsButane(raw) {
-		// An openshift config is checked as a MachineConfig, with the
-		// Machine Config Operator's limits.
-		res, err := butane.Translate(raw, butane.Options{FilesDir: filesDir})
-		return res.Version, res.Report, err
-	}
-	_, v, report, err := config.ParseDeclared(raw)
-	return v, report, err
+	// An openshift config is checked as a MachineConfig, with the
+	// Machine Config Operator's limits.
+	res, err := input.Read(raw, input.Options{FilesDir: filesDir})
+	return res.Version, res.Report, err
 }
 
 // readInput reads the file name, or stdin for "-", refusing more than

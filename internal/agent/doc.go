@@ -12,4 +12,6 @@
 // in its own files in internal/platform and in its row of that package's
 // one table; base URLs and the filesystem root come from Deps, so tests
 // run each exchange against a local fake of the metadata service.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package agent

@@ -7,6 +7,8 @@
 //
 // Sizes and starts here are in 512-byte units, as the kernel reports them
 // in /sys/class/block/<dev>/{size,start} whatever the logical sector size.
+//
+// Family: target-side libraries (internal/README.md).
 package blockdev
 
 import (

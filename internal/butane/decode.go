@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/yamlnode"
 )
 
 // pos is where a value is in the YAML source, with its YAML path
@@ -183,22 +184,10 @@ func (d *decoder) fieldsFor(t reflect.Type) []fieldDesc {
 	return f
 }
 
-// resolve follows aliases (*anchor) to the node they name.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
 // decode fills v (addressable) from n. jp and yp are the JSON and YAML
 // paths of v, gp its generic path (for the version tables).
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
-	n = resolve(n)
+	n = yamlnode.Deref(n)
 	p := pos{path: yp, line: n.Line, col: n.Column}
 	if d.budget--; d.budget < 0 {
 		if !d.overflow {
@@ -209,7 +198,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
 	}
 	d.jsonSrc.set(jp, p)
 	d.yamlPos.set(yp, p)
-	if isNull(n) {
+	if yamlnode.IsNull(n) {
 		return // absent: yaml.v3 leaves the field at its zero value
 	}
 	switch v.Kind() {
@@ -249,7 +238,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, jp, yp, gp string) {
 			k := reflect.New(v.Type().Key()).Elem()
 			e := reflect.New(v.Type().Elem()).Elem()
 			d.decode(kv[0], k, jp, yp, gp)
-			key := resolve(kv[0]).Value
+			key := yamlnode.Deref(kv[0]).Value
 			d.decode(kv[1], e, jp+"."+key, yp+"."+key, gp)
 			m.SetMapIndex(k, e)
 		}
@@ -297,13 +286,13 @@ func mappingPairs(n *yaml.Node) [][2]*yaml.Node {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge" {
-			v = resolve(v)
+			v = yamlnode.Deref(v)
 			switch v.Kind {
 			case yaml.MappingNode:
 				merged = append(merged, mappingPairs(v)...)
 			case yaml.SequenceNode:
 				for _, m := range v.Content {
-					if m = resolve(m); m.Kind == yaml.MappingNode {
+					if m = yamlnode.Deref(m); m.Kind == yaml.MappingNode {
 						merged = append(merged, mappingPairs(m)...)
 					}
 				}
@@ -342,7 +331,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, jp, yp, gp string)
 		}
 	}
 	for _, kv := range mappingPairs(n) {
-		kn := resolve(kv[0])
+		kn := yamlnode.Deref(kv[0])
 		key := kn.Value
 		kpos := pos{path: yp + "." + key, line: kn.Line, col: kn.Column}
 		if first, dup := seen[key]; dup {
@@ -351,7 +340,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, jp, yp, gp string)
 		}
 		seen[key] = kn.Line
 		if gate, ok := sugar[key]; ok && gate(d.prof, gp) {
-			vn := resolve(kv[1])
+			vn := yamlnode.Deref(kv[1])
 			later = append(later, pending{key: key, keyNode: kn, valNode: vn, keyPos: kpos, valuePos: pos{path: yp + "." + key, line: vn.Line, col: vn.Column}})
 			d.yamlPos.set(yp+"."+key, pos{path: yp + "." + key, line: vn.Line, col: vn.Column})
 			continue

@@ -17,4 +17,6 @@
 // r4e, fiot, and openshift (a MachineConfig in YAML, or with Raw the config
 // alone), with the quadlets of the experimental versions. Spec 2.x configs
 // are not translated yet.
+//
+// Family: translators (internal/README.md).
 package butane

@@ -563,6 +563,24 @@ func (n nodes) exists(p string) bool {
 	return f || d || l
 }
 
+// claim finds the entry a tree gives dest in one of the lists (index is
+// that list's part of nodes), or adds fresh for it, as Butane's walkTree
+// does: an entry of the same kind is reused unless filled says it already
+// has contents, an entry of another kind refuses. ok is false when refused.
+func claim[T any](t *translator, n nodes, index map[string]int, list *[]T, listPath, dest string, filled func(T) bool, fresh T, at pos) (i int, ok bool) {
+	if i, ok := index[dest]; ok {
+		return i, !filled((*list)[i])
+	}
+	if n.exists(dest) {
+		return 0, false
+	}
+	i = len(*list)
+	*list = append(*list, fresh)
+	index[dest] = i
+	t.added(listPath, i, at.all(), at)
+	return i, true
+}
+
 // processTrees embeds directory trees from the files directory: files,
 // symlinks and (when ownership or a directory mode is asked for)
 // directories, merged into the entries the config already has for the same
@@ -620,34 +638,21 @@ func (t *translator) processTrees() {
 				if tr.DirMode == nil && tr.User == (config.NodeUser{}) && tr.Group == (config.NodeGroup{}) {
 					return nil
 				}
-				if n.exists(dest) {
-					exists()
-					return nil
-				}
 				mode := intPtr(0o755)
 				if tr.DirMode != nil {
 					mode = intPtr(*tr.DirMode)
 				}
-				i := len(st.Directories)
-				st.Directories = append(st.Directories, config.Directory{Node: node(dest), Mode: mode})
-				n.dirs[dest] = i
-				t.added("$.storage.directories", i, tp.all(), tp)
+				// A directory entry of the config's own is never reused.
+				always := func(config.Directory) bool { return true }
+				if _, ok := claim(t, n, n.dirs, &st.Directories, "$.storage.directories", dest, always, config.Directory{Node: node(dest), Mode: mode}, tp); !ok {
+					exists()
+				}
 			case info.Mode().IsRegular():
-				i, ok := n.files[dest]
-				if ok {
-					if !nilOrEmpty(st.Files[i].Contents.Source) {
-						exists()
-						return nil
-					}
-				} else {
-					if n.exists(dest) {
-						exists()
-						return nil
-					}
-					i = len(st.Files)
-					st.Files = append(st.Files, config.File{Node: node(dest)})
-					n.files[dest] = i
-					t.added("$.storage.files", i, tp.all(), tp)
+				filled := func(f config.File) bool { return !nilOrEmpty(f.Contents.Source) }
+				i, ok := claim(t, n, n.files, &st.Files, "$.storage.files", dest, filled, config.File{Node: node(dest)}, tp)
+				if !ok {
+					exists()
+					return nil
 				}
 				contents, err := os.ReadFile(srcPath)
 				if err != nil {
@@ -676,21 +681,11 @@ func (t *translator) processTrees() {
 					t.dec.jsonSrc.set(fp+".mode", tp)
 				}
 			case info.Mode()&os.ModeType == os.ModeSymlink:
-				i, ok := n.links[dest]
-				if ok {
-					if !nilOrEmpty(st.Links[i].Target) {
-						exists()
-						return nil
-					}
-				} else {
-					if n.exists(dest) {
-						exists()
-						return nil
-					}
-					i = len(st.Links)
-					st.Links = append(st.Links, config.Link{Node: node(dest)})
-					n.links[dest] = i
-					t.added("$.storage.links", i, tp.all(), tp)
+				filled := func(l config.Link) bool { return !nilOrEmpty(l.Target) }
+				i, ok := claim(t, n, n.links, &st.Links, "$.storage.links", dest, filled, config.Link{Node: node(dest)}, tp)
+				if !ok {
+					exists()
+					return nil
 				}
 				target, err := os.Readlink(srcPath)
 				if err != nil {

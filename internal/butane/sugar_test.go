@@ -423,23 +423,6 @@ func TestSourceErrors(t *testing.T) {
 	})
 }
 
-func TestIsButane(t *testing.T) {
-	for in, want := range map[string]bool{
-		"variant: fcos\nversion: 1.5.0\n":            true,
-		"# comment\nversion: 1.5.0\nvariant: fcos\n": true,
-		`{"variant": "fcos", "version": "1.5.0"}`:    true,
-		`{"ignition": {"version": "3.4.0"}}`:         false,
-		"":                                           false,
-		"just text":                                  false,
-		"- variant: fcos\n":                          false,
-		"{not json":                                  false,
-	} {
-		if got := IsButane([]byte(in)); got != want {
-			t.Errorf("IsButane(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 func TestAliasBomb(t *testing.T) {
 	// Each level names the one below 200 times: 200^3 headers decoded
 	// from a few kilobytes.

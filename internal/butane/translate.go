@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/yamlnode"
 )
 
 // Options change how a config is translated.
@@ -58,34 +59,6 @@ type Result struct {
 	Report config.Report
 }
 
-// IsButane reports whether raw is a Butane config rather than a JSON config:
-// a YAML mapping with a top-level variant key, the test Ignition 2.27 uses
-// to translate Butane configs at boot. A JSON config never has a variant.
-func IsButane(raw []byte) bool {
-	trimmed := bytes.TrimLeft(raw, " \t\r\n")
-	// Every config read at boot comes through here: a JSON config of
-	// thousands of files must not be parsed twice, so only a document
-	// that names a variant at all is looked at closely.
-	if len(trimmed) == 0 || !bytes.Contains(raw, []byte("variant")) {
-		return false
-	}
-	if trimmed[0] == '{' {
-		// JSON is YAML too; an Ignition config has no variant key,
-		// and decoding only the top keys keeps this cheap.
-		var top map[string]json.RawMessage
-		if json.Unmarshal(raw, &top) == nil {
-			_, ok := top["variant"]
-			return ok
-		}
-	}
-	var top map[string]yaml.Node
-	if err := yaml.Unmarshal(raw, &top); err != nil {
-		return false
-	}
-	_, ok := top["variant"]
-	return ok
-}
-
 // Translate turns a Butane config into a config. The error wraps ErrSyntax,
 // ErrVariant or ErrInvalid; the report says what and where.
 func Translate(src []byte, opts Options) (Result, error) {
@@ -99,7 +72,7 @@ func Translate(src []byte, opts Options) (Result, error) {
 		res.Report.Entries = append(res.Report.Entries, config.Entry{Severity: config.SeverityError, Message: "the config is empty"})
 		return res, fmt.Errorf("%w: empty document", ErrSyntax)
 	}
-	root := resolve(doc.Content[0])
+	root := yamlnode.Deref(doc.Content[0])
 	if root.Kind != yaml.MappingNode {
 		e := config.Entry{Severity: config.SeverityError, Path: "$", Line: root.Line, Column: root.Column,
 			Message: fmt.Sprintf("cannot unmarshal %s into a mapping", root.ShortTag())}
@@ -212,8 +185,8 @@ func syntaxEntry(err error) config.Entry {
 func variantVersion(root *yaml.Node) (variant, version string, vpos pos) {
 	vpos = pos{path: "$.version"}
 	for _, kv := range mappingPairs(root) {
-		v := resolve(kv[1])
-		switch resolve(kv[0]).Value {
+		v := yamlnode.Deref(kv[1])
+		switch yamlnode.Deref(kv[0]).Value {
 		case "variant":
 			_ = v.Decode(&variant)
 			if version == "" {

@@ -14,4 +14,6 @@
 // (packages, repositories), as an error when the author wanted something
 // on the target that a config cannot express. The output uses only fields
 // of the spec version asked for and is validated before it is returned.
+//
+// Family: translators (internal/README.md).
 package cloudconfig

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/passwd"
+	"github.com/flintboot/flint/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -195,27 +196,27 @@ func (t *translator) notTranslated(key string, end int) {
 func (t *translator) shellify(key string, v *yaml.Node) (string, bool) {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
-	list := items(v)
-	if list == nil && !isNull(v) {
+	list := yamlnode.Items(v)
+	if list == nil && !yamlnode.IsNull(v) {
 		t.bad(v, key, "a list of commands")
 		return "", false
 	}
 	for i, it := range list {
-		if s, ok := scalar(it); ok {
+		if s, ok := yamlnode.Scalar(it); ok {
 			b.WriteString(s + "\n")
 			continue
 		}
-		if isNull(it) {
+		if yamlnode.IsNull(it) {
 			continue
 		}
-		words := items(it)
+		words := yamlnode.Items(it)
 		if words == nil {
 			t.bad(it, fmt.Sprintf("%s.%d", key, i), "a command line or a list of words")
 			return "", false
 		}
 		var q []string
 		for _, w := range words {
-			s, _ := scalar(w)
+			s, _ := yamlnode.Scalar(w)
 			q = append(q, "'"+strings.ReplaceAll(s, "'", `'\''`)+"'")
 		}
 		b.WriteString(strings.Join(q, " ") + "\n")
@@ -272,20 +273,20 @@ func (t *translator) script(at pos, n int, data []byte) {
 // writeFiles translates write_files (cc_write_files.py): deferred files
 // too, since an image installs no packages that could overwrite them.
 func (t *translator) writeFiles(key string, v *yaml.Node) {
-	list := items(v)
+	list := yamlnode.Items(v)
 	if list == nil {
 		t.bad(v, key, "a list of files")
 		return
 	}
 	for i, it := range list {
 		k := fmt.Sprintf("%s.%d", key, i)
-		p, ok := scalar(get(it, "path"))
+		p, ok := yamlnode.Scalar(get(it, "path"))
 		if !ok || !strings.HasPrefix(p, "/") {
 			t.add(sevError, t.at(it), k, "a file needs an absolute path: not translated")
 			continue
 		}
 		mode := 0o644
-		if pn := get(it, "permissions"); !isNull(pn) {
+		if pn := get(it, "permissions"); !yamlnode.IsNull(pn) {
 			m, ok := perms(pn)
 			if !ok {
 				t.add(sevWarning, t.at(pn), k+".permissions", "not an octal mode: 0644 is used, as cloud-init does")
@@ -295,8 +296,8 @@ func (t *translator) writeFiles(key string, v *yaml.Node) {
 		}
 		var content []byte
 		var source *string
-		if src := get(it, "source"); !isNull(src) {
-			u, _ := scalar(get(src, "uri"))
+		if src := get(it, "source"); !yamlnode.IsNull(src) {
+			u, _ := yamlnode.Scalar(get(src, "uri"))
 			if u == "" {
 				t.add(sevError, t.at(src), k+".source", "needs a uri: not translated")
 				continue
@@ -306,7 +307,7 @@ func (t *translator) writeFiles(key string, v *yaml.Node) {
 				t.add(sevWarning, t.at(src), k+".source.headers", "httpHeaders need spec 3.1.0; they are written if the output's version has them")
 			}
 		} else {
-			enc, _ := scalar(get(it, "encoding"))
+			enc, _ := yamlnode.Scalar(get(it, "encoding"))
 			dec, err := decode(get(it, "content"), enc)
 			if err != nil {
 				t.add(sevError, t.at(it), k+".content", "%v: not translated", err)
@@ -319,11 +320,11 @@ func (t *translator) writeFiles(key string, v *yaml.Node) {
 			res.Source = ptr(dataURL(content))
 		} else {
 			for _, h := range pairs(get(get(it, "source"), "headers")) {
-				val, _ := scalar(h.v)
+				val, _ := yamlnode.Scalar(h.v)
 				res.HTTPHeaders = append(res.HTTPHeaders, config.HTTPHeader{Name: h.key, Value: ptr(val)})
 			}
 		}
-		owner, _ := scalar(get(it, "owner"))
+		owner, _ := yamlnode.Scalar(get(it, "owner"))
 		if owner == "" {
 			owner = "root:root"
 		}
@@ -355,7 +356,7 @@ func perms(n *yaml.Node) (int, bool) {
 		v, _ := integer(n)
 		return int(v), v >= 0 && v <= 0o7777
 	}
-	s, _ := scalar(n)
+	s, _ := yamlnode.Scalar(n)
 	v, err := strconv.ParseInt(strings.TrimPrefix(s, "0o"), 8, 32)
 	return int(v), err == nil && v >= 0 && v <= 0o7777
 }
@@ -377,8 +378,8 @@ func (t *translator) hostname(key string, v *yaml.Node) {
 	// cloudinit/util.py, get_hostname_fqdn: with fqdn, the hostname is
 	// the one given or the fqdn's first label; a hostname with a dot (and
 	// no fqdn) is the fqdn, and its first label the hostname.
-	fqdn, hasFQDN := scalar(doc["fqdn"])
-	host, _ := scalar(doc["hostname"])
+	fqdn, hasFQDN := yamlnode.Scalar(doc["fqdn"])
+	host, _ := yamlnode.Scalar(doc["hostname"])
 	switch {
 	case hasFQDN && host == "":
 		host, _, _ = strings.Cut(fqdn, ".")
@@ -402,7 +403,7 @@ func (t *translator) hostname(key string, v *yaml.Node) {
 }
 
 func (t *translator) timezone(key string, v *yaml.Node) {
-	tz, ok := scalar(v)
+	tz, ok := yamlnode.Scalar(v)
 	if !ok || strings.Contains(tz, "..") || strings.HasPrefix(tz, "/") {
 		t.bad(v, key, "a zone name such as Europe/Berlin")
 		return
@@ -416,7 +417,7 @@ func (t *translator) locale(key string, v *yaml.Node) {
 	if key != "locale" {
 		return
 	}
-	l, ok := scalar(v)
+	l, ok := yamlnode.Scalar(v)
 	if !ok {
 		if b, isBool := boolean(v); isBool && !b {
 			t.add(sevInfo, t.here(), key, "nothing to translate: false leaves the image's locale")
@@ -426,7 +427,7 @@ func (t *translator) locale(key string, v *yaml.Node) {
 		return
 	}
 	file := "/etc/locale.conf" // systemd's locale.conf(5)
-	if f, ok := scalar(t.doc["locale_configfile"]); ok && strings.HasPrefix(f, "/") {
+	if f, ok := yamlnode.Scalar(t.doc["locale_configfile"]); ok && strings.HasPrefix(f, "/") {
 		file = f
 	}
 	t.file(file, 0o644, []byte("LANG="+l+"\n"))
@@ -436,17 +437,17 @@ func (t *translator) locale(key string, v *yaml.Node) {
 // create_user, cloudinit/distros/__init__.py).
 func (t *translator) users(key string, v *yaml.Node) {
 	var list []*yaml.Node
-	if s, ok := scalar(v); ok {
+	if s, ok := yamlnode.Scalar(v); ok {
 		for _, name := range strings.Split(s, ",") {
 			list = append(list, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: strings.TrimSpace(name), Line: v.Line})
 		}
-	} else if list = items(v); list == nil {
+	} else if list = yamlnode.Items(v); list == nil {
 		t.bad(v, key, "a list of users")
 		return
 	}
 	for i, it := range list {
 		k := fmt.Sprintf("%s.%d", key, i)
-		if name, ok := scalar(it); ok {
+		if name, ok := yamlnode.Scalar(it); ok {
 			if name == "default" {
 				t.add(sevInfo, t.at(it), k, "the distro's default user: %s (the image makes it; -default-user names another)", t.defaultUser)
 				continue
@@ -454,7 +455,7 @@ func (t *translator) users(key string, v *yaml.Node) {
 			t.user(name)
 			continue
 		}
-		name, ok := scalar(get(it, "name"))
+		name, ok := yamlnode.Scalar(get(it, "name"))
 		if get(it, "snapuser") != nil && !ok {
 			t.add(sevError, t.at(it), k+".snapuser", "a snap store user (snap create-user): not translated; write the user in users")
 			continue
@@ -481,27 +482,27 @@ func (t *translator) oneUser(k string, it *yaml.Node, name string) {
 		switch p.key {
 		case "name":
 		case "gecos":
-			s, _ := scalar(p.v)
+			s, _ := yamlnode.Scalar(p.v)
 			u.Gecos = ptr(s)
 		case "homedir":
-			s, _ := scalar(p.v)
+			s, _ := yamlnode.Scalar(p.v)
 			u.HomeDir = ptr(s)
 		case "shell":
-			s, _ := scalar(p.v)
+			s, _ := yamlnode.Scalar(p.v)
 			u.Shell = ptr(s)
 		case "primary_group":
-			s, _ := scalar(p.v)
+			s, _ := yamlnode.Scalar(p.v)
 			u.PrimaryGroup = ptr(s)
 			if createGroups && s != name {
 				t.group(s)
 			}
 		case "groups":
 			var gs []string
-			if deref(p.v).Kind == yaml.MappingNode { // deprecated: names as keys
+			if yamlnode.Deref(p.v).Kind == yaml.MappingNode { // deprecated: names as keys
 				for _, g := range pairs(p.v) {
 					gs = append(gs, g.key)
 				}
-			} else if gs, _ = strs(p.v); gs == nil && !isNull(p.v) {
+			} else if gs, _ = strs(p.v); gs == nil && !yamlnode.IsNull(p.v) {
 				t.bad(p.v, kk, "a list of groups")
 				continue
 			}
@@ -533,9 +534,9 @@ func (t *translator) oneUser(k string, it *yaml.Node, name string) {
 		case "lock_passwd":
 			lock, _ = boolean(p.v)
 		case "passwd", "hashed_passwd":
-			hash, _ = scalar(p.v)
+			hash, _ = yamlnode.Scalar(p.v)
 		case "plain_text_passwd":
-			pw, _ := scalar(p.v)
+			pw, _ := yamlnode.Scalar(p.v)
 			if pw == "" {
 				continue
 			}
@@ -551,8 +552,8 @@ func (t *translator) oneUser(k string, it *yaml.Node, name string) {
 				t.bad(p.v, kk, "a list of keys")
 				continue
 			}
-			if _, isStr := scalar(p.v); isStr {
-				keys = []string{strings.TrimSpace(deref(p.v).Value)}
+			if _, isStr := yamlnode.Scalar(p.v); isStr {
+				keys = []string{strings.TrimSpace(yamlnode.Deref(p.v).Value)}
 			}
 			u.SSHAuthorizedKeys = append(u.SSHAuthorizedKeys, keys...)
 		case "sudo":
@@ -578,11 +579,11 @@ func (t *translator) oneUser(k string, it *yaml.Node, name string) {
 // sudoRules adds a user's sudo rules to the sudoers drop-in cloud-init
 // writes (distros/__init__.py, write_sudo_rules).
 func (t *translator) sudoRules(k, name string, v *yaml.Node) {
-	if b, ok := boolean(v); ok && !b || isNull(v) {
+	if b, ok := boolean(v); ok && !b || yamlnode.IsNull(v) {
 		return
 	}
 	rules, ok := strs(v)
-	if s, isStr := scalar(v); isStr {
+	if s, isStr := yamlnode.Scalar(v); isStr {
 		rules, ok = []string{s}, true // a rule may hold commas
 	}
 	if !ok {
@@ -609,9 +610,9 @@ func (t *translator) sudoRules(k, name string, v *yaml.Node) {
 func (t *translator) groups(key string, v *yaml.Node) {
 	var entries []kv
 	switch {
-	case items(v) != nil:
-		for _, it := range items(v) {
-			if s, ok := scalar(it); ok {
+	case yamlnode.Items(v) != nil:
+		for _, it := range yamlnode.Items(v) {
+			if s, ok := yamlnode.Scalar(it); ok {
 				entries = append(entries, kv{key: s, k: it})
 				continue
 			}
@@ -641,7 +642,7 @@ func (t *translator) groups(key string, v *yaml.Node) {
 
 func (t *translator) sshKeys(key string, v *yaml.Node) {
 	keys, ok := strs(v)
-	if _, isStr := scalar(v); isStr || !ok {
+	if _, isStr := yamlnode.Scalar(v); isStr || !ok {
 		t.bad(v, key, "a list of keys")
 		return
 	}
@@ -658,7 +659,7 @@ func (t *translator) sshPwauth(key string, v *yaml.Node) {
 	val := ""
 	if b, ok := boolean(v); ok {
 		val = map[bool]string{true: "yes", false: "no"}[b]
-	} else if s, _ := scalar(v); strings.EqualFold(s, "unchanged") || isNull(v) {
+	} else if s, _ := yamlnode.Scalar(v); strings.EqualFold(s, "unchanged") || yamlnode.IsNull(v) {
 		t.add(sevInfo, t.here(), key, "nothing to translate: unchanged leaves sshd's setting")
 		return
 	}
@@ -674,7 +675,7 @@ func (t *translator) sshPwauth(key string, v *yaml.Node) {
 // makes a first-boot unit expire them, as cloud-init does at once.
 func (t *translator) chpasswd(key string, v *yaml.Node) {
 	if key == "password" {
-		pw, ok := scalar(v)
+		pw, ok := yamlnode.Scalar(v)
 		if !ok {
 			t.bad(v, key, "a password")
 			return
@@ -687,11 +688,11 @@ func (t *translator) chpasswd(key string, v *yaml.Node) {
 		expire = b
 	}
 	var names []string
-	for i, it := range items(get(v, "users")) {
+	for i, it := range yamlnode.Items(get(v, "users")) {
 		k := fmt.Sprintf("%s.users.%d", key, i)
-		name, _ := scalar(get(it, "name"))
-		pw, hasPW := scalar(get(it, "password"))
-		typ, _ := scalar(get(it, "type"))
+		name, _ := yamlnode.Scalar(get(it, "name"))
+		pw, hasPW := yamlnode.Scalar(get(it, "password"))
+		typ, _ := yamlnode.Scalar(get(it, "type"))
 		if typ == "" {
 			typ = "hash"
 		}
@@ -707,9 +708,9 @@ func (t *translator) chpasswd(key string, v *yaml.Node) {
 			names = append(names, name)
 		}
 	}
-	if l := get(v, "list"); !isNull(l) {
+	if l := get(v, "list"); !yamlnode.IsNull(l) {
 		lines, _ := strs(l)
-		if s, ok := scalar(l); ok {
+		if s, ok := yamlnode.Scalar(l); ok {
 			lines = nil // one entry a line, as cloud-init's splitlines
 			for _, ln := range strings.Split(s, "\n") {
 				if ln = strings.TrimSpace(ln); ln != "" {
@@ -786,7 +787,7 @@ func (t *translator) ntp(key string, v *yaml.Node) {
 	}
 	servers, _ := strs(get(v, "servers"))
 	pools, _ := strs(get(v, "pools"))
-	client, _ := scalar(get(v, "ntp_client"))
+	client, _ := yamlnode.Scalar(get(v, "ntp_client"))
 	if client == "" {
 		client = "auto"
 	}
@@ -833,7 +834,7 @@ func (t *translator) caCerts(key string, v *yaml.Node) {
 		t.add(sevError, t.here(), key+".remove_defaults", "removing the distro's certificates is not translated: build the image without them")
 	}
 	certs, _ := strs(get(v, "trusted"))
-	if s, ok := scalar(get(v, "trusted")); ok {
+	if s, ok := yamlnode.Scalar(get(v, "trusted")); ok {
 		certs = []string{s}
 	}
 	for i, c := range certs {
@@ -863,7 +864,7 @@ func (t *translator) resolvConf(key string, v *yaml.Node) {
 	if s, ok := strs(get(v, "searchdomains")); ok && len(s) > 0 {
 		fmt.Fprintf(&b, "search %s\n", strings.Join(s, " "))
 	}
-	if d, ok := scalar(get(v, "domain")); ok {
+	if d, ok := yamlnode.Scalar(get(v, "domain")); ok {
 		fmt.Fprintf(&b, "domain %s\n", d)
 	}
 	if s, ok := strs(get(v, "sortlist")); ok && len(s) > 0 {
@@ -877,7 +878,7 @@ func (t *translator) resolvConf(key string, v *yaml.Node) {
 			}
 			continue
 		}
-		s, _ := scalar(p.v)
+		s, _ := yamlnode.Scalar(p.v)
 		opts = append(opts, p.key+":"+s)
 	}
 	if len(opts) > 0 {
@@ -890,18 +891,18 @@ func (t *translator) resolvConf(key string, v *yaml.Node) {
 // powerState reboots or powers off once the first boot's final stage is
 // done (cc_power_state_change.py).
 func (t *translator) powerState(key string, v *yaml.Node) {
-	mode, _ := scalar(get(v, "mode"))
+	mode, _ := yamlnode.Scalar(get(v, "mode"))
 	flag := map[string]string{"reboot": "-r", "poweroff": "-P", "halt": "-H"}[mode]
 	if flag == "" {
 		t.bad(get(v, "mode"), key+".mode", "reboot, poweroff or halt")
 		return
 	}
 	delay := "now"
-	if d := get(v, "delay"); !isNull(d) {
+	if d := get(v, "delay"); !yamlnode.IsNull(d) {
 		if n, ok := integer(d); ok && isInt(d) {
 			delay = "+" + strconv.FormatInt(n, 10)
 		} else {
-			delay, _ = scalar(d)
+			delay, _ = yamlnode.Scalar(d)
 		}
 	}
 	if delay != "now" && !validDelay(delay) {
@@ -909,7 +910,7 @@ func (t *translator) powerState(key string, v *yaml.Node) {
 		return
 	}
 	cmd := "shutdown " + flag + " " + delay
-	if m, ok := scalar(get(v, "message")); ok {
+	if m, ok := yamlnode.Scalar(get(v, "message")); ok {
 		cmd += " '" + strings.ReplaceAll(m, "'", `'\''`) + "'"
 	}
 	cond := get(v, "condition")
@@ -917,12 +918,12 @@ func (t *translator) powerState(key string, v *yaml.Node) {
 		t.add(sevInfo, t.here(), key, "nothing to translate: condition is false")
 		return
 	}
-	if s, ok := scalar(cond); ok && !isBool(cond) {
+	if s, ok := yamlnode.Scalar(cond); ok && !isBool(cond) {
 		cmd = s + " && " + cmd
-	} else if words := items(cond); words != nil {
+	} else if words := yamlnode.Items(cond); words != nil {
 		var q []string
 		for _, w := range words {
-			s, _ := scalar(w)
+			s, _ := yamlnode.Scalar(w)
 			q = append(q, "'"+strings.ReplaceAll(s, "'", `'\''`)+"'")
 		}
 		cmd = strings.Join(q, " ") + " && " + cmd

@@ -1,9 +1,6 @@
 package cloudconfig
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/migrate"
 )
@@ -35,11 +32,7 @@ type Summary struct {
 
 // String is the closing note of a report.
 func (s Summary) String() string {
-	msg := fmt.Sprintf("note: %d keys: %d translated, %d left to the image (notes)", s.Keys, s.Translated, s.Notes)
-	if len(s.Dropped) == 0 {
-		return msg + ", none dropped: the translation is complete"
-	}
-	return msg + fmt.Sprintf(", %d not translated (errors): %s", len(s.Dropped), strings.Join(s.Dropped, ", "))
+	return migrate.Closing(s.Keys, "keys", s.Translated, s.Notes, s.Dropped)
 }
 
 // Report is every entry of a translation in the order of the user-data,
@@ -54,11 +47,5 @@ func (r Report) IsFatal() bool { return r.Entries.IsFatal() }
 
 // String renders one entry a line, then the closing note.
 func (r Report) String() string {
-	var b strings.Builder
-	b.WriteString(r.Entries.String())
-	if r.Summary.Keys > 0 {
-		b.WriteString(r.Summary.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return migrate.Render(r.Entries, r.Summary.Keys, r.Summary)
 }

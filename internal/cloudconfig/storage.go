@@ -12,6 +12,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/unitfile"
+	"github.com/flintboot/flint/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -21,10 +22,10 @@ import (
 // A !!binary content is base64 that YAML itself decodes (PyYAML reads it as
 // bytes), before the encoding applies.
 func decode(n *yaml.Node, enc string) ([]byte, error) {
-	content, _ := scalar(n)
+	content, _ := yamlnode.Scalar(n)
 	b := []byte(content)
 	var err error
-	if deref(n) != nil && deref(n).Tag == "!!binary" {
+	if yamlnode.Deref(n) != nil && yamlnode.Deref(n).Tag == "!!binary" {
 		if b, err = b64(content); err != nil {
 			return nil, err
 		}
@@ -94,7 +95,7 @@ func (t *translator) diskSetup(key string, v *yaml.Node) {
 			t.add(sevError, t.at(d.k), k, "a device the cloud's metadata names: not translated; name the disk by its /dev path")
 			continue
 		}
-		table, _ := scalar(get(d.v, "table_type"))
+		table, _ := yamlnode.Scalar(get(d.v, "table_type"))
 		if table == "" {
 			table = "mbr" // cloud-init's default
 		}
@@ -110,7 +111,7 @@ func (t *translator) diskSetup(key string, v *yaml.Node) {
 			}
 			parts = []config.Partition{{Number: 1, SizeMiB: ptr(0)}}
 		} else {
-			list := items(layout)
+			list := yamlnode.Items(layout)
 			if list == nil {
 				t.bad(layout, k+".layout", "true or a list of partitions")
 				continue
@@ -121,10 +122,10 @@ func (t *translator) diskSetup(key string, v *yaml.Node) {
 			}
 			pct := list[0]
 			var typeCode string
-			if sub := items(pct); sub != nil {
+			if sub := yamlnode.Items(pct); sub != nil {
 				pct = sub[0]
 				if len(sub) > 1 {
-					typeCode, _ = scalar(sub[1])
+					typeCode, _ = yamlnode.Scalar(sub[1])
 				}
 			}
 			if n, ok := integer(pct); !ok || n != 100 {
@@ -150,21 +151,21 @@ func (t *translator) diskSetup(key string, v *yaml.Node) {
 		t.origin("storage.disks", len(t.cfg.Storage.Disks))
 		t.cfg.Storage.Disks = append(t.cfg.Storage.Disks, disk)
 	}
-	if pairs(v) == nil && !isNull(v) {
+	if pairs(v) == nil && !yamlnode.IsNull(v) {
 		t.bad(v, key, "a mapping of devices to their layouts")
 	}
 }
 
 // fsSetup makes filesystems (cc_disk_setup.py, mkfs).
 func (t *translator) fsSetup(key string, v *yaml.Node) {
-	list := items(v)
+	list := yamlnode.Items(v)
 	if list == nil {
 		t.bad(v, key, "a list of filesystems")
 		return
 	}
 	for i, it := range list {
 		k := fmt.Sprintf("%s.%d", key, i)
-		dev, _ := scalar(get(it, "device"))
+		dev, _ := yamlnode.Scalar(get(it, "device"))
 		if !strings.HasPrefix(dev, "/dev/") {
 			t.add(sevError, t.at(it), k+".device", "a device the cloud's metadata names (or none): not translated; name it by its /dev path")
 			continue
@@ -173,7 +174,7 @@ func (t *translator) fsSetup(key string, v *yaml.Node) {
 			t.add(sevError, t.at(it), k+".cmd", "a custom mkfs command is not translated; give filesystem and extra_opts")
 			continue
 		}
-		fs, _ := scalar(get(it, "filesystem"))
+		fs, _ := yamlnode.Scalar(get(it, "filesystem"))
 		format := ""
 		switch fs {
 		case "ext4", "xfs", "btrfs", "vfat", "swap":
@@ -187,7 +188,7 @@ func (t *translator) fsSetup(key string, v *yaml.Node) {
 			t.add(sevError, t.at(it), k+".filesystem", "%q: the config makes ext4, xfs, btrfs, vfat and swap only: not translated", fs)
 			continue
 		}
-		partition, _ := scalar(get(it, "partition"))
+		partition, _ := yamlnode.Scalar(get(it, "partition"))
 		switch partition {
 		case "", "none":
 		case "auto", "any":
@@ -202,11 +203,11 @@ func (t *translator) fsSetup(key string, v *yaml.Node) {
 			dev = partDevice(dev, n)
 		}
 		f := config.Filesystem{Device: dev, Format: ptr(format)}
-		if l, ok := scalar(get(it, "label")); ok {
+		if l, ok := yamlnode.Scalar(get(it, "label")); ok {
 			f.Label = ptr(l)
 		}
-		if o := get(it, "extra_opts"); !isNull(o) {
-			if s, ok := scalar(o); ok {
+		if o := get(it, "extra_opts"); !yamlnode.IsNull(o) {
+			if s, ok := yamlnode.Scalar(o); ok {
 				f.Options = strings.Fields(s)
 			} else {
 				f.Options, _ = strs(o)
@@ -234,15 +235,15 @@ func (t *translator) mounts(key string, v *yaml.Node) {
 		defaults = d
 	}
 	var b strings.Builder
-	for i, it := range items(v) {
+	for i, it := range yamlnode.Items(v) {
 		k := fmt.Sprintf("%s.%d", key, i)
 		var fields []string
-		for _, f := range items(it) {
-			if isNull(f) {
+		for _, f := range yamlnode.Items(it) {
+			if yamlnode.IsNull(f) {
 				fields = append(fields, "")
 				continue
 			}
-			s, _ := scalar(f)
+			s, _ := yamlnode.Scalar(f)
 			fields = append(fields, s)
 		}
 		if len(fields) == 0 {
@@ -277,7 +278,7 @@ func (t *translator) mounts(key string, v *yaml.Node) {
 		}
 		b.WriteString(strings.Join(line, "\t") + "\n")
 	}
-	if items(v) == nil && !isNull(v) {
+	if yamlnode.Items(v) == nil && !yamlnode.IsNull(v) {
 		t.bad(v, key, "a list of fstab entries")
 		return
 	}
@@ -304,16 +305,16 @@ func (t *translator) appendFstab(lines string) {
 // it on the first boot, where cloud-init creates it, and an fstab line
 // turns it on.
 func (t *translator) swap(key string, v *yaml.Node) {
-	file, _ := scalar(get(v, "filename"))
+	file, _ := yamlnode.Scalar(get(v, "filename"))
 	if file == "" {
 		file = "/swap.img" // cloud-init's default
 	}
 	size := get(v, "size")
-	if isNull(size) {
+	if yamlnode.IsNull(size) {
 		t.add(sevInfo, t.here(), key, "nothing to translate: without a size cloud-init makes no swap file")
 		return
 	}
-	s, _ := scalar(size)
+	s, _ := yamlnode.Scalar(size)
 	if s == "auto" {
 		t.add(sevError, t.at(size), key+".size", "auto sizes the file from the memory, which a config does not know: not translated; give the size")
 		return

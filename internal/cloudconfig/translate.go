@@ -1,8 +1,7 @@
 package cloudconfig
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/migrate"
+	"github.com/flintboot/flint/internal/yamlnode"
 	"github.com/vincent-petithory/dataurl"
 	"go.yaml.in/yaml/v3"
 )
@@ -173,10 +173,10 @@ func (t *translator) parse(p part) []kv {
 		t.add(sevError, at, "", "the document is not YAML cloud-init reads (%v): nothing in it is translated", trimYAMLErr(err))
 		return nil
 	}
-	if len(root.Content) == 0 || isNull(root.Content[0]) {
+	if len(root.Content) == 0 || yamlnode.IsNull(root.Content[0]) {
 		return nil // an empty #cloud-config
 	}
-	top := deref(root.Content[0])
+	top := yamlnode.Deref(root.Content[0])
 	if top.Kind != yaml.MappingNode {
 		at := pos{p.name, top.Line}
 		t.track(at)
@@ -222,19 +222,19 @@ func trimYAMLErr(err error) string {
 // _explode_archive).
 func (t *translator) archive(p part) []part {
 	var root yaml.Node
-	if err := yaml.Unmarshal(p.data, &root); err != nil || len(root.Content) == 0 || deref(root.Content[0]).Kind != yaml.SequenceNode {
+	if err := yaml.Unmarshal(p.data, &root); err != nil || len(root.Content) == 0 || yamlnode.Deref(root.Content[0]).Kind != yaml.SequenceNode {
 		t.add(sevError, pos{p.name, 1}, "", "#cloud-config-archive is not a YAML list of parts: nothing in it is translated")
 		return nil
 	}
 	var out []part
-	for i, it := range items(root.Content[0]) {
+	for i, it := range yamlnode.Items(root.Content[0]) {
 		name := fmt.Sprintf("%s item %d", p.name, i+1)
-		content, ok := scalar(it)
+		content, ok := yamlnode.Scalar(it)
 		kind := ""
 		if !ok {
-			content, _ = scalar(get(it, "content"))
-			kind, _ = scalar(get(it, "type"))
-			if fn, ok := scalar(get(it, "filename")); ok {
+			content, _ = yamlnode.Scalar(get(it, "content"))
+			kind, _ = yamlnode.Scalar(get(it, "type"))
+			if fn, ok := yamlnode.Scalar(get(it, "filename")); ok {
 				name += " (" + fn + ")"
 			}
 		}
@@ -423,60 +423,35 @@ func (t *translator) group(name string) {
 // config package validates it, and whatever it rejects is left out and
 // reported at the key it came from, until it validates.
 func (t *translator) render() ([]byte, error) {
-	raw, err := json.Marshal(t.cfg)
+	tree, err := migrate.Tree(t.cfg)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, err
-	}
 	t.cur = pos{}
-	t.dropNewer(tree, "", "$")
-	for range 64 {
-		out, err := json.MarshalIndent(tree, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, '\n')
-		_, _, rep, perr := config.ParseDeclared(out)
-		if perr == nil {
-			return out, nil
-		}
-		var bad *config.Entry
-		for i, e := range rep.Entries {
+	t.dropNewer(tree)
+	out, rep, err := migrate.Settle(tree, 64, func(rep config.Report) bool {
+		for _, e := range rep.Entries {
 			if e.Severity == sevError && e.Path != "" {
-				bad = &rep.Entries[i]
-				break
+				return t.remove(tree, e.Path)
 			}
 		}
-		if bad == nil || !t.remove(tree, bad.Path) {
-			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
-		}
+		return false
+	})
+	switch {
+	case errors.Is(err, migrate.ErrUnsettled):
+		return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+	case errors.Is(err, migrate.ErrTooMany):
+		return nil, fmt.Errorf("%w: %w", ErrOutputInvalid, err)
 	}
-	return nil, fmt.Errorf("%w: too many problems", ErrOutputInvalid)
+	return out, err
 }
 
-// dropNewer deletes every key the output version does not have.
-func (t *translator) dropNewer(node any, path, jpath string) {
-	switch n := node.(type) {
-	case map[string]any:
-		for k, v := range n {
-			p := strings.TrimPrefix(path+"."+k, ".")
-			if since, ok := config.FieldSince(p); ok && !t.v.AtLeast(since) {
-				delete(n, k)
-				t.add(sevWarning, t.originOf(jpath), "", "%s needs spec %s, newer than the output's %s: left out; use -spec %s or newer", p, since, t.v, since)
-				continue
-			}
-			t.dropNewer(v, p, jpath+"."+k)
-		}
-	case []any:
-		for i, v := range n {
-			t.dropNewer(v, path, jpath+"."+strconv.Itoa(i))
-		}
-	}
+// dropNewer deletes every key the output version does not have, with a
+// warning at the key that emitted the object holding it.
+func (t *translator) dropNewer(tree any) {
+	migrate.DropNewer(tree, t.v, func(field, parent string, since config.Version) {
+		t.add(sevWarning, t.originOf(parent), "", "%s needs spec %s, newer than the output's %s: left out; use -spec %s or newer", field, since, t.v, since)
+	})
 }
 
 // originOf finds the key an emitted JSON path came from.
@@ -485,45 +460,13 @@ func (t *translator) originOf(path string) pos {
 	return at
 }
 
-// remove deletes the innermost list entry on path, reporting it as an
-// error at its key, and renumbers the origins after it.
+// remove deletes the innermost list entry on path (up to a leaf the path
+// runs into), reporting it as an error at its key, and renumbers the
+// origins after it.
 func (t *translator) remove(tree any, path string) bool {
-	parts := strings.Split(strings.TrimPrefix(path, "$."), ".")
-	cut := -1
-	node := tree
-	var parents []any
-walk:
-	for i, p := range parts {
-		parents = append(parents, node)
-		switch n := node.(type) {
-		case map[string]any:
-			node = n[p]
-		case []any:
-			k, err := strconv.Atoi(p)
-			if err != nil || k < 0 || k >= len(n) {
-				return false
-			}
-			cut = i
-			node = n[k]
-		default:
-			// A leaf before the path's end: the innermost list entry
-			// passed so far is what goes.
-			break walk
-		}
+	at, ok := migrate.Remove(tree, path, t.origins, migrate.RemoveOptions{StopAtLeaf: true})
+	if ok {
+		t.add(sevError, at, "", "the config rejects what this key translates to (%s): left out", path)
 	}
-	if cut < 1 {
-		return false
-	}
-	holder, ok := parents[cut-1].(map[string]any)
-	list, ok2 := parents[cut].([]any)
-	if !ok || !ok2 {
-		return false
-	}
-	k, _ := strconv.Atoi(parts[cut])
-	prefix := "$." + strings.Join(parts[:cut], ".") + "."
-	at := t.originOf(prefix + parts[cut])
-	t.add(sevError, at, "", "the config rejects what this key translates to (%s): left out", path)
-	holder[parts[cut-1]] = slices.Delete(list, k, k+1)
-	migrate.Renumber(t.origins, prefix, k)
-	return true
+	return ok
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flintboot/flint/internal/yamlnode"
 )
 
 // The helpers below read cloud-init's YAML as cloud-init does: it uses
@@ -12,33 +14,10 @@ import (
 // booleans and 0644 is octal, where yaml.v3 (YAML 1.2) reads strings and
 // decimals. Aliases are followed.
 
-// deref follows an alias.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// isNull reports an absent value, ~ or null.
-func isNull(n *yaml.Node) bool {
-	n = deref(n)
-	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-// scalar returns a scalar's text; ok is false for anything else or null.
-func scalar(n *yaml.Node) (string, bool) {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
-		return "", false
-	}
-	return n.Value, true
-}
-
 // boolean reads a YAML 1.1 boolean.
 func boolean(n *yaml.Node) (value, ok bool) {
-	s, ok := scalar(n)
-	if !ok || deref(n).Tag == "!!str" && deref(n).Style != 0 {
+	s, ok := yamlnode.Scalar(n)
+	if !ok || yamlnode.Deref(n).Tag == "!!str" && yamlnode.Deref(n).Style != 0 {
 		return false, false
 	}
 	switch strings.ToLower(s) {
@@ -53,7 +32,7 @@ func boolean(n *yaml.Node) (value, ok bool) {
 // integer reads a YAML 1.1 integer: decimal, 0x hex, 0o or 0-prefixed
 // octal.
 func integer(n *yaml.Node) (int64, bool) {
-	s, ok := scalar(n)
+	s, ok := yamlnode.Scalar(n)
 	if !ok {
 		return 0, false
 	}
@@ -83,21 +62,12 @@ func integer(n *yaml.Node) (int64, bool) {
 
 // isInt reports a plain scalar YAML 1.1 reads as an integer.
 func isInt(n *yaml.Node) bool {
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.Style != 0 {
 		return false
 	}
 	_, ok := integer(n)
 	return ok
-}
-
-// items returns a sequence's items (nil for anything else).
-func items(n *yaml.Node) []*yaml.Node {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.SequenceNode {
-		return nil
-	}
-	return n.Content
 }
 
 // kv is one key and its value in a mapping.
@@ -114,7 +84,7 @@ func pairs(n *yaml.Node) []kv { return pairsDepth(n, 0) }
 // pairsDepth follows merge keys (<<) at most 8 deep: an alias may point
 // back at the mapping that merges it.
 func pairsDepth(n *yaml.Node, depth int) []kv {
-	n = deref(n)
+	n = yamlnode.Deref(n)
 	if depth > 8 {
 		return nil
 	}
@@ -123,10 +93,10 @@ func pairsDepth(n *yaml.Node, depth int) []kv {
 	}
 	var out []kv
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := deref(n.Content[i])
+		k := yamlnode.Deref(n.Content[i])
 		if k.Tag == "!!merge" {
-			for _, m := range append([]*yaml.Node{n.Content[i+1]}, items(n.Content[i+1])...) {
-				if deref(m) != nil && deref(m).Kind == yaml.MappingNode {
+			for _, m := range append([]*yaml.Node{n.Content[i+1]}, yamlnode.Items(n.Content[i+1])...) {
+				if yamlnode.Deref(m) != nil && yamlnode.Deref(m).Kind == yaml.MappingNode {
 					out = append(out, pairsDepth(m, depth+1)...)
 				}
 			}
@@ -151,7 +121,7 @@ func get(n *yaml.Node, key string) *yaml.Node {
 // strs reads a list of strings, or one string of comma-separated ones (as
 // cloud-init's util.uniq_merge reads groups and such).
 func strs(n *yaml.Node) ([]string, bool) {
-	if s, ok := scalar(n); ok {
+	if s, ok := yamlnode.Scalar(n); ok {
 		var out []string
 		for _, f := range strings.Split(s, ",") {
 			if f = strings.TrimSpace(f); f != "" {
@@ -160,12 +130,12 @@ func strs(n *yaml.Node) ([]string, bool) {
 		}
 		return out, true
 	}
-	if deref(n) == nil || deref(n).Kind != yaml.SequenceNode {
+	if yamlnode.Deref(n) == nil || yamlnode.Deref(n).Kind != yaml.SequenceNode {
 		return nil, false
 	}
 	var out []string
-	for _, it := range items(n) {
-		s, ok := scalar(it)
+	for _, it := range yamlnode.Items(n) {
+		s, ok := yamlnode.Scalar(it)
 		if !ok {
 			return nil, false
 		}

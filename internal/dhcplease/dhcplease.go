@@ -12,6 +12,8 @@
 // OPTION_245=A83F8110), NetworkManager's (the same format) and dhclient's (lease { … } blocks: option
 // dhcp-server-identifier 10.1.1.1; option unknown-245 a8:3f:81:10;), where
 // the last block of a file is the newest lease.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package dhcplease
 
 import (

@@ -7,6 +7,8 @@
 // "stage <name>:" error prefix. What a stage does, down to the config it
 // runs with (stages/fetch gets it, and reads it back from the cache for the
 // later stages) and the flags it leaves, is in its own package.
+//
+// Family: boot stages (internal/README.md).
 package engine
 
 import (

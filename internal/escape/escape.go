@@ -2,6 +2,8 @@
 // safe to print as part of one line of a log, a console or a report: a
 // value can neither end the line (and forge the next one, a fake
 // "[finished]"), nor carry a NUL, nor send a terminal control sequence.
+//
+// Family: plumbing (internal/README.md).
 package escape
 
 import (

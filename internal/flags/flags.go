@@ -11,6 +11,8 @@
 // found", with the usage line and "For more information, try '--help'."),
 // because scripts written for those tools match them; ExitCode gives clap's
 // exit status.
+//
+// Family: plumbing (internal/README.md).
 package flags
 
 import (

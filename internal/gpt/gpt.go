@@ -14,6 +14,8 @@
 // GPTData::MoveSecondHeaderToEnd), the header sector's bytes past the
 // header kept, and the protective MBR kept unless it no longer protects
 // the whole disk (see ProtectiveMBR).
+//
+// Family: target-side libraries (internal/README.md).
 package gpt
 
 import (

@@ -5,6 +5,8 @@
 // coreos-installer uses (config.ign at the root, src/live/embed.rs), so
 // an initrd appended to a PXE boot carries the config for the live
 // system; unwrap gets it back.
+//
+// Family: installer and live images (internal/README.md).
 package initrd
 
 import (
@@ -156,18 +158,8 @@ func ReadFiltered(r io.Reader, keep func(string) bool) (map[string][]byte, error
 // format may follow it; xz and zstd streams run to the end.
 func readAny(br *bufio.Reader, out map[string][]byte, keep func(string) bool) error {
 	for {
-		for {
-			b, err := br.Peek(1)
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("initrd: %w", err)
-			}
-			if b[0] != 0 {
-				break
-			}
-			br.Discard(1)
+		if _, end, err := skipZeros(br); end || err != nil {
+			return err
 		}
 		head, _ := br.Peek(6)
 		switch {
@@ -202,6 +194,25 @@ func readAny(br *bufio.Reader, out map[string][]byte, keep func(string) bool) er
 	}
 }
 
+// skipZeros reads the zero bytes at br's front (the padding between
+// archives and streams): how many, and whether br ended.
+func skipZeros(br *bufio.Reader) (n int64, end bool, err error) {
+	for {
+		b, err := br.Peek(1)
+		if errors.Is(err, io.EOF) {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, fmt.Errorf("initrd: %w", err)
+		}
+		if b[0] != 0 {
+			return n, false, nil
+		}
+		br.Discard(1)
+		n++
+	}
+}
+
 // readCpio reads archives from r into out until its end; a compressed
 // stream after an archive's padding is read by readAny.
 func readCpio(r *bufio.Reader, out map[string][]byte, keep func(string) bool) error {
@@ -219,19 +230,10 @@ func readCpio(r *bufio.Reader, out map[string][]byte, keep func(string) bool) er
 	}
 	for {
 		// Between archives: zero padding, or the end.
-		for {
-			b, err := r.Peek(1)
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("initrd: %w", err)
-			}
-			if b[0] != 0 {
-				break
-			}
-			r.Discard(1)
-			off++
+		n, end, err := skipZeros(r)
+		off += n
+		if end || err != nil {
+			return err
 		}
 		if head, _ := r.Peek(6); !bytes.HasPrefix(head, []byte(newcMagic)) && !bytes.HasPrefix(head, []byte("070702")) {
 			return readAny(r, out, keep)

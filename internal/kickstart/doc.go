@@ -10,4 +10,6 @@
 // translating and never appear in a report. The output only uses fields of
 // the spec version asked for (config.FieldSince) and is checked with the
 // config package before it is returned, so it always validates.
+//
+// Family: translators (internal/README.md).
 package kickstart

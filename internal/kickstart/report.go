@@ -2,7 +2,6 @@ package kickstart
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/migrate"
@@ -44,11 +43,7 @@ type Summary struct {
 
 // String is the closing note of a report.
 func (s Summary) String() string {
-	msg := fmt.Sprintf("note: %d commands and sections: %d translated, %d left to the image (notes)", s.Commands, s.Translated, s.Notes)
-	if len(s.Dropped) == 0 {
-		return msg + ", none dropped: the translation is complete"
-	}
-	return msg + fmt.Sprintf(", %d not translated (errors): %s", len(s.Dropped), strings.Join(s.Dropped, ", "))
+	return migrate.Closing(s.Commands, "commands and sections", s.Translated, s.Notes, s.Dropped)
 }
 
 // IsFatal reports whether any entry is an error.
@@ -56,13 +51,7 @@ func (r Report) IsFatal() bool { return r.Entries.IsFatal() }
 
 // String renders one entry a line, then the closing note.
 func (r Report) String() string {
-	var b strings.Builder
-	b.WriteString(r.Entries.String())
-	if r.Summary.Commands > 0 {
-		b.WriteString(r.Summary.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return migrate.Render(r.Entries, r.Summary.Commands, r.Summary)
 }
 
 func (r *Report) add(sev config.Severity, at pos, format string, args ...any) {

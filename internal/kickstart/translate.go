@@ -1,12 +1,10 @@
 package kickstart
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -246,24 +244,12 @@ func (t *translator) unit(at pos, u config.Unit) {
 // dropping what fails (reported at the kickstart line it came from) until
 // the config validates.
 func (t *translator) render() ([]byte, error) {
-	raw, err := json.Marshal(t.cfg)
+	tree, err := migrate.Tree(t.cfg)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, err
-	}
-	t.dropNewer(tree, "")
-	for range 32 {
-		out, err := json.MarshalIndent(tree, "", "  ")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, '\n')
-		_, _, rep, perr := config.ParseDeclared(out)
+	t.dropNewer(tree)
+	out, rep, err := migrate.Settle(tree, 32, func(rep config.Report) bool {
 		var bad *config.Entry
 		for i, e := range rep.Entries {
 			if e.Severity == sevError {
@@ -271,45 +257,37 @@ func (t *translator) render() ([]byte, error) {
 				break
 			}
 		}
-		if perr == nil {
-			for _, e := range rep.Entries {
-				t.rep.add(e.Severity, t.originOf(e.Path), "the translated config at %s: %s", e.Path, e.Message)
-			}
-			return out, nil
-		}
 		if bad == nil || bad.Path == "" {
-			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+			return false
 		}
 		t.rep.add(sevError, t.originOf(bad.Path), "the config rejects what this line translates to (%s: %s): left out", bad.Path, bad.Message)
-		if !t.remove(&tree, bad.Path) {
-			return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
-		}
+		return t.remove(tree, bad.Path)
+	})
+	switch {
+	case errors.Is(err, migrate.ErrUnsettled):
+		return out, fmt.Errorf("%w: %s", ErrOutputInvalid, rep.String())
+	case errors.Is(err, migrate.ErrTooMany):
+		return nil, fmt.Errorf("%w: %w", ErrOutputInvalid, err)
+	case err != nil:
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: too many problems", ErrOutputInvalid)
+	for _, e := range rep.Entries {
+		t.rep.add(e.Severity, t.originOf(e.Path), "the translated config at %s: %s", e.Path, e.Message)
+	}
+	return out, nil
 }
 
-// dropNewer deletes every key the output version does not have.
-func (t *translator) dropNewer(node any, path string) {
-	switch n := node.(type) {
-	case map[string]any:
-		for k, v := range n {
-			p := strings.TrimPrefix(path+"."+k, ".")
-			if since, ok := config.FieldSince(p); ok && !t.v.AtLeast(since) {
-				delete(n, k)
-				at := pos{}
-				if t.ignAt != nil {
-					at = *t.ignAt
-				}
-				t.rep.add(sevWarning, at, "%s needs spec %s, newer than the output's %s: left out", p, since, t.v)
-				continue
-			}
-			t.dropNewer(v, p)
+// dropNewer deletes every key the output version does not have, with a
+// warning at the %ignition section (what the handlers emit never needs a
+// newer version).
+func (t *translator) dropNewer(tree any) {
+	migrate.DropNewer(tree, t.v, func(field, _ string, since config.Version) {
+		at := pos{}
+		if t.ignAt != nil {
+			at = *t.ignAt
 		}
-	case []any:
-		for _, v := range n {
-			t.dropNewer(v, path)
-		}
-	}
+		t.rep.add(sevWarning, at, "%s needs spec %s, newer than the output's %s: left out", field, since, t.v)
+	})
 }
 
 // originOf finds the kickstart line of the nearest emitted ancestor of a
@@ -325,48 +303,10 @@ func (t *translator) originOf(path string) pos {
 }
 
 // remove deletes the innermost list element on path (the object that holds
-// the rejected value) or, outside lists, the value itself, and renumbers
-// the origins after it. It reports whether anything was removed.
-func (t *translator) remove(tree *any, path string) bool {
-	parts := strings.Split(strings.TrimPrefix(path, "$."), ".")
-	cut := -1
-	node := *tree
-	var parents []any
-	for i, p := range parts {
-		parents = append(parents, node)
-		switch n := node.(type) {
-		case map[string]any:
-			node = n[p]
-		case []any:
-			k, err := strconv.Atoi(p)
-			if err != nil || k < 0 || k >= len(n) {
-				return false
-			}
-			cut = i
-			node = n[k]
-		default:
-			return false
-		}
-	}
-	if cut < 0 {
-		cut = len(parts) - 1
-	}
-	switch parent := parents[cut].(type) {
-	case map[string]any:
-		delete(parent, parts[cut])
-	case []any:
-		k, _ := strconv.Atoi(parts[cut])
-		list := slices.Delete(parent, k, k+1)
-		// Store the shorter list in its own parent.
-		holder, ok := parents[cut-1].(map[string]any)
-		if !ok {
-			return false
-		}
-		holder[parts[cut-1]] = list
-		if len(list) == 0 {
-			delete(holder, parts[cut-1])
-		}
-		migrate.Renumber(t.origins, "$."+strings.Join(parts[:cut], ".")+".", k)
-	}
-	return true
+// the rejected value), dropping a list left empty, or, outside lists, the
+// value itself, and renumbers the origins after it. It reports whether
+// anything was removed.
+func (t *translator) remove(tree any, path string) bool {
+	_, ok := migrate.Remove(tree, path, t.origins, migrate.RemoveOptions{OutsideLists: true, DropEmpty: true})
+	return ok
 }

@@ -467,7 +467,7 @@ func TestDropNewer(t *testing.T) {
 	tree := map[string]any{"kernelArguments": map[string]any{}, "storage": map[string]any{
 		"luks":        []any{map[string]any{"name": "x"}},
 		"filesystems": []any{map[string]any{"device": "/dev/sda1", "mountOptions": []any{"ro"}}}}}
-	tr.dropNewer(tree, "")
+	tr.dropNewer(tree)
 	fs := tree["storage"].(map[string]any)["filesystems"].([]any)[0].(map[string]any)
 	if _, ok := tree["kernelArguments"]; ok {
 		t.Error("kernelArguments kept at 3.0.0")

@@ -11,6 +11,8 @@
 // Every write goes through one list of changed regions, so that an image
 // written in place, to a new file or to a stream is the same, byte for
 // byte.
+//
+// Family: installer and live images (internal/README.md).
 package live
 
 import (
@@ -453,6 +455,19 @@ func (img *Image) SetKargs(kargs string) error {
 // and length.
 func (img *Image) InitrdHeaderJSON() ([]byte, error) {
 	return prettyJSON(img.initrd)
+}
+
+// ShowJSON is `dev show iso` without options: the volume descriptors and
+// every path of the image, as JSON.
+func (iso *ISO) ShowJSON() ([]byte, error) {
+	recs, err := iso.Walk()
+	if err != nil {
+		return nil, err
+	}
+	if recs == nil {
+		recs = []string{}
+	}
+	return prettyJSON(map[string]any{"header": map[string]any{"descriptors": iso.Descriptors}, "records": recs})
 }
 
 // KargsHeaderJSON is `dev show iso --kargs`: the areas, or null.

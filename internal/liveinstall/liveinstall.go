@@ -10,6 +10,8 @@
 // It only computes: flint install --from-cmdline runs the result, and the
 // generator (dracut/systemd/flint-installer-generator) uses it to decide
 // whether the live boot installs and reboots.
+//
+// Family: installer and live images (internal/README.md).
 package liveinstall
 
 import (

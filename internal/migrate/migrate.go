@@ -1,10 +1,16 @@
 // Package migrate holds what flint's translators from other tools' inputs
 // (kickstart files, cloud-init user-data) share: the report entry that says
-// what was translated approximately or not at all, and the bookkeeping of
-// where each part of the output config came from in the input.
+// what was translated approximately or not at all, the bookkeeping of
+// where each part of the output config came from in the input, and the
+// repairs of the output tree: the keys the output version lacks left out
+// (DropNewer), and what the config rejects removed (Remove, with each
+// translator's rule as an option).
+//
+// Family: translators (internal/README.md).
 package migrate
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -123,4 +129,28 @@ func Renumber[P any](origins map[string]P, prefix string, k int) {
 	for key, at := range moved {
 		origins[key] = at
 	}
+}
+
+// Closing is the closing note of a translator's report: how many of the
+// input's items (named by what: "keys", "commands and sections") there
+// were, how many were translated, how many left to the image (notes), and
+// where those not translated (errors) are.
+func Closing(items int, what string, translated, notes int, dropped []string) string {
+	msg := fmt.Sprintf("note: %d %s: %d translated, %d left to the image (notes)", items, what, translated, notes)
+	if len(dropped) == 0 {
+		return msg + ", none dropped: the translation is complete"
+	}
+	return msg + fmt.Sprintf(", %d not translated (errors): %s", len(dropped), strings.Join(dropped, ", "))
+}
+
+// Render is a translator's report as text: one entry a line, then the
+// closing note when the input had items at all.
+func Render(es Entries, items int, closing fmt.Stringer) string {
+	var b strings.Builder
+	b.WriteString(es.String())
+	if items > 0 {
+		b.WriteString(closing.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }

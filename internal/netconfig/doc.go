@@ -43,4 +43,6 @@
 // value of the wrong kind, an address that is not one, a netmask that is
 // not contiguous or not of the address's family. Errors never quote the
 // document's values.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package netconfig

@@ -44,6 +44,11 @@ func Read(tree any) (Config, error) {
 	return Config{}, fmt.Errorf("network config version %s: %w", text(root["version"]), ErrInvalid)
 }
 
+// Text returns a leaf of a decoded JSON or YAML document as text, as the
+// readers here take it (text): the platforms read their own documents'
+// leaves (Hetzner's and UpCloud's metadata) with it too.
+func Text(v any) string { return text(v) }
+
 // text returns a leaf's text: YAML leaves are strings, JSON ones may be
 // numbers or booleans; anything else is "". It and mapping and list are
 // called at every key the readers take: kept out of line, they cost the

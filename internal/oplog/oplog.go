@@ -10,6 +10,8 @@
 //
 // Loggers carry the attributes "stage" and "op"; handlers put them at the
 // front of each line.
+//
+// Family: plumbing (internal/README.md).
 package oplog
 
 import (

@@ -11,4 +11,6 @@
 // flint is built without cgo and never chroots, and the files are what the
 // shadow tools themselves edit, so reading them gives the same answers for
 // every account the config can create.
+//
+// Family: target-side libraries (internal/README.md).
 package passwd

@@ -135,21 +135,6 @@ func jsonGet(v any, path string) []string {
 	return out
 }
 
-// netString returns a leaf's text: YAML leaves are strings, JSON ones
-// may be numbers or booleans. (Its name is kept from when network
-// descriptions were read here, for the platforms that use it.)
-func netString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	}
-	return ""
-}
-
 // sortedKeys returns m's keys in order.
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flintboot/flint/internal/yamlnode"
 )
 
 // errYAML means a document is not YAML, is not a mapping, or holds
@@ -66,29 +68,13 @@ func yamlError(err error) error {
 func yamlDuplicate(m *yaml.Node) error {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := yamlDeref(m.Content[i])
+		k := yamlnode.Deref(m.Content[i])
 		if seen[k.Value] {
 			return fmt.Errorf("line %d: a key given twice: %w", k.Line, errYAML)
 		}
 		seen[k.Value] = true
 	}
 	return nil
-}
-
-// yamlDeref follows an alias.
-func yamlDeref(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxYAMLDepth; i++ {
-		n = n.Alias
-	}
-	return n
-}
-
-// yamlScalarText is a scalar's text; null is "".
-func yamlScalarText(n *yaml.Node) string {
-	if n.Tag == "!!null" {
-		return ""
-	}
-	return n.Value
 }
 
 // readYAMLKeys reads the wanted top-level keys of a YAML (or JSON) mapping:
@@ -104,7 +90,7 @@ func readYAMLKeys(data []byte, wanted ...string) (map[string][]string, error) {
 		return nil, err
 	}
 	out := map[string][]string{}
-	if top = yamlDeref(top); top == nil || top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
+	if top = yamlnode.Deref(top); top == nil || top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
 		return out, nil
 	}
 	if top.Kind != yaml.MappingNode {
@@ -114,11 +100,11 @@ func readYAMLKeys(data []byte, wanted ...string) (map[string][]string, error) {
 		return nil, err
 	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
-		key := yamlDeref(top.Content[i]).Value
+		key := yamlnode.Deref(top.Content[i]).Value
 		if !slices.Contains(wanted, key) {
 			continue
 		}
-		v := yamlDeref(top.Content[i+1])
+		v := yamlnode.Deref(top.Content[i+1])
 		switch v.Kind {
 		case yaml.ScalarNode:
 			if v.Tag == "!!null" {
@@ -150,10 +136,11 @@ func readYAMLKeys(data []byte, wanted ...string) (map[string][]string, error) {
 		}
 		vals := []string{}
 		for _, l := range leaves {
-			if l = yamlDeref(l); l.Kind != yaml.ScalarNode {
+			if l = yamlnode.Deref(l); l.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("line %d: key %q: want a string, a list or a mapping of strings: %w", l.Line, key, errYAML)
 			}
-			vals = append(vals, yamlScalarText(l))
+			text, _ := yamlnode.Scalar(l) // null is ""
+			vals = append(vals, text)
 		}
 		out[listMark+key] = nil
 		out[key] = vals
@@ -265,13 +252,14 @@ func readYAMLTree(data []byte) (any, error) {
 
 // yamlTree converts a node, following aliases, at most maxYAMLDepth deep.
 func yamlTree(n *yaml.Node, depth int) (any, error) {
-	n = yamlDeref(n)
+	n = yamlnode.Deref(n)
 	if depth > maxYAMLDepth {
 		return nil, fmt.Errorf("line %d: nested more than %d deep: %w", n.Line, maxYAMLDepth, errYAML)
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
-		return yamlScalarText(n), nil
+		text, _ := yamlnode.Scalar(n) // null is ""
+		return text, nil
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
@@ -288,7 +276,7 @@ func yamlTree(n *yaml.Node, depth int) (any, error) {
 		}
 		out := map[string]any{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := yamlDeref(n.Content[i])
+			k := yamlnode.Deref(n.Content[i])
 			if k.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("line %d: a key that is not a string: %w", k.Line, errYAML)
 			}

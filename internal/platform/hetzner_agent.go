@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/flintboot/flint/internal/netconfig"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -101,18 +102,18 @@ func hetznerAttributes(ctx context.Context, host *Host) ([]Attribute, error) {
 func hetznerPublicIPv6(tree any) string {
 	entries, _ := jsonPath(tree, "config").([]any)
 	for _, e := range entries {
-		if netString(jsonPath(e, "type")) != "physical" {
+		if netconfig.Text(jsonPath(e, "type")) != "physical" {
 			continue
 		}
 		subnets, _ := jsonPath(e, "subnets").([]any)
 		for _, sub := range subnets {
-			if netString(jsonPath(sub, "ipv6")) != "true" {
+			if netconfig.Text(jsonPath(sub, "ipv6")) != "true" {
 				continue
 			}
 			// Afterburn parses it as an IpNetwork, which takes an address
 			// without a prefix length too, and prints the address back
 			// in canonical form.
-			s := netString(jsonPath(sub, "address"))
+			s := netconfig.Text(jsonPath(sub, "address"))
 			a, err := netip.ParseAddr(s)
 			if p, perr := netip.ParsePrefix(s); perr == nil {
 				a, err = p.Addr(), nil

@@ -19,6 +19,8 @@
 // backdoor, Hyper-V's KVP, VirtualBox's vboxguest, QEMU's fw_cfg) are
 // spoken by the packages under guestchan, and Azure Stack's certificates
 // are opened by package wirecert.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package platform
 
 import (

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flintboot/flint/internal/netconfig"
 	"github.com/flintboot/flint/internal/resource"
 )
 
@@ -44,8 +45,8 @@ func upCloudMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	for _, f := range ifaces {
 		addrs, _ := jsonPath(f, "ip_addresses").([]any)
 		for _, ad := range addrs {
-			kind := strings.ToUpper(netString(jsonPath(ad, "family")) + "_" + netString(jsonPath(f, "type")))
-			m.add("FLINT_UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), netString(jsonPath(ad, "address")))
+			kind := strings.ToUpper(netconfig.Text(jsonPath(ad, "family")) + "_" + netconfig.Text(jsonPath(f, "type")))
+			m.add("FLINT_UPCLOUD_"+kind+"_"+strconv.Itoa(count[kind]), netconfig.Text(jsonPath(ad, "address")))
 			count[kind]++
 		}
 	}

@@ -23,4 +23,6 @@
 // needs Linux 5.6, gives no real path for the "two entries resolve to the
 // same path" check, and the walk here costs one openat per component,
 // which is cheap next to the writes themselves.
+//
+// Family: target-side libraries (internal/README.md).
 package rootfs

@@ -2,6 +2,8 @@
 // (selinux_config(5)): whether what flint writes there must be relabelled,
 // and with which policy's file contexts. The files and mount stages both
 // ask it, so they agree on when a target counts as SELinux-enabled.
+//
+// Family: target-side libraries (internal/README.md).
 package selinux
 
 import (

@@ -9,6 +9,8 @@
 // "stage <name>:" error prefix, reading and writing the state file, making
 // the fetcher, reading the kernel command line once per process); a stage
 // owns everything else it does, down to the flags it leaves under /run.
+//
+// Family: boot stages (internal/README.md).
 package stages
 
 import (

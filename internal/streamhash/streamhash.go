@@ -7,6 +7,8 @@
 // The hash file is a header line "stream-hash sha256 CHUNKSIZE", then one
 // hex SHA-256 per chunk; the last chunk may be short. The errors are
 // worded as rdcore words them, for the scripts and people that read them.
+//
+// Family: installer and live images (internal/README.md).
 package streamhash
 
 import (

@@ -7,6 +7,8 @@
 // them declare (providers.Runner, providers.Mounter, and later the stages'
 // own); those packages test against stateful fakes of their own, and this
 // package is exercised for real by its tests and the blackbox tier.
+//
+// Family: plumbing (internal/README.md).
 package sys
 
 import (

@@ -3,6 +3,8 @@
 // block size and transfer size options (RFC 2347 option negotiation, RFC
 // 2348 blksize, RFC 2349 tsize). Block numbers wrap past 65535, so a file of
 // any size can be read with any block size.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package tftp
 
 import (

@@ -10,4 +10,6 @@
 // The package never touches the file system itself: every write goes
 // through Root, the files stage's resolver that keeps paths inside the
 // target root, and every command through Runner.
+//
+// Family: target-side libraries (internal/README.md).
 package unitfile

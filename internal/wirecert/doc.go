@@ -16,4 +16,6 @@
 // crypto/rsa and crypto/des for the ciphers; the PKCS#12 key derivation
 // (RFC 7292 appendix B) and RC2 (RFC 2268) are written here because the
 // standard library has neither.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package wirecert

@@ -4,4 +4,6 @@
 // and a size file (the length in bytes, in decimal). Which blob holds what
 // (opt/com.coreos/config, the Ignition config), and loading the driver,
 // is platform's qemu provider's business.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package fwcfg

@@ -17,4 +17,6 @@
 // EncodePoolFile); Open reports ErrBusy when the daemon holds the channel.
 // Which items mean what (the Ignition config) is platform's hyperv
 // provider's business.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package hyperv

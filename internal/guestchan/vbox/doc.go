@@ -6,4 +6,6 @@
 // vbox.go encodes and decodes them as bytes, and vbox_linux.go only
 // performs the ioctls. Which properties mean what (the Ignition config)
 // is platform's virtualbox provider's business.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package vbox

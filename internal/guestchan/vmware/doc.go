@@ -10,4 +10,6 @@
 // the instructions is tested with a fake VMX. What the variables mean (the
 // Ignition config, its encoding, the OVF environment, Afterburn's network
 // arguments) is platform's vmware provider's business.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package vmware

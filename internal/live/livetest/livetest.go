@@ -3,6 +3,8 @@
 // coreos-installer's fixtures/iso/INDEX lists), written from the format as
 // coreos-installer reads it (src/iso9660.rs, src/live/embed.rs), for the
 // tests of package live and of the iso commands. Only tests import it.
+//
+// Family: installer and live images (internal/README.md).
 package livetest
 
 import (

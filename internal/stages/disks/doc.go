@@ -44,4 +44,6 @@
 // BLKPG, instead of running sgdisk, which re-reads the whole table and
 // then sleeps; a partition the kernel will not drop because it is in use
 // fails the stage. The tests check the written tables against sgdisk's.
+//
+// Family: boot stages (internal/README.md).
 package disks

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/config"
-	"github.com/flintboot/flint/internal/butane"
+	"github.com/flintboot/flint/internal/input"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/resource"
@@ -383,8 +383,8 @@ func (p *Parser) Parse(raw []byte, what string) (config.Config, config.Version, 
 		p.OnSize(p.total)
 	}
 	log := p.Logger
-	if butane.IsButane(raw) {
-		res, err := butane.Translate(raw, butane.Options{AtBoot: true, Raw: true})
+	res, err := input.Read(raw, input.Options{AtBoot: true, Raw: true})
+	if res.Kind == input.Butane {
 		logReport(log, what+" (Butane)", res.Report)
 		if err != nil {
 			return config.Config{}, config.Version{}, fmt.Errorf("%s: Butane config: %w: %s", what, err, summary(res.Report))
@@ -395,15 +395,14 @@ func (p *Parser) Parse(raw []byte, what string) (config.Config, config.Version, 
 		// parses to (butane.Result.Model), which is not parsed again.
 		return res.Model, res.Version, nil
 	}
-	cfg, v, report, err := config.ParseDeclared(raw)
-	logReport(log, what, report)
+	logReport(log, what, res.Report)
 	if err != nil {
-		if s := summary(report); s != "" {
-			return config.Config{}, v, fmt.Errorf("%s: %w: %s", what, err, s)
+		if s := summary(res.Report); s != "" {
+			return config.Config{}, res.Version, fmt.Errorf("%s: %w: %s", what, err, s)
 		}
-		return config.Config{}, v, fmt.Errorf("%s: %w", what, err)
+		return config.Config{}, res.Version, fmt.Errorf("%s: %w", what, err)
 	}
-	return cfg, v, nil
+	return res.Model, res.Version, nil
 }
 
 // logReport logs every entry of a config's report at its severity.

@@ -16,6 +16,8 @@
 // The later stages get their config from the cache (FromCache), the base
 // configs merged under it again: only the user config is cached. Parser
 // reads every config met at boot, Butane configs translated first.
+//
+// Family: boot stages (internal/README.md).
 package fetch
 
 import (

@@ -8,6 +8,8 @@
 // networked pin, the distro must bring the network up too, and Run says so
 // with resource.ErrNeedNet (the second neednet case of coreos/ignition
 // internal/exec/stages/fetch_offline/fetch-offline.go).
+//
+// Family: boot stages (internal/README.md).
 package fetchoffline
 
 import (

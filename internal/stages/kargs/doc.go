@@ -23,4 +23,6 @@
 // that order, next to each other; every such run of a shouldNotExist
 // entry is removed. Arguments are compared as whole words, with double
 // quotes grouping words the way the kernel does (foo="a b" is one).
+//
+// Family: boot stages (internal/README.md).
 package kargs

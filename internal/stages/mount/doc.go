@@ -13,4 +13,6 @@
 //
 // The umount stage undoes the mounts in reverse order; Mountable gives both
 // stages the same list.
+//
+// Family: boot stages (internal/README.md).
 package mount

@@ -4,6 +4,8 @@
 // mount unit's ExecStop). A mount that is busy is retried a few times, since
 // a process the files stage started (a udev probe, a relabel) may still hold
 // it for a moment; any other error fails at once.
+//
+// Family: boot stages (internal/README.md).
 package umount
 
 import (

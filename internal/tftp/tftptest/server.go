@@ -2,6 +2,8 @@
 // in the spirit of net/http/httptest: it serves files from a map, answers
 // the blksize and tsize options (or pretends not to know them), and can
 // lose packets on purpose. Only tests import it.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package tftptest
 
 import (

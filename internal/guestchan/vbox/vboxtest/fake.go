@@ -2,6 +2,8 @@
 // service for tests of package vbox and of its users: it decodes the
 // messages from the layouts of the public headers (<linux/vboxguest.h>,
 // <linux/vbox_vmmdev_types.h>), independently of package vbox's encoder.
+//
+// Family: config sources, platforms and agent (internal/README.md).
 package vboxtest
 
 import (

@@ -1,6 +1,8 @@
 // Package tangtest runs a real tang server on 127.0.0.1 for tests of the
 // clevis tang bindings the disks stage makes, in the spirit of
 // net/http/httptest. Only tests import it.
+//
+// Family: boot stages (internal/README.md).
 package tangtest
 
 import (
