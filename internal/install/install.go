@@ -95,6 +95,11 @@ func Run(ctx context.Context, o Options, d Deps) error {
 		log.Warn("config: " + w.String())
 	}
 
+	if o.Stream != "" {
+		if err := resolveStream(ctx, &o, d, f, log); err != nil {
+			return err
+		}
+	}
 	digest, keyring, sig, err := integrity(ctx, o, f, log)
 	if err != nil {
 		return err

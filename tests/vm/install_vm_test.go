@@ -71,7 +71,7 @@ func (s *suite) testInstall(t *testing.T) {
 		return
 	}
 	const netArgs = "rd.neednet=1 ip=dhcp"
-	img.checkInstalled(t, disk, netArgs)
+	img.checkInstalled(t, disk, installConfig, netArgs)
 	if t.Failed() {
 		return
 	}
@@ -140,11 +140,11 @@ func (img osImage) blankDisk(t *testing.T, dir string) string {
 	return disk
 }
 
-// checkInstalled checks a disk the live installer wrote with installConfig
-// and the live boot's network arguments netArgs: the image outside the
-// boot filesystem, byte for byte, the config and the first-boot stamp on
-// it.
-func (img osImage) checkInstalled(t *testing.T, disk, netArgs string) {
+// checkInstalled checks a disk the live installer wrote with config (the
+// bytes of installConfig as the installer got them) and the live boot's
+// network arguments netArgs: the image outside the boot filesystem, byte
+// for byte, the config and the first-boot stamp on it.
+func (img osImage) checkInstalled(t *testing.T, disk, config, netArgs string) {
 	t.Helper()
 	if got := partitions(t, disk); fmt.Sprint(got) != fmt.Sprint(img.parts) {
 		t.Errorf("the installed table %v, want the image's %v", got, img.parts)
@@ -156,8 +156,8 @@ func (img osImage) checkInstalled(t *testing.T, disk, netArgs string) {
 		t.Errorf("the root partition differs from the image's")
 	}
 	boot := openExt4(t, disk, img.boot.start)
-	if got := boot.mustCat("/ignition/config.ign"); got != installConfig {
-		t.Errorf("ignition/config.ign on the boot filesystem is not the served config")
+	if got := boot.mustCat("/ignition/config.ign"); got != config {
+		t.Errorf("ignition/config.ign on the boot filesystem is not the given config:\n%q\nwant\n%q", got, config)
 	}
 	if _, _, mode := boot.owner("/ignition/config.ign"); mode != "0600" {
 		t.Errorf("ignition/config.ign has mode %s, want 0600", mode)

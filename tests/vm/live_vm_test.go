@@ -58,6 +58,9 @@ func TestLive(t *testing.T) {
 	cs := serve(t, map[string]string{"/os.raw.xz": string(img.xz)})
 	installer := writeFile(t, dir, "installer.yaml", "image-url: "+cs.url("/os.raw.xz")+"\ninsecure: true\n")
 	dest := writeFile(t, dir, "demo.ign", installConfig)
+	// customize stores a single --dest-ignition config as it is, ending in
+	// one newline (src/live/customize.rs).
+	destConfig := installConfig + "\n"
 	keyfile := writeFile(t, dir, "ens3.nmconnection", "[connection]\nid=ens3\ntype=ethernet\n\n[ipv4]\nmethod=auto\n")
 
 	t.Run("edits", func(t *testing.T) { testLiveEdits(t, s.flint, live, dest) })
@@ -74,7 +77,7 @@ func TestLive(t *testing.T) {
 			return
 		}
 		const netArgs = "rd.neednet=1 ip=dhcp"
-		img.checkInstalled(t, disk, netArgs)
+		img.checkInstalled(t, disk, destConfig, netArgs)
 		if got := openExt4(t, disk, img.boot.start).mustCat("/coreos-firstboot-network/ens3.nmconnection"); !strings.Contains(got, "id=ens3") {
 			t.Errorf("the keyfile on the installed boot filesystem = %q, want --network-keyfile's", got)
 		}
@@ -105,7 +108,7 @@ func TestLive(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		img.checkInstalled(t, disk, "rd.neednet=1 ip=dhcp")
+		img.checkInstalled(t, disk, destConfig, "rd.neednet=1 ip=dhcp")
 	})
 
 	t.Run("iso-ignition-embed", func(t *testing.T) {
