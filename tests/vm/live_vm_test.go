@@ -29,9 +29,9 @@ type liveImage struct {
 //   - iso-customize: flint iso customize names the disk, the installed
 //     system's config, the image (an installer config) and a network
 //     keyfile; QEMU boots the ISO from its El Torito record, the live
-//     system installs the OS image over HTTP and reboots, and the disk's
-//     first boot provisions the config (the bare-metal install
-//     scenario's checks);
+//     system installs the OS image over HTTP and reboots, the disk's
+//     first boot provisions the config and its second changes nothing
+//     (the bare-metal install scenario's checks);
 //   - pxe-customize: the same through PXE, flint pxe customize of the
 //     live initramfs booted with -kernel and -initrd as a PXE server hands
 //     them out, checked on the disk without booting it;
@@ -86,6 +86,10 @@ func TestLive(t *testing.T) {
 		}
 		first := s.checkFirstBoot(t, tdir, img, disk, netArgs)
 		reportLiveToFiles(t, c, first)
+		if t.Failed() {
+			return
+		}
+		s.checkSecondBoot(t, tdir, img, disk)
 	})
 
 	t.Run("pxe-customize", func(t *testing.T) {
