@@ -22,7 +22,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 # (blackbox) or QEMU (vm); the unit tier leaves them to their own targets.
 TIER_DIRS := tests/blackbox tests/vm
 
-.PHONY: all build test vet fmt-check unit blackbox vm demo bench bench-memory fuzz clean \
+.PHONY: all build test vet fmt-check unit blackbox vm demo live-iso bench bench-memory fuzz clean \
 	gen install uninstall install-manifest pkg deb rpm selinux release cross cross-test
 
 all: build
@@ -75,6 +75,18 @@ endif
 # examples/demo.ign and reports what landed on the disks (tests/vm/demo.sh).
 demo: build
 	tests/vm/demo.sh
+
+# live-iso builds flint's own live ISO, bin/flint-live.iso (docs/live-image.md):
+# Debian's kernel (the newest in /boot with its modules, or KVER=…), a
+# dracut initramfs with dracut/30flint and dracut/35flint-live, and a live
+# root in memory, with the embed areas `flint iso …` customises. As root
+# (dracut), with grub-pc-bin, xorriso, cpio and zstd. LIVE_KARGS are added
+# to its default kernel arguments.
+KVER ?= $(shell ls /lib/modules 2>/dev/null | sort -V | while read -r v; do [ -f /boot/vmlinuz-$$v ] && echo $$v; done | tail -n 1)
+LIVE_KARGS ?= console=tty0 console=ttyS0,115200n8
+live-iso: build
+	@test -n "$(KVER)" || { echo "live-iso: no kernel in /boot with its modules (apt-get install linux-image-amd64)"; exit 1; }
+	tests/vm/mklive.sh $(BIN) $(KVER) /boot/vmlinuz-$(KVER) bin/live bin/flint-live.iso $(LIVE_KARGS)
 
 bench:
 	tests/bench/run.sh

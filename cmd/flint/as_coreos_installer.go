@@ -71,7 +71,7 @@ func coreosInstallerInstallCommand() *flags.Command {
 		About: "Install Fedora CoreOS or RHEL CoreOS",
 		Options: []flags.Option{
 			{Long: "config-file", Short: 'c', Value: "path", Repeat: true, Help: "YAML config file with install options"},
-			{Long: "stream", Short: 's', Value: "name", Repeat: true, Conflicts: []string{"image-file", "image-url"}, Help: "Fedora CoreOS stream (not in flint: give --image-url or --image-file)"},
+			{Long: "stream", Short: 's', Value: "name", Repeat: true, Conflicts: []string{"image-file", "image-url"}, Help: "Fedora CoreOS stream"},
 			{Long: "image-url", Short: 'u', Value: "URL", Repeat: true, Conflicts: []string{"stream", "image-file"}, Help: "Manually specify the image URL"},
 			{Long: "image-file", Short: 'f', Value: "path", Repeat: true, Conflicts: []string{"stream", "image-url"}, Help: "Manually specify a local image file"},
 			{Long: "ignition-file", Short: 'i', Aliases: []string{"ignition"}, Value: "path", Repeat: true, Conflicts: []string{"ignition-url"}, Help: "Embed an Ignition config from a file"},
@@ -90,7 +90,7 @@ func coreosInstallerInstallCommand() *flags.Command {
 			{Long: "offline", Help: "Force offline installation (not in flint: it has no osmet)"},
 			{Long: "insecure", Help: "Skip signature verification"},
 			{Long: "insecure-ignition", Help: "Allow Ignition URL without HTTPS or hash"},
-			{Long: "stream-base-url", Value: "URL", Repeat: true, Help: "Base URL for CoreOS stream metadata (not in flint)"},
+			{Long: "stream-base-url", Value: "URL", Repeat: true, Help: "Base URL for CoreOS stream metadata"},
 			{Long: "preserve-on-error", Help: "Don't clear partition table on error"},
 			{Long: "fetch-retries", Value: "N", Repeat: true, Help: "Fetch retries, or \"infinite\""},
 			{Long: "secure-ipl", Help: "Enable IBM Secure IPL (not in flint)"},
@@ -127,8 +127,6 @@ var coreosInstallerLists = map[string]bool{
 // coreosInstallerUnsupported are install's options flint has nothing
 // for, each with why.
 var coreosInstallerUnsupported = []struct{ option, why string }{
-	{"stream", "flint downloads no stream metadata: give --image-url or --image-file"},
-	{"stream-base-url", "flint downloads no stream metadata: give --image-url or --image-file"},
 	{"offline", "flint has no osmet image of the live system to install from: give --image-file"},
 	{"secure-ipl", "flint does not set up IBM Z Secure IPL"},
 }
@@ -152,6 +150,10 @@ func coreosInstallerLive(ctx context.Context, path, args []string, stdin io.Read
 		return runDev(ctx, words, stdin, stdout, stderr)
 	case "pxe":
 		return runPxe(ctx, words, stdin, stdout, stderr)
+	case "download":
+		return runDownload(ctx, words, stdout, stderr)
+	case "list-stream":
+		return runListStream(ctx, words, stdout, stderr)
 	}
 	return fmt.Errorf("%s: %w", strings.Join(path[1:], " "), errCoreosLiveNotWired)
 }
@@ -248,12 +250,9 @@ func coreosInstallerInstallOptions(p *flags.Parsed) (install.Options, error) {
 			return install.Options{}, fmt.Errorf("--%s: %s", u.option, u.why)
 		}
 	}
-	if a := p.String("architecture"); a != coreosArch() {
-		return install.Options{}, fmt.Errorf("--architecture %s: flint installs only images for this machine (%s) and downloads no stream to pick one from", a, coreosArch())
-	}
 	var args []string
 	for _, o := range p.Command.Options {
-		if !p.Has(o.Long) || o.Long == "architecture" {
+		if !p.Has(o.Long) {
 			continue
 		}
 		if o.Value == "" {
@@ -272,9 +271,5 @@ func coreosInstallerInstallOptions(p *flags.Parsed) (install.Options, error) {
 	if len(p.Args) > 0 {
 		args = append(args, "--", p.Args[0])
 	}
-	o, err := install.ParseArgs(args, nil)
-	if err != nil && !p.Has("image-url") && !p.Has("image-file") && strings.Contains(err.Error(), "no image given") {
-		return o, fmt.Errorf("%w (flint has no stream metadata nor osmet to pick an image from)", err)
-	}
-	return o, err
+	return install.ParseArgs(args, nil)
 }

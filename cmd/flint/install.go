@@ -11,6 +11,7 @@ import (
 
 	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/oplog"
+	"github.com/flintboot/flint/internal/stream"
 	"github.com/flintboot/flint/internal/sys"
 )
 
@@ -21,6 +22,9 @@ const installUsage = `usage: flint install [OPTIONS] DEST
       --ignition-hash DIGEST   sha256-HEX or sha512-HEX of the config
   -f, --image-file FILE        OS image: raw, gzip, xz or zstd
   -u, --image-url URL          OS image URL
+  -s, --stream NAME            the metal image of a Fedora CoreOS stream (4Kn on 4096-byte sectors)
+  -a, --architecture NAME      the stream image's architecture (default this machine's)
+      --stream-base-url URL    stream metadata base (default ` + stream.DefaultBaseURL + `)
       --image-sig FILE|URL     detached OpenPGP signature (default IMAGE.sig)
       --keyring FILE           keys for the signature (default ` + install.DefaultKeyring + `)
       --image-hash DIGEST      sha256-HEX or sha512-HEX of the image file

@@ -41,6 +41,8 @@ commands:
   iso COMMAND ...                      customise a live ISO: ignition, network, kargs,
                                        reset, extract (flint iso --help)
   dev show|extract ...                 inspect live ISOs and initrds (flint dev --help)
+  list-stream [-s STREAM]              the images of a Fedora CoreOS stream (--stream-base-url)
+  download [-s STREAM] [-p PLATFORM]   a stream's image and signature, checked (flint download --help)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
   version                              print flint's version and supported specs
 
@@ -85,6 +87,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runISO(ctx, rest, stdin, stdout, stderr)
 	case "dev":
 		return runDev(ctx, rest, stdin, stdout, stderr)
+	case "list-stream":
+		return runListStream(ctx, rest, stdout, stderr)
+	case "download":
+		return runDownload(ctx, rest, stdout, stderr)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
 	case "__gen":

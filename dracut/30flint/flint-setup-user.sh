@@ -7,7 +7,8 @@
 #      made by `flint pxe ignition wrap` or `coreos-installer pxe ignition
 #      wrap` (coreos-installer, src/live/embed.rs, INITRD_IGNITION_PATH);
 #   2. otherwise, on a disk boot (root= on the command line, not a live
-#      root), ignition/config.ign on the filesystem labelled boot, where
+#      root: root=live:…, or root=tmpfs as flint's live image boots,
+#      docs/live-image.md), ignition/config.ign on the filesystem labelled boot, where
 #      `flint install` and coreos-installer write it (fedora-coreos-config's
 #      coreos-ignition-setup-user does the same for Ignition).
 #
@@ -60,7 +61,7 @@ line=
 read -r line < "$cmdline" || true
 for word in $line; do
     case $word in
-        root=live:*) disk_boot=0 ;;
+        root=live:* | root=tmpfs) disk_boot=0 ;;
         root=*) disk_boot=1 ;;
         ignition.platform.id=*) platform=${word#*=} ;;
         ignition.config.url=*) config_url=1 ;;

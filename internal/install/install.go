@@ -95,6 +95,11 @@ func Run(ctx context.Context, o Options, d Deps) error {
 		log.Warn("config: " + w.String())
 	}
 
+	if o.Stream != "" {
+		if err := resolveStream(ctx, &o, d, f, log); err != nil {
+			return err
+		}
+	}
 	cmds := d.Commands
 	if cmds == nil {
 		cmds = sys.Runner{Logger: log}

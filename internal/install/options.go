@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flintboot/flint/internal/stream"
 )
 
 // DefaultNetworkDir is where -n/--copy-network takes NetworkManager
@@ -40,10 +42,17 @@ type Options struct {
 
 	ImageFile string
 	ImageURL  string
-	ImageSig  string
-	ImageHash string
-	Keyring   string
-	Insecure  bool
+	// Stream names a Fedora CoreOS stream whose metal image for
+	// Architecture is installed (its stream metadata from StreamBaseURL,
+	// stream.DefaultBaseURL when empty), in place of ImageFile or
+	// ImageURL: the 4Kn image on a disk of 4096-byte sectors.
+	Stream        string
+	Architecture  string
+	StreamBaseURL string
+	ImageSig      string
+	ImageHash     string
+	Keyring       string
+	Insecure      bool
 
 	// FetchRetries is how many times a failed download is tried again;
 	// Infinite never gives up.
@@ -136,6 +145,9 @@ func (o *Options) flagSet(configFiles *[]string) *flag.FlagSet {
 	boolean(&o.InsecureIgnition, "insecure-ignition", "", "allow a config over http without --ignition-hash")
 	str(&o.ImageFile, "image-file", "f", "the OS image `FILE` (raw, gz, xz or zst)")
 	str(&o.ImageURL, "image-url", "u", "the OS image's `URL`")
+	str(&o.Stream, "stream", "s", "install the metal image of this Fedora CoreOS `STREAM` (stable, testing, next)")
+	str(&o.Architecture, "architecture", "a", "the stream image's CPU `ARCH` (default this machine's)")
+	str(&o.StreamBaseURL, "stream-base-url", "", "the `URL` stream metadata is under (default "+stream.DefaultBaseURL+")")
 	str(&o.ImageSig, "image-sig", "", "the image's detached OpenPGP signature, a `FILE` or URL (default IMAGE.sig)")
 	str(&o.ImageHash, "image-hash", "", "the image file's `DIGEST`: sha256-HEX or sha512-HEX")
 	str(&o.Keyring, "keyring", "", "the OpenPGP keys `FILE` to check the signature with (default "+DefaultKeyring+")")
@@ -317,8 +329,13 @@ func (o Options) withDefaults() (Options, error) {
 		return o, errors.New("--ignition-file and --ignition-url exclude each other")
 	case o.ImageFile != "" && o.ImageURL != "":
 		return o, errors.New("--image-file and --image-url exclude each other")
-	case o.ImageFile == "" && o.ImageURL == "":
-		return o, errors.New("no image given: use --image-file or --image-url")
+	case o.Stream != "" && (o.ImageFile != "" || o.ImageURL != ""):
+		return o, errors.New("--stream excludes --image-file and --image-url")
+	case o.ImageFile == "" && o.ImageURL == "" && o.Stream == "":
+		return o, errors.New("no image given: use --image-file, --image-url or --stream")
+	}
+	if o.Stream != "" && o.Architecture == "" {
+		o.Architecture = hostArchitecture()
 	}
 	if o.IgnitionHash != "" {
 		if _, err := ParseDigest(o.IgnitionHash); err != nil {

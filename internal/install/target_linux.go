@@ -397,3 +397,26 @@ func IsTerminal(w any) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
+
+// SectorSize is dest's logical sector size (BLKSSZGET), read before the
+// disk is opened for writing: --stream picks the image by it. A regular
+// file counts as a disk of 512-byte sectors.
+func (t *BlockTarget) SectorSize(dest string) (int64, error) {
+	node, err := t.Kernel.Resolve(dest)
+	if err != nil {
+		return 0, fmt.Errorf("destination %s: %w", dest, err)
+	}
+	f, err := os.Open(node)
+	if err != nil {
+		return 0, fmt.Errorf("destination %s: %w", dest, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		return 512, nil
+	}
+	ss, err := unix.IoctlGetInt(int(f.Fd()), unix.BLKSSZGET)
+	if err != nil {
+		return 0, fmt.Errorf("destination %s: sector size: %w", dest, err)
+	}
+	return int64(ss), nil
+}

@@ -89,6 +89,9 @@ func TestSetupUser(t *testing.T) {
 	if got, _ := run(t, "BOOT_IMAGE=/vmlinuz root=live:http://x/rootfs.img ignition.firstboot", false); got != "" {
 		t.Errorf("live boot without an initrd config: user.ign = %q, want none", got)
 	}
+	if got, _ := run(t, "BOOT_IMAGE=/images/pxeboot/vmlinuz root=tmpfs ignition.firstboot ignition.platform.id=metal", false); got != "" {
+		t.Errorf("flint's live image without an initrd config: user.ign = %q, want none", got)
+	}
 	if names := dirNames(t, nmDir); strings.Join(names, " ") != "default_connection.nmconnection" {
 		t.Errorf("live boot: NetworkManager keyfiles %v, want the command line's left alone", names)
 	}

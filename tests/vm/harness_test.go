@@ -311,6 +311,13 @@ type vm struct {
 	FromDisk bool
 	// Timeout replaces bootTimeout when set.
 	Timeout time.Duration
+	// CDROM boots this ISO from its El Torito boot record (SeaBIOS, then
+	// the ISO's boot loader): no -kernel, so Args are unused.
+	CDROM string
+	// Kernel and Initrd, when set, replace the suite's kernel and
+	// initramfs, and Args are the whole command line (a PXE boot of a
+	// live image: no root=).
+	Kernel, Initrd string
 }
 
 // console is a boot's serial output, without \r and terminal escapes.
@@ -353,7 +360,12 @@ func (s *suite) bootOnce(t *testing.T, dir string, v vm) (c console, early bool)
 	t.Helper()
 	args := []string{"-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2",
 		"-nodefaults", "-nographic", "-serial", "stdio", "-no-reboot", "-device", "virtio-rng-pci"}
-	if !v.FromDisk {
+	switch {
+	case v.CDROM != "":
+		args = append(args, "-drive", "file="+v.CDROM+",media=cdrom,readonly=on", "-boot", "order=d")
+	case v.Initrd != "":
+		args = append(args, "-kernel", v.Kernel, "-initrd", v.Initrd, "-append", strings.Join(v.Args, " "))
+	case !v.FromDisk:
 		args = append(args, "-kernel", s.kernel, "-initrd", s.initrd,
 			"-append", strings.Join(append([]string{"console=ttyS0", "panic=-1", "root=LABEL=" + rootLabel,
 				"rd.shell=0", "rd.emergency=poweroff"}, v.Args...), " "))

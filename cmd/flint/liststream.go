@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/flintboot/flint/internal/flags"
+	"github.com/flintboot/flint/internal/stream"
+)
+
+// listStreamCommand is `list-stream`, in coreos-installer's words
+// (src/cmdline/mod.rs, ListStreamConfig).
+var listStreamCommand = &flags.Command{Name: "list-stream", About: "List available images in a Fedora CoreOS stream", Options: []flags.Option{
+	{Long: "stream", Short: 's', Value: "name", Default: "stable", Help: "Fedora CoreOS stream"},
+	{Long: "stream-base-url", Value: "URL", Help: "Base URL for Fedora CoreOS stream metadata"},
+}}
+
+// streamTimeout bounds one stream request, as upstream's client does
+// (src/source.rs, HTTP_COMPLETION_TIMEOUT).
+const streamTimeout = 4 * time.Hour
+
+// runListStream is `list-stream`: every architecture, platform and format
+// of a stream's current release, as a table (src/source.rs, list_stream).
+func runListStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	p, err := parseCmd(ctx, listStreamCommand, args, stdout, stderr)
+	if p == nil {
+		return err
+	}
+	u, err := stream.URL(p.String("stream"), p.String("stream-base-url"))
+	if err != nil {
+		return err
+	}
+	s, err := stream.Fetch(ctx, &http.Client{Timeout: streamTimeout}, u)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(stdout, stream.Table(s.Rows()))
+	return err
+}
