@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"strconv"
@@ -96,6 +97,33 @@ func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, e
 		ce.Err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
 	return stdout.Bytes(), ce
+}
+
+// Stream runs name with args like Run, writing its standard output to w
+// as it comes instead of holding it: for output too large to keep (a
+// boot's journal). An error from w stops the copy, and Stream returns it
+// as the *CommandError's Err.
+func (r Runner) Stream(ctx context.Context, w io.Writer, name string, args ...string) error {
+	argv := append([]string{name}, args...)
+	if r.Logger != nil {
+		r.Logger.Debug("running " + QuoteArgv(argv))
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = r.Env
+	cmd.WaitDelay = waitDelay
+	var stderr bytes.Buffer
+	cmd.Stdout = w
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	ce := &CommandError{Argv: argv, ExitCode: -1, Stderr: trimStderr(stderr.Bytes()), Err: err}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		ce.ExitCode = ee.ExitCode()
+	}
+	return ce
 }
 
 // trimStderr keeps the end of a long standard error, where the reason
