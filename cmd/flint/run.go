@@ -42,6 +42,7 @@ commands:
                                        reset, extract (flint iso --help)
   dev show|extract ...                 inspect live ISOs and initrds (flint dev --help)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
+  report [-outcome success|failure]    send the first boot's report and journal (docs/reports.md)
   version                              print flint's version and supported specs
 `
 
@@ -77,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runDev(ctx, rest, stdin, stdout, stderr)
 	case "agent":
 		return runAgent(ctx, rest, stdin, stdout)
+	case "report":
+		return runReport(ctx, rest, stdout)
 	case "version", "-version", "--version":
 		return runVersion(stdout)
 	case "help", "-h", "-help", "--help":

@@ -31,6 +31,9 @@ type Redactor struct {
 // the short tokens that matter there.
 const minSecret = 4
 
+// minToken is the shortest URL user name hidden on its own.
+const minToken = 8
+
 // NewRedactor returns the Redactor for c: its secrets are the values that
 // differ between c and config.Redacted(c), so that a field config.Redacted
 // learns to hide is hidden here too.
@@ -88,6 +91,23 @@ func diff(a, b any, set map[string]bool) {
 // query and each query value, the fragment, a data URL's content decoded.
 func addSecret(s string, set map[string]bool) {
 	set[s] = true
+	if strings.Contains(s, "\n") {
+		// Unit contents: a line, or a setting's value, can be quoted
+		// alone; section headers are not secret.
+		for _, line := range strings.Split(s, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "[") {
+				continue
+			}
+			set[line] = true
+			// Environment=KEY=VALUE: KEY=VALUE and VALUE.
+			for v := line; strings.Contains(v, "="); {
+				_, v, _ = strings.Cut(v, "=")
+				set[strings.TrimSpace(v)] = true
+			}
+		}
+		return
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return
@@ -103,7 +123,12 @@ func addSecret(s string, set map[string]bool) {
 	}
 	if u.User != nil {
 		set[u.User.String()] = true
-		set[u.User.Username()] = true
+		// A user name alone is hidden when it is long enough to be a
+		// token (https://TOKEN@host/); "proxy" or "core" would garble
+		// host names.
+		if n := u.User.Username(); len(n) >= minToken {
+			set[n] = true
+		}
 		if p, ok := u.User.Password(); ok {
 			set[p] = true
 		}
