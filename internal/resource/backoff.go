@@ -47,6 +47,21 @@ func (b *backoff) next() time.Duration {
 	return d
 }
 
+// spread returns the extra wait after a server's Retry-After of d: up
+// to half of it at random, so that the machines a busy server turned
+// away at one moment do not all come back at the same second (RFC 9110
+// section 10.2.3 sets a minimum, not a time); none without jitter.
+func (b *backoff) spread(d time.Duration) time.Duration {
+	if b.noJitter || d < 2 {
+		return 0
+	}
+	r := b.rand
+	if r == nil {
+		r = rand.Int64N
+	}
+	return time.Duration(r(int64(d/2) + 1))
+}
+
 // maxRetryAfter caps a server's Retry-After when the fetch has no deadline
 // of its own (timeouts.httpTotal unset): a misconfigured server must not
 // hold a boot for a day.

@@ -20,7 +20,8 @@
 //     times the last wait (decorrelated jitter), not a doubling that
 //     makes a fleet which failed together retry together; a 503 or 429
 //     with Retry-After (seconds or an HTTP-date) waits what the server
-//     said, no longer than httpTotal leaves (5 minutes at most without
+//     said and up to half as long again at random, no longer than
+//     httpTotal leaves (5 minutes at most without
 //     one), and a 429 with Retry-After is retried where the reference
 //     gives up.
 //   - Certificate errors fail at once instead of being retried until

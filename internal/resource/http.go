@@ -207,11 +207,12 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 			down.note(f.log, msgNoRoute, r.name, wait, err)
 		case r.hasRetryAfter:
 			// The server said when: no sooner (a fleet hammering an
-			// overloaded server keeps it overloaded), and no later than
-			// the fetch may last.
+			// overloaded server keeps it overloaded), up to half as
+			// long again at random (spread), and no later than the
+			// fetch may last.
 			down = netDown{}
 			deadline, ok := ctx.Deadline()
-			wait = capToDeadline(r.retryAfter, deadline, ok, time.Now())
+			wait = capToDeadline(r.retryAfter+sched.spread(r.retryAfter), deadline, ok, time.Now())
 			f.log.Warn("fetch failed, retrying when the server said", "url", r.name, "attempt", attempt, "delay", wait, "error", err)
 		default:
 			down = netDown{}
