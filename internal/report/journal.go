@@ -116,10 +116,11 @@ func filterExport(r io.Reader, w *bytes.Buffer, red *Redactor, max int) (truncat
 		}
 		// A binary field: its name alone, then a little-endian 64-bit
 		// size, the value, and a newline.
-		var size uint64
-		if err := binary.Read(br, binary.LittleEndian, &size); err != nil {
+		var n [8]byte
+		if _, err := io.ReadFull(br, n[:]); err != nil {
 			return false, fmt.Errorf("export stream: field %s: %w", line, err)
 		}
+		size := binary.LittleEndian.Uint64(n[:])
 		if size > uint64(max) {
 			return false, fmt.Errorf("export stream: field %s: %d bytes", line, size)
 		}
@@ -143,7 +144,7 @@ func writeField(b *bytes.Buffer, key, v string) {
 	}
 	b.WriteString(key)
 	b.WriteByte('\n')
-	binary.Write(b, binary.LittleEndian, uint64(len(v)))
+	b.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(v))))
 	b.WriteString(v)
 	b.WriteByte('\n')
 }

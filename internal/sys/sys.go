@@ -73,30 +73,9 @@ type Runner struct {
 // cannot start or exits unsuccessfully returns a *CommandError carrying the
 // argv, the exit status and the trimmed standard error.
 func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
-	argv := append([]string{name}, args...)
-	if r.Logger != nil {
-		r.Logger.Debug("running " + QuoteArgv(argv))
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = r.Env
-	cmd.WaitDelay = waitDelay
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if err == nil {
-		return stdout.Bytes(), nil
-	}
-	ce := &CommandError{Argv: argv, ExitCode: -1, Stderr: trimStderr(stderr.Bytes()), Err: err}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.Exited() {
-		ce.ExitCode = ee.ExitCode()
-	}
-	if ctx.Err() != nil {
-		ce.ExitCode = -1
-		ce.Err = fmt.Errorf("%w (%v)", ctx.Err(), err)
-	}
-	return stdout.Bytes(), ce
+	var stdout bytes.Buffer
+	err := r.Stream(ctx, &stdout, name, args...)
+	return stdout.Bytes(), err
 }
 
 // Stream runs name with args like Run, writing its standard output to w
@@ -122,6 +101,10 @@ func (r Runner) Stream(ctx context.Context, w io.Writer, name string, args ...st
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.Exited() {
 		ce.ExitCode = ee.ExitCode()
+	}
+	if ctx.Err() != nil {
+		ce.ExitCode = -1
+		ce.Err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
 	return ce
 }
