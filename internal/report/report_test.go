@@ -3,8 +3,10 @@ package report
 import (
 	"context"
 	"crypto/sha512"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -243,5 +245,33 @@ func TestRedactorText(t *testing.T) {
 		if got := r.Text(tt.in); got != tt.want {
 			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestRunTrustsTheConfigsCA(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewTLSServer(c)
+	defer srv.Close()
+	pemCert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "ignition.json")
+	withCA := `{"ignition":{"version":"` + config.Newest.String() + `","security":{"tls":{"certificateAuthorities":[{"source":"data:;base64,` +
+		base64.StdEncoding.EncodeToString(pemCert) + `"}]}}}}`
+	for _, tt := range []struct {
+		name, cache string
+		ok          bool
+	}{
+		{"the config's CA", withCA, true},
+		{"no CA", `{"ignition":{"version":"` + config.Newest.String() + `"}}`, false},
+	} {
+		os.WriteFile(cache, []byte(tt.cache), 0o600)
+		err := Run(context.Background(), Options{Outcome: Success, StateFile: filepath.Join(dir, "state"), ConfigCache: cache,
+			URL: srv.URL, NewFetcher: newFetcher, Timeout: 2 * time.Second})
+		if (err == nil) != tt.ok {
+			t.Errorf("Run over TLS with %s = %v, want success %v", tt.name, err, tt.ok)
+		}
+	}
+	if len(c.bodies) != 1 {
+		t.Errorf("collector got %d reports over TLS, want 1", len(c.bodies))
 	}
 }
