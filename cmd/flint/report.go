@@ -35,8 +35,15 @@ flags:
   -state-file FILE          the stages' state (default /run/ignition/state)
   -config-cache FILE        the rendered config (default /run/ignition.json)
   -cmdline FILE             the kernel command line (default /proc/cmdline)
+  -journal-cursor FILE      where the last entry sent is kept (default /run/flint/report-journal-cursor)
+  -journal-only             send only the journal (the real root's flint-report-journal.service)
+  -after-cursor             send only the entries after -journal-cursor's, then remove it
   -log-to-stdout            log to standard output instead of the journal
 `
+
+// defaultJournalCursor is under /run, which the switch to the real root
+// keeps: the initramfs's upload leaves it for the real root's.
+const defaultJournalCursor = "/run/flint/report-journal-cursor"
 
 // runReport is `flint report`.
 func runReport(ctx context.Context, args []string, stdout io.Writer) error {
@@ -51,6 +58,9 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	stateFile := fs.String("state-file", engine.DefaultStateFile, "")
 	cache := fs.String("config-cache", engine.DefaultConfigCache, "")
 	cmdlinePath := fs.String("cmdline", "/proc/cmdline", "")
+	cursor := fs.String("journal-cursor", defaultJournalCursor, "")
+	journalOnly := fs.Bool("journal-only", false, "")
+	afterCursor := fs.Bool("after-cursor", false, "")
 	toStdout := fs.Bool("log-to-stdout", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -93,7 +103,8 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 			return resource.New(resource.Options{Logger: log.With(oplog.OpKey, "fetch"), Version: version, Platform: *platformID,
 				MaxBackoff: 2 * time.Second})
 		},
-		Logger: log,
+		Logger:     log,
+		CursorFile: *cursor, JournalOnly: *journalOnly, AfterCursor: *afterCursor,
 	})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)

@@ -38,9 +38,10 @@ var errFull = errors.New("journal size limit reached")
 // ReadJournal runs `journalctl -o export -b` through run and returns the
 // boot's journal in the export format, every field's value redacted by
 // red (the journal's own "__" fields excepted), at most max bytes (0:
-// DefaultJournalMax) of whole entries. truncated says entries were left
-// out.
-func ReadJournal(ctx context.Context, run Streamer, red *Redactor, max int) (out []byte, truncated bool, err error) {
+// DefaultJournalMax) of whole entries, and the cursor of the last entry
+// in it. With after (a cursor) only the entries after that one are read.
+// truncated says entries were left out.
+func ReadJournal(ctx context.Context, run Streamer, red *Redactor, max int, after string) (out []byte, cursor string, truncated bool, err error) {
 	if max <= 0 {
 		max = DefaultJournalMax
 	}
@@ -49,28 +50,33 @@ func ReadJournal(ctx context.Context, run Streamer, red *Redactor, max int) (out
 	done := make(chan error, 1)
 	go func() {
 		var ferr error
-		truncated, ferr = filterExport(pr, &buf, red, max)
+		truncated, cursor, ferr = filterExport(pr, &buf, red, max)
 		pr.CloseWithError(errFull) // journalctl stops at its next write
 		done <- ferr
 	}()
-	rerr := run.Stream(ctx, pw, "journalctl", "--no-pager", "--output=export", "--boot")
+	args := []string{"--no-pager", "--output=export", "--boot"}
+	if after != "" {
+		args = append(args, "--after-cursor="+after)
+	}
+	rerr := run.Stream(ctx, pw, "journalctl", args...)
 	pw.Close()
 	ferr := <-done
 	switch {
 	case ferr != nil:
-		return nil, false, fmt.Errorf("reading the journal: %w", ferr)
+		return nil, "", false, fmt.Errorf("reading the journal: %w", ferr)
 	case rerr != nil && !truncated:
-		return nil, false, fmt.Errorf("reading the journal: %w", rerr)
+		return nil, "", false, fmt.Errorf("reading the journal: %w", rerr)
 	}
-	return buf.Bytes(), truncated, nil
+	return buf.Bytes(), cursor, truncated, nil
 }
 
 // field is one field of an entry.
 type field struct{ key, value string }
 
 // filterExport copies the entries of an export stream from r to w,
-// redacting their values, until one would take w past max bytes.
-func filterExport(r io.Reader, w *bytes.Buffer, red *Redactor, max int) (truncated bool, err error) {
+// redacting their values, until one would take w past max bytes; cursor
+// is the last entry's __CURSOR.
+func filterExport(r io.Reader, w *bytes.Buffer, red *Redactor, max int) (truncated bool, cursor string, err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var entry []field
 	var enc bytes.Buffer
@@ -79,8 +85,12 @@ func filterExport(r io.Reader, w *bytes.Buffer, red *Redactor, max int) (truncat
 			return true
 		}
 		enc.Reset()
+		c := ""
 		for _, f := range entry {
 			v := f.value
+			if f.key == "__CURSOR" {
+				c = v
+			}
 			if !strings.HasPrefix(f.key, "__") {
 				v = red.Value(v)
 			}
@@ -92,21 +102,26 @@ func filterExport(r io.Reader, w *bytes.Buffer, red *Redactor, max int) (truncat
 			return false
 		}
 		w.Write(enc.Bytes())
+		if c != "" {
+			cursor = c
+		}
 		return true
 	}
 	for {
 		line, err := br.ReadString('\n')
 		if err == io.EOF && line == "" {
-			flush()
-			return false, nil
+			if !flush() {
+				return true, cursor, nil
+			}
+			return false, cursor, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("export stream: %w", err)
+			return false, cursor, fmt.Errorf("export stream: %w", err)
 		}
 		line = line[:len(line)-1]
 		if line == "" {
 			if !flush() {
-				return true, nil
+				return true, cursor, nil
 			}
 			continue
 		}
@@ -118,15 +133,15 @@ func filterExport(r io.Reader, w *bytes.Buffer, red *Redactor, max int) (truncat
 		// size, the value, and a newline.
 		var n [8]byte
 		if _, err := io.ReadFull(br, n[:]); err != nil {
-			return false, fmt.Errorf("export stream: field %s: %w", line, err)
+			return false, cursor, fmt.Errorf("export stream: field %s: %w", line, err)
 		}
 		size := binary.LittleEndian.Uint64(n[:])
 		if size > uint64(max) {
-			return false, fmt.Errorf("export stream: field %s: %d bytes", line, size)
+			return false, cursor, fmt.Errorf("export stream: field %s: %d bytes", line, size)
 		}
 		v := make([]byte, size+1)
 		if _, err := io.ReadFull(br, v); err != nil {
-			return false, fmt.Errorf("export stream: field %s: %w", line, err)
+			return false, cursor, fmt.Errorf("export stream: field %s: %w", line, err)
 		}
 		entry = append(entry, field{line, string(v[:size])})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func parseExport(t *testing.T, b []byte) []map[string]string {
 	var entries []map[string]string
 	// filterExport with no redaction and no limit is a parser; collect
 	// through a second pass by hand.
-	if _, err := filterExport(bytes.NewReader(b), &w, nil, len(b)+1); err != nil {
+	if _, _, err := filterExport(bytes.NewReader(b), &w, nil, len(b)+1); err != nil {
 		t.Fatalf("the output does not parse as the export format: %v", err)
 	}
 	if !bytes.Equal(w.Bytes(), b) {
@@ -89,9 +90,12 @@ func TestReadJournalRedacts(t *testing.T) {
 	in = append(in, exportEntry("__CURSOR", "s=1", "__REALTIME_TIMESTAMP", "1700000000000000", "MESSAGE", "Command line: ignition.config.url=https://tok:pw@cfg.example/c.ign?sig=abc quiet", "_PID", "1")...)
 	in = append(in, exportEntry("MESSAGE", "user core: hash $6$abc$secrethashvalue\nsecond line", "FLINT_ERROR", "GET https://u:p@h.example/x?t=1 failed")...)
 	j := &journalctl{out: in}
-	out, truncated, err := ReadJournal(context.Background(), j, red, 0)
+	out, cursor, truncated, err := ReadJournal(context.Background(), j, red, 0, "")
 	if err != nil || truncated {
 		t.Fatalf("ReadJournal = %v, truncated %v, want nil, false", err, truncated)
+	}
+	if cursor != "s=1" {
+		t.Errorf("ReadJournal's cursor = %q, want the last entry's with one: s=1", cursor)
 	}
 	if got := strings.Join(j.argv, " "); got != "journalctl --no-pager --output=export --boot" {
 		t.Errorf("ReadJournal ran %q, want journalctl --no-pager --output=export --boot", got)
@@ -124,7 +128,7 @@ func TestReadJournalBounded(t *testing.T) {
 		in = append(in, exportEntry("MESSAGE", fmt.Sprintf("line %03d", i))...)
 	}
 	entry := len(exportEntry("MESSAGE", "line 000"))
-	out, truncated, err := ReadJournal(context.Background(), &journalctl{out: in}, nil, 10*entry+entry/2)
+	out, _, truncated, err := ReadJournal(context.Background(), &journalctl{out: in}, nil, 10*entry+entry/2, "")
 	if err != nil || !truncated {
 		t.Fatalf("ReadJournal over the limit = %v, truncated %v, want nil, true", err, truncated)
 	}
@@ -164,5 +168,42 @@ func TestUploadURL(t *testing.T) {
 		if got != tt.want || (err != nil) != (tt.want == "") {
 			t.Errorf("UploadURL(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
 		}
+	}
+}
+
+func TestRunJournalCursor(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	dir := t.TempDir()
+	cursorFile := dir + "/flint/report-journal-cursor"
+	j := &journalctl{out: append(exportEntry("__CURSOR", "s=1;i=1", "MESSAGE", "initramfs"), exportEntry("__CURSOR", "s=1;i=2", "MESSAGE", "last")...)}
+	o := Options{JournalURL: srv.URL, URL: srv.URL, Runner: j, NewFetcher: newFetcher, CursorFile: cursorFile, StateFile: dir + "/state", ConfigCache: dir + "/none"}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatalf("Run in the initramfs = %v", err)
+	}
+	if b, err := os.ReadFile(cursorFile); err != nil || string(b) != "s=1;i=2\n" {
+		t.Fatalf("cursor file = %q, %v, want the last entry's cursor", b, err)
+	}
+	if len(c.bodies) != 2 {
+		t.Fatalf("collector got %d posts, want the report and the journal", len(c.bodies))
+	}
+	// The real root: the journal after the cursor, once; no report.
+	o.JournalOnly, o.AfterCursor = true, true
+	j.out = exportEntry("__CURSOR", "s=1;i=3", "MESSAGE", "real root")
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatalf("Run in the real root = %v", err)
+	}
+	if got := strings.Join(j.argv, " "); !strings.HasSuffix(got, " --after-cursor=s=1;i=2") {
+		t.Errorf("the real root ran %q, want --after-cursor=s=1;i=2", got)
+	}
+	if len(c.bodies) != 3 || c.paths[2] != "/upload" || !strings.Contains(string(c.bodies[2]), "real root") {
+		t.Errorf("collector got %d posts (%v), want a third, the real root's journal", len(c.bodies), c.paths)
+	}
+	if _, err := os.Stat(cursorFile); err == nil {
+		t.Errorf("the cursor file is still there after the real root's upload")
+	}
+	if err := Run(context.Background(), o); err == nil {
+		t.Errorf("Run in the real root again = nil, want an error: no cursor, the journal was sent")
 	}
 }

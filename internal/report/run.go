@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +53,14 @@ type Options struct {
 	// CheckIn is the platform check-in's result, when the caller knows
 	// it.
 	CheckIn *CheckIn
+	// CursorFile keeps the cursor of the last journal entry sent (""
+	// keeps none): the initramfs writes it, and the real root's
+	// flint-report-journal.service sends what came after it.
+	CursorFile string
+	// JournalOnly sends only the journal, and AfterCursor only its
+	// entries after CursorFile's cursor, which is removed once they are
+	// sent: the real root's part of the first boot, sent once.
+	JournalOnly, AfterCursor bool
 }
 
 // Targets returns where o's reports go: the flags, else the kernel
@@ -71,8 +81,21 @@ func (o Options) Targets() (url, journal string) {
 // joins both sends' errors.
 func Run(ctx context.Context, o Options) error {
 	url, journalURL := o.Targets()
+	if o.JournalOnly {
+		url = ""
+	}
 	if url == "" && journalURL == "" {
 		return nil
+	}
+	after := ""
+	if o.AfterCursor {
+		b, err := os.ReadFile(o.CursorFile)
+		if err != nil {
+			return fmt.Errorf("the initramfs's journal cursor: %w", err)
+		}
+		if after = strings.TrimSpace(string(b)); after == "" {
+			return fmt.Errorf("the initramfs's journal cursor %s is empty", o.CursorFile)
+		}
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -138,13 +161,19 @@ func Run(ctx context.Context, o Options) error {
 				return
 			}
 			op := oplog.Begin(o.Logger, "report", "sending the boot's journal to "+config.DescribeURL(up))
-			j, truncated, err := ReadJournal(ctx, o.Runner, red, o.JournalMax)
+			j, cursor, truncated, err := ReadJournal(ctx, o.Runner, red, o.JournalMax, after)
 			if err != nil {
 				journalErr = op.Fail(err)
 				return
 			}
-			if err := SendJournal(ctx, f, up, j); err != nil {
-				journalErr = op.Fail(fmt.Errorf("journal upload: %w", err))
+			if len(j) > 0 {
+				if err := SendJournal(ctx, f, up, j); err != nil {
+					journalErr = op.Fail(fmt.Errorf("journal upload: %w", err))
+					return
+				}
+			}
+			if err := keepCursor(o, cursor); err != nil {
+				journalErr = op.Fail(err)
 				return
 			}
 			op.Finish("bytes", len(j), "truncated", truncated)
@@ -152,6 +181,29 @@ func Run(ctx context.Context, o Options) error {
 	}
 	wg.Wait()
 	return errors.Join(reportErr, journalErr)
+}
+
+// keepCursor leaves the last entry's cursor for the real root's upload,
+// or, once that ran, removes it so the first boot's journal is sent once.
+func keepCursor(o Options, cursor string) error {
+	switch {
+	case o.CursorFile == "":
+		return nil
+	case o.AfterCursor:
+		if err := os.Remove(o.CursorFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the journal cursor: %w", err)
+		}
+		return nil
+	case cursor == "":
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(o.CursorFile), 0o755); err != nil {
+		return fmt.Errorf("journal cursor: %w", err)
+	}
+	if err := os.WriteFile(o.CursorFile, []byte(cursor+"\n"), 0o644); err != nil {
+		return fmt.Errorf("journal cursor: %w", err)
+	}
+	return nil
 }
 
 // readState reads the state file's records; a missing file is an empty

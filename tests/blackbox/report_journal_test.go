@@ -143,7 +143,7 @@ func TestJournalUploadToSystemdJournalRemote(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	j, truncated, err := report.ReadJournal(ctx, journalDir{dir: src}, report.NewRedactor(cfg), 0)
+	j, _, truncated, err := report.ReadJournal(ctx, journalDir{dir: src}, report.NewRedactor(cfg), 0, "")
 	if err != nil || truncated {
 		t.Fatalf("ReadJournal = %v (truncated %v)", err, truncated)
 	}
