@@ -92,18 +92,19 @@ func diff(a, b any, set map[string]bool) {
 func addSecret(s string, set map[string]bool) {
 	set[s] = true
 	if strings.Contains(s, "\n") {
-		// Unit contents: a line, or a setting's value, can be quoted
-		// alone; section headers are not secret.
+		// Unit contents: the settings that carry credentials
+		// (Environment=KEY=VALUE) can be quoted alone. Other lines
+		// (WantedBy=multi-user.target) are not hidden on their own:
+		// they would garble every journal line that names a target.
 		for _, line := range strings.Split(s, "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "[") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+			if !ok || !strings.Contains(strings.TrimSpace(k), "Environment") {
 				continue
 			}
-			set[line] = true
-			// Environment=KEY=VALUE: KEY=VALUE and VALUE.
-			for v := line; strings.Contains(v, "="); {
+			set[strings.TrimSpace(line)] = true
+			for v = strings.TrimSpace(v); v != ""; {
+				set[v] = true
 				_, v, _ = strings.Cut(v, "=")
-				set[strings.TrimSpace(v)] = true
 			}
 		}
 		return

@@ -55,7 +55,7 @@ const testConfig = `{
         "httpHeaders": [{"name": "Authorization", "value": "Bearer header-secret-xyz"}]}},
       {"path": "/etc/inline", "contents": {"source": "data:,file-content-secret"},
        "append": [{"source": "data:,append-content-secret"}]}]},
-  "systemd": {"units": [{"name": "a.service", "contents": "[Service]\nEnvironment=UNIT_SECRET_ENV\n",
+  "systemd": {"units": [{"name": "a.service", "contents": "[Service]\nEnvironment=UNIT_SECRET_ENV\n[Install]\nWantedBy=multi-user.target\n",
     "dropins": [{"name": "b.conf", "contents": "[Service]\nEnvironment=X=dropin-secret-value\n"}]}]}
 }`
 
@@ -230,6 +230,23 @@ func TestRunBoundedInTime(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Run with a 300 ms timeout took %s", d)
+	}
+}
+
+func TestRedactorKeepsUnitWords(t *testing.T) {
+	raw := strings.Replace(testConfig, "VERSION", config.Newest.String(), 1)
+	cfg, err := config.ParseRendered([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := NewRedactor(cfg)
+	for _, in := range []string{"Reached target multi-user.target", "[Service] section", "wheel2 core /etc/inline"} {
+		if got := red.Value(in); got != in {
+			t.Errorf("Value(%q) = %q, want it unchanged: nothing secret in it", in, got)
+		}
+	}
+	if got := red.Value("env UNIT_SECRET_ENV and X=dropin-secret-value"); strings.Contains(got, "SECRET") || strings.Contains(got, "dropin-secret") {
+		t.Errorf("Value(unit settings) = %q, want them hidden", got)
 	}
 }
 
