@@ -44,6 +44,7 @@ commands:
   list-stream [-s STREAM]              the images of a Fedora CoreOS stream (--stream-base-url)
   download [-s STREAM] [-p PLATFORM]   a stream's image and signature, checked (flint download --help)
   agent COMMAND ...                    the minimal cloud agent (flint agent -h)
+  report [-outcome success|failure]    send the first boot's report and journal (docs/reports.md)
   version                              print flint's version and supported specs
 
 under an upstream tool's name (a symlink, or flint NAME ARGS), that tool's command line:
@@ -96,6 +97,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "__gen":
 		// Hidden: the man pages and completions, for make gen.
 		return runGen(rest, stdout)
+	case "report":
+		return runReport(ctx, rest, stdout)
 	case "version", "-version", "--version":
 		return runVersion(stdout)
 	case "help", "-h", "-help", "--help":

@@ -47,8 +47,9 @@ flint_agent_units="flint-hostname.service flint-render-ignition.service"
 
 # Units the generator makes emergency.target want on the first boot: the
 # console summary, and the report of the failure to the platforms that
-# can show it (an agent unit).
-flint_failure_units="flint-failure.service flint-report-failure.service"
+# can show it (an agent unit), and the first-boot report
+# (flint.report.url=, flint.report.journal=).
+flint_failure_units="flint-failure.service flint-report-failure.service flint-report-emergency.service"
 
 # Ignition's names for flint's units (coreos/ignition dracut/30ignition):
 # each ignition-NAME is a symlink to flint-NAME in the unit directory,
@@ -250,7 +251,7 @@ install() {
     for unit in $flint_stage_units $flint_agent_units \
         $flint_failure_units flint-remount-sysroot.service flint-console.service \
         flint-network-kargs.service \
-        flint-firstboot-done.service \
+        flint-firstboot-done.service flint-report.service \
         flint-complete.target flint-diskful.target \
         flint-subsequent.target flint-diskful-subsequent.target; do
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit" || {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/escape"
 	"github.com/flintboot/flint/internal/oplog"
 	"github.com/flintboot/flint/internal/platform"
 	"github.com/flintboot/flint/internal/stages"
@@ -197,13 +198,36 @@ func run(ctx context.Context, o Options, list func(Options) []row) error {
 	log := o.Logger.With(oplog.StageKey, st.name)
 	log.Info("flint "+o.Version+" running stage "+st.name, "platform", o.Platform.ID, "root", o.Root)
 	start := time.Now()
-	if err := runStage(ctx, o, st, log); err != nil {
+	err := runStage(ctx, o, st, log)
+	recordStage(o.StateFile, st.name, start, err, log)
+	if err != nil {
 		log.Log(ctx, oplog.LevelCritical, "stage failed", "duration", time.Since(start).Round(time.Millisecond), "error", err,
 			"MESSAGE_ID", StageFailedMessageID)
 		return fmt.Errorf("stage %s: %w", st.name, err)
 	}
 	log.Info("stage finished", "duration", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// recordStage appends how the stage ended to the state file's records
+// (stages.Record), for the first-boot report `flint report` sends at the
+// end: on failure too, when the rest of what the stage changed is not
+// saved. A record that cannot be written is logged, and fails nothing.
+func recordStage(path, name string, start time.Time, stageErr error, log *slog.Logger) {
+	rec := stages.Record{Name: name, Start: start.UTC(), Duration: time.Since(start).Milliseconds(), Outcome: "success"}
+	if stageErr != nil {
+		// The text of the stage-failed line's error, as the console
+		// shows it.
+		rec.Outcome, rec.Error = "failure", escape.Line(stageErr.Error())
+	}
+	state, err := loadState(path)
+	if err == nil {
+		state.Stages = append(state.Stages, rec)
+		err = saveState(path, state)
+	}
+	if err != nil {
+		log.Warn("could not record the stage's outcome for the report", "error", err)
+	}
 }
 
 func (o Options) withDefaults() Options {

@@ -16,6 +16,14 @@
 //     config or the provider asked for are dropped, so tokens do not leak,
 //     but flint's own Accept, Accept-Encoding and User-Agent are kept. The
 //     reference drops every header, its own included.
+//   - Retries wait a random time between 200 ms and 5 s, up to three
+//     times the last wait (decorrelated jitter), not a doubling that
+//     makes a fleet which failed together retry together; a 503 or 429
+//     with Retry-After (seconds or an HTTP-date) waits what the server
+//     said and up to half as long again at random, no longer than
+//     httpTotal leaves (5 minutes at most without
+//     one), and a 429 with Retry-After is retried where the reference
+//     gives up.
 //   - Certificate errors fail at once instead of being retried until
 //     httpTotal: waiting does not make a certificate valid.
 //   - A transfer that breaks after the server answered (a connection

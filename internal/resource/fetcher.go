@@ -53,14 +53,21 @@ type Options struct {
 	// compatibility token: Ignition/2.26.0 flint/<Version>.
 	Version string
 
-	// Backoff is the delay before the first retry (0: 200 ms); it doubles
-	// with each retry up to MaxBackoff (0: 5 s). Tests shorten both.
+	// Backoff is the shortest delay before a retry (0: 200 ms), and
+	// MaxBackoff the longest (0: 5 s); between them each delay is drawn
+	// at random up to three times the last (decorrelated jitter), so that
+	// machines that failed together do not retry together. Tests shorten
+	// both.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	// MaxAttempts, when not 0, bounds the attempts at one request, retries
 	// included (flint install's --fetch-retries); 0 retries until
 	// httpTotal runs out, forever without one, as Ignition does.
 	MaxAttempts int
+	// NoJitter makes the delays double from Backoff to MaxBackoff with no
+	// randomness, as Ignition's do: the fleet benchmark
+	// (tests/bench/fleet) measures both schedules with one binary.
+	NoJitter bool
 	// IdleTimeout ends an attempt whose body sends no byte for that long
 	// (0: DefaultIdleTimeout); the transfer is then retried, at most
 	// three attempts in all.

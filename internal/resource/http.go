@@ -51,6 +51,10 @@ type httpRequest struct {
 	// answered, when set, is told of every successful answer before its
 	// body is read (Open returns on the first).
 	answered func(*http.Response)
+	// retryAfter is the last answer's Retry-After, when it had one
+	// (hasRetryAfter): the wait before the next attempt.
+	retryAfter    time.Duration
+	hasRetryAfter bool
 }
 
 // ignitionToken opens flint's User-Agent. Config servers choose what to
@@ -151,9 +155,10 @@ const maxBrokenAttempts = 3
 
 // do makes r until it succeeds, fails for good, or httpTotal runs out,
 // running each successful answer's body through p into s. Network errors,
-// 5xx and r.retryStatus are retried after a backoff that starts at
-// Options.Backoff and doubles up to Options.MaxBackoff; every retry is
-// logged. A body broken midway (and, without httpTotal, a server that
+// 5xx and r.retryStatus (and a 429 that says when to come back) are
+// retried after a backoff between Options.Backoff and Options.MaxBackoff
+// with jitter (backoff), or after the answer's Retry-After, capped by the
+// fetch's deadline; every retry is logged. A body broken midway (and, without httpTotal, a server that
 // does not answer) is retried at most maxBrokenAttempts times in all, and
 // a body lost midway only if s can start over.
 func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) error {
@@ -168,7 +173,7 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 		}
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
-	delay := f.opts.Backoff
+	sched := backoff{base: f.opts.Backoff, limit: f.opts.MaxBackoff, noJitter: f.opts.NoJitter}
 	var last error
 	brokenN := 0
 	var down netDown
@@ -207,16 +212,26 @@ func (f *Fetcher) do(ctx context.Context, r *httpRequest, p pipeline, s *sink) e
 			return fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 		}
 		last = err
-		wait := delay
-		if f.netDownErr(err) {
+		var wait time.Duration
+		switch {
+		case f.netDownErr(err):
 			// The network is not up yet: try again soon, and say so
 			// once, not at every try.
 			wait = min(netDownPoll, f.opts.Backoff)
 			down.note(f.log, msgNoRoute, r.name, wait, err)
-		} else {
+		case r.hasRetryAfter:
+			// The server said when: no sooner (a fleet hammering an
+			// overloaded server keeps it overloaded), up to half as
+			// long again at random (spread), and no later than the
+			// fetch may last.
 			down = netDown{}
-			f.log.Warn("fetch failed, retrying", "url", r.name, "attempt", attempt, "delay", delay, "error", err)
-			delay = min(2*delay, f.opts.MaxBackoff)
+			deadline, ok := ctx.Deadline()
+			wait = capToDeadline(r.retryAfter+sched.spread(r.retryAfter), deadline, ok, time.Now())
+			f.log.Warn("fetch failed, retrying when the server said", "url", r.name, "attempt", attempt, "delay", wait, "error", err)
+		default:
+			down = netDown{}
+			wait = sched.next()
+			f.log.Warn("fetch failed, retrying", "url", r.name, "attempt", attempt, "delay", wait, "error", err)
 		}
 		if pause(ctx, wait) != nil {
 			return stopped(ctx, r.name, nc.total, attempt, last)
@@ -271,8 +286,9 @@ func (f *Fetcher) attempt(ctx context.Context, client *http.Client, r *httpReque
 	}
 	defer resp.Body.Close()
 
+	r.retryAfter, r.hasRetryAfter = retryAfter(resp.StatusCode, resp.Header, time.Now())
 	switch st := resp.StatusCode; {
-	case st >= 500 || slices.Contains(r.retryStatus, st):
+	case st >= 500 || slices.Contains(r.retryStatus, st) || st == http.StatusTooManyRequests && r.hasRetryAfter:
 		drain(resp.Body)
 		return wait, &StatusError{URL: r.name, Status: st}
 	case st == http.StatusForbidden && r.sign != nil && !r.skewFixed && clockSkewed(resp, &r.skew):

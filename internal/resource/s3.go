@@ -166,7 +166,7 @@ func (f *Fetcher) bucketRegion(ctx context.Context, o s3Object, hint string) str
 		Transport:     transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	delay := f.opts.Backoff
+	sched := backoff{base: f.opts.Backoff, limit: f.opts.MaxBackoff, noJitter: f.opts.NoJitter}
 	for attempt := 1; attempt <= 3; attempt++ {
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		req, err := http.NewRequestWithContext(rctx, http.MethodHead, target.String(), nil)
@@ -192,9 +192,8 @@ func (f *Fetcher) bucketRegion(ctx context.Context, o s3Object, hint string) str
 		select {
 		case <-ctx.Done():
 			return hint
-		case <-time.After(delay):
+		case <-time.After(sched.next()):
 		}
-		delay = min(2*delay, f.opts.MaxBackoff)
 	}
 	return hint
 }

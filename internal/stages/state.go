@@ -1,6 +1,10 @@
 package stages
 
-import "github.com/flintboot/flint/internal/rootfs"
+import (
+	"time"
+
+	"github.com/flintboot/flint/internal/rootfs"
+)
 
 // State is what one stage leaves for the next in the state file (JSON, the
 // field names of coreos/ignition internal/state/state.go).
@@ -23,6 +27,8 @@ type State struct {
 	// flint's own fields; the reference has none.
 	FilesApplied []string                 `json:"filesApplied,omitempty"`
 	FilesPending map[string]rootfs.FileID `json:"filesPending,omitempty"`
+	// Stages lists how each stage run so far ended (flint's own).
+	Stages []Record `json:"flintStages,omitempty"`
 }
 
 // Fetched is one config the fetch stages read.
@@ -30,4 +36,19 @@ type Fetched struct {
 	Kind       string `json:"kind"`   // "base" or "user"
 	Source     string `json:"source"` // "system", "cmdline", a platform id, or a referenced config's redacted URL
 	Referenced bool   `json:"referenced"`
+}
+
+// Record is how one stage ended, for the first-boot report
+// (internal/report): the engine appends one to State.Stages when a stage
+// finishes or fails, whether or not the rest of the state is saved.
+type Record struct {
+	Name     string    `json:"name"`
+	Start    time.Time `json:"start"`
+	Duration int64     `json:"durationMs"`
+	// Outcome is "success" or "failure".
+	Outcome string `json:"outcome"`
+	// Error is the failed stage's error as the journal's stage-failed
+	// line has it (escape.Line); the report redacts it again with the
+	// config's secrets before it leaves the machine.
+	Error string `json:"error,omitempty"`
 }

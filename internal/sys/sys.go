@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"strconv"
@@ -75,6 +76,16 @@ type Runner struct {
 // cannot start or exits unsuccessfully returns a *CommandError carrying the
 // argv, the exit status and the trimmed standard error.
 func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	var stdout bytes.Buffer
+	err := r.Stream(ctx, &stdout, name, args...)
+	return stdout.Bytes(), err
+}
+
+// Stream runs name with args like Run, writing its standard output to w
+// as it comes instead of holding it: for output too large to keep (a
+// boot's journal). An error from w stops the copy, and Stream returns it
+// as the *CommandError's Err.
+func (r Runner) Stream(ctx context.Context, w io.Writer, name string, args ...string) error {
 	argv := append([]string{name}, args...)
 	if r.Logger != nil {
 		r.Logger.Debug("running " + QuoteArgv(argv))
@@ -82,12 +93,12 @@ func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, e
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = r.Env
 	cmd.WaitDelay = waitDelay
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
+	var stderr bytes.Buffer
+	cmd.Stdout = w
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	if err == nil {
-		return stdout.Bytes(), nil
+		return nil
 	}
 	ce := &CommandError{Argv: argv, ExitCode: -1, Stderr: trimStderr(stderr.Bytes()), Err: err}
 	var ee *exec.ExitError
@@ -98,7 +109,7 @@ func (r Runner) Run(ctx context.Context, name string, args ...string) ([]byte, e
 		ce.ExitCode = -1
 		ce.Err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 	}
-	return stdout.Bytes(), ce
+	return ce
 }
 
 // trimStderr keeps the end of a long standard error, where the reason

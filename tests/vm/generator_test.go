@@ -19,10 +19,12 @@ func TestGenerator(t *testing.T) {
 	}
 	firstBoot := []string{
 		"emergency.target.wants/flint-failure.service",
+		"emergency.target.wants/flint-report-emergency.service",
 		"emergency.target.wants/flint-report-failure.service",
 		"flint-complete.target.requires/flint-diskful.target",
 		"initrd.target.requires/flint-complete.target",
 		"initrd.target.wants/flint-firstboot-done.service",
+		"initrd.target.wants/flint-report.service",
 	}
 	otherBoot := []string{
 		"flint-subsequent.target.wants/flint-diskful-subsequent.target",

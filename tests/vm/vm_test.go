@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -24,6 +25,7 @@ func TestVM(t *testing.T) {
 	t.Run("qemu-fwcfg", s.testQEMU)
 	t.Run("metal-config-url", s.testMetalURL)
 	t.Run("wrong-hash", s.testWrongHash)
+	t.Run("report-failure", s.testReportFailure)
 	t.Run("luks-raid", s.testLuksRaid)
 	t.Run("kargs-reboot", s.testKargs)
 	t.Run("bare-metal-install", s.testInstall)
@@ -193,6 +195,8 @@ type configServer struct {
 	port  int
 	mu    sync.Mutex
 	asked []string
+	// posts are the bodies POSTed to /report: the first-boot reports.
+	posts [][]byte
 }
 
 func serve(t *testing.T, files map[string]string) *configServer {
@@ -206,6 +210,13 @@ func serve(t *testing.T, files map[string]string) *configServer {
 		cs.mu.Lock()
 		cs.asked = append(cs.asked, r.URL.Path)
 		cs.mu.Unlock()
+		if r.Method == http.MethodPost && r.URL.Path == "/report" {
+			b, _ := io.ReadAll(r.Body)
+			cs.mu.Lock()
+			cs.posts = append(cs.posts, b)
+			cs.mu.Unlock()
+			return
+		}
 		body, ok := files[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -220,6 +231,23 @@ func serve(t *testing.T, files map[string]string) *configServer {
 
 func (cs *configServer) url(path string) string {
 	return fmt.Sprintf("http://10.0.2.2:%d%s", cs.port, path)
+}
+
+// reports returns the first-boot reports the guest POSTed, decoded.
+func (cs *configServer) reports(t *testing.T) []map[string]any {
+	t.Helper()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []map[string]any
+	for _, b := range cs.posts {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Errorf("a report is not JSON: %v: %q", err, b)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func (cs *configServer) served(path string) bool {
@@ -261,8 +289,24 @@ func (s *suite) testMetalURL(t *testing.T) {
 	disk := s.newDisk(t, dir, "disk.img", 64, true)
 	c := s.boot(t, dir, vm{Name: "first", Disks: []string{disk}, Net: true,
 		Args: []string{"ignition.firstboot", "ignition.platform.id=metal", "ignition.config.url=" + cs.url("/configs/main.ign"),
-			"flintvm.journal", "flint.console=1"}})
+			"flint.report.url=" + cs.url("/report"), "flintvm.journal", "flint.console=1"}})
 	c.mustHave(t, "FLINTVM-ROOT: init reached", "flint-neednet: the config needs the network")
+	// One report, of a success, with every stage up to files.
+	if r := cs.reports(t); len(r) != 1 || r[0]["outcome"] != "success" || r[0]["schema"] != float64(1) || r[0]["platform"] != "metal" {
+		t.Errorf("reports = %v, want one success report of schema 1 from metal", r)
+	} else {
+		// kargs runs only when the config has kernel arguments.
+		var names []string
+		st, _ := r[0]["stages"].([]any)
+		for _, x := range st {
+			if m, ok := x.(map[string]any); ok && m["outcome"] == "success" {
+				names = append(names, fmt.Sprint(m["name"]))
+			}
+		}
+		if got := strings.Join(names, " "); got != "fetch-offline fetch disks mount files" {
+			t.Errorf("report stages that succeeded = %q, want fetch-offline fetch disks mount files", got)
+		}
+	}
 	for _, p := range []string{"/configs/main.ign", "/configs/extra.ign", "/files/app.conf"} {
 		if !cs.served(p) {
 			t.Errorf("the guest never asked for %s", p)
@@ -315,6 +359,42 @@ func (s *suite) testWrongHash(t *testing.T) {
 	}
 	if after := root.ls("/etc"); strings.Join(after, " ") != strings.Join(etcBefore, " ") {
 		t.Errorf("/etc changed: before %v, after %v", etcBefore, after)
+	}
+}
+
+// testReportFailure: a config whose file the server does not have (404)
+// fails the files stage; from the emergency target the first-boot report
+// goes to the collector on flint.report.url, naming the stage and the
+// file, without the config's password hash.
+func (s *suite) testReportFailure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{}
+	cs := serve(t, files)
+	files["/configs/main.ign"] = `{"ignition": {"version": "3.4.0"},
+	  "passwd": {"users": [{"name": "core", "passwordHash": "$6$vmsalt$vmreporthashsecret"}]},
+	  "storage": {"files": [{"path": "/etc/missing.conf", "contents": {"source": "` + cs.url("/files/missing.conf?token=vmtokensecret") + `"}}]}}`
+	disk := s.newDisk(t, dir, "disk.img", 64, true)
+	c := s.boot(t, dir, vm{Name: "first", Disks: []string{disk}, Net: true,
+		Args: []string{"ignition.firstboot", "ignition.platform.id=metal", "ignition.config.url=" + cs.url("/configs/main.ign"),
+			"flint.report.url=" + cs.url("/report")}})
+	c.mustHave(t, "flint: provisioning failed in the files stage", "Reached target emergency.target")
+	r := cs.reports(t)
+	if len(r) != 1 {
+		t.Fatalf("reports = %v, want one", r)
+	}
+	if r[0]["outcome"] != "failure" || r[0]["failedStage"] != "files" {
+		t.Errorf("report = %v, want a failure in the files stage", r[0])
+	}
+	if e, _ := r[0]["error"].(string); !strings.Contains(e, "/etc/missing.conf") || strings.Contains(e, "vmtokensecret") {
+		t.Errorf("report error = %q, want it to name /etc/missing.conf without the URL's query", e)
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, b := range cs.posts {
+		if strings.Contains(string(b), "vmreporthashsecret") || strings.Contains(string(b), "vmtokensecret") {
+			t.Errorf("a report holds a secret: %s", b)
+		}
 	}
 }
 
