@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sort"
+
+	"github.com/flintboot/flint/internal/netconfig"
 )
 
 // Platform is one row of the platform table: an ignition.platform.id, how
@@ -40,6 +42,13 @@ type Platform struct {
 	// admin user's password ("" when the VM has none) for the user
 	// fragment (Azure's, from the provisioning medium).
 	AdminPasswordHash func(ctx context.Context, host *Host) (string, error)
+	// Network, when set, reads the machine's links from the metadata for
+	// the network outputs (networkd units, NetworkManager keyfiles,
+	// netplan): Afterburn's networks() and virtual_network_devices().
+	Network func(ctx context.Context, host *Host) (netconfig.Network, error)
+	// Netplan: `--netplan-config` writes a netplan document of the
+	// Network, as Afterburn does on this platform only.
+	Netplan bool
 	// CheckIn reports a good boot.
 	CheckIn func(ctx context.Context, host *Host) error
 	// ReportFailure reports a failed provisioning with a short, redacted
@@ -60,11 +69,11 @@ var platforms = []Platform{
 	{ID: "azurestack", New: newAzureStack, Hostname: true, HostnameOnly: azureStackHostname, Metadata: azureStackMetadata, CheckIn: azureCheckIn, ReportFailure: azureReportFailure},
 	{ID: "brightbox", New: newBrightbox},
 	{ID: "cloudstack", New: newCloudStack, Metadata: cloudStackMetadata},
-	{ID: "digitalocean", New: newDigitalOcean, Hostname: true, Metadata: digitalOceanMetadata},
+	{ID: "digitalocean", New: newDigitalOcean, Hostname: true, Metadata: digitalOceanMetadata, Network: digitalOceanNetwork},
 	{ID: "exoscale", New: newExoscale, Hostname: true, Metadata: exoscaleMetadata},
 	{ID: "file", New: newFile},
 	{ID: "gcp", New: newGCP, Metadata: gcpMetadata},
-	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes},
+	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes, Network: hetznerNetwork, Netplan: true},
 	{ID: "hyperv", New: newHyperV},
 	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata},
 	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata},
@@ -73,7 +82,7 @@ var platforms = []Platform{
 	{ID: "nvidiabluefield", New: newNvidiaBlueField},
 	{ID: "openstack", New: newOpenStack, Metadata: openStackMetadata},
 	{ID: "oraclecloud", New: newOracleCloud, Hostname: true, Metadata: oracleCloudMetadata},
-	{ID: "packet", New: newPacket, Metadata: packetMetadata, CheckIn: packetCheckIn, ReportFailure: packetReportFailure},
+	{ID: "packet", New: newPacket, Metadata: packetMetadata, Network: packetNetwork, CheckIn: packetCheckIn, ReportFailure: packetReportFailure},
 	{ID: "powervs", New: newPowerVS, Metadata: configDriveOnly},
 	{ID: "proxmoxve", New: newProxmoxVE, Hostname: true, Metadata: proxmoxVEMetadata},
 	{ID: "qemu", New: newQEMU},
