@@ -41,6 +41,11 @@ commands:
                             guestinfo.afterburn.initrd.network-kargs), else -default
       -default ARGS         the distribution's network arguments (required)
       -out FILE             (default /etc/cmdline.d/50-flint-network-kargs.conf)
+  network-units DIR         write systemd-networkd .network/.netdev units from the metadata
+                            (digitalocean, hetzner, packet), as Afterburn's --network-units
+  nm-keyfiles DIR           write NetworkManager keyfiles (<name>.nmconnection, mode 0600)
+                            from the same metadata, as Afterburn's --networkmanager-profiles
+  netplan DIR               write 50-afterburn.yaml (hetzner), as Afterburn's --netplan-config
 
 flags for every command:
   -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else
@@ -94,7 +99,7 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	case "report-failure":
 		reason = fs.String("reason", "", "")
 		reasonFile = fs.String("reason-file", "", "")
-	case "ssh-keys":
+	case "ssh-keys", "network-units", "nm-keyfiles", "netplan":
 		nargs = 1
 	default:
 		return usage("unknown command %q", cmd)
@@ -118,8 +123,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return usage("%s: %v", cmd, err)
 	}
 	switch {
-	case fs.NArg() != nargs && nargs == 1:
+	case fs.NArg() != nargs && cmd == "ssh-keys":
 		return usage("%s: want one USER", cmd)
+	case fs.NArg() != nargs && nargs == 1:
+		return usage("%s: want one DIR", cmd)
 	case fs.NArg() != nargs:
 		return usage("%s: unexpected argument %q", cmd, fs.Arg(0))
 	case *timeout <= 0:
@@ -177,6 +184,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return a.Attributes(ctx, *out)
 	case "render-ignition":
 		return a.RenderIgnition(ctx, *dir)
+	case "network-units":
+		return a.WriteNetwork(ctx, agent.NetworkdUnits, fs.Arg(0))
+	case "nm-keyfiles":
+		return a.WriteNetwork(ctx, agent.NMKeyfiles, fs.Arg(0))
+	case "netplan":
+		return a.WriteNetwork(ctx, agent.Netplan, fs.Arg(0))
 	case "network-kargs":
 		return a.NetworkKargs(ctx, strings.TrimSpace(*defaultKargs), *out)
 	default: // delete-config

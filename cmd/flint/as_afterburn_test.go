@@ -352,7 +352,8 @@ func TestAfterburnCommandLine(t *testing.T) {
 		{[]string{"--cmdline", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"multi", "--provider", "nowhere", "--check-in"}, root, 1, "Error: failed to run\n\nCaused by:\n    0: fetching metadata from provider\n    1: unknown provider 'nowhere'\n", "", "", ""},
 		{[]string{"--cmdline", "--check-in"}, noID, 1, "Couldn't find flag 'ignition.platform.id' in cmdline file (/proc/cmdline)", "", "", ""},
-		{[]string{"--provider", "packet", "--network-units", "/run/packet-network"}, root, 1, "0: writing network units\n    1: flint does not yet write --network-units for provider packet", "", "", "run/packet-network"},
+		{[]string{"--provider", "proxmoxve", "--network-units", "/run/pve-network"}, root, 1, "0: writing network units\n    1: flint does not yet write --network-units for provider proxmoxve", "", "", "run/pve-network"},
+		{[]string{"--provider", "kubevirt", "--networkmanager-profiles", "/run/nm"}, root, 1, "flint does not yet write --networkmanager-profiles for provider kubevirt", "", "", "run/nm"},
 		{[]string{"--provider", "vmware", "--netplan-config", "/run/netplan"}, root, 1, "flint does not yet write --netplan-config for provider vmware", "", "", "run/netplan"},
 		{[]string{"multi", "--provider", "aws", "--netplan-config", "/run/netplan"}, root, 0, "", "run/netplan", "", ""},
 		// Where Afterburn only warns: a platform without keys or attributes.
