@@ -74,7 +74,7 @@ type Agent struct {
 // New returns the agent for the platform with id (an
 // ignition.platform.id).
 func New(d Deps, id string) (*Agent, error) {
-	p, ok := platform.Lookup(id)
+	p, ok := platform.LookupAgent(id)
 	if !ok {
 		return nil, fmt.Errorf("platform %q: %w", id, ErrUnknownPlatform)
 	}

@@ -94,6 +94,36 @@ var platforms = []Platform{
 	{ID: "zvm", New: newZVM},
 }
 
+// agentOnly are Afterburn's provider names that are no
+// ignition.platform.id (coreos/afterburn src/metadata.rs): one source of
+// a platform's metadata, or IBM Cloud's classic infrastructure. Only the
+// agent knows them (LookupAgent), so `afterburn --provider X` takes every
+// name Afterburn takes.
+var agentOnly = []Platform{
+	{ID: "cloudstack-configdrive", Metadata: cloudStackMetadata},
+	{ID: "cloudstack-metadata", Metadata: cloudStackService},
+	{ID: "ibmcloud-classic", Metadata: ibmCloudClassicMetadata, Network: ibmCloudClassicNetwork},
+	{ID: "openstack-metadata", Metadata: openStackService},
+}
+
+// LookupAgent returns the platform with the given id, or Afterburn's
+// provider of that name (agentOnly).
+func LookupAgent(id string) (Platform, bool) {
+	if p, ok := Lookup(id); ok {
+		return p, true
+	}
+	for _, p := range agentOnly {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Platform{}, false
+}
+
+// AgentOnly returns Afterburn's provider names that are no platform's,
+// with what the agent does there.
+func AgentOnly() []Platform { return slices.Clone(agentOnly) }
+
 // Lookup returns the platform with the given id.
 func Lookup(id string) (Platform, bool) {
 	i := sort.Search(len(platforms), func(i int) bool { return platforms[i].ID >= id })
