@@ -40,8 +40,8 @@ const (
 // those with a platform.Network). On every other provider Afterburn
 // creates the directory and writes nothing, and so does the front end.
 var (
-	afterburnNetworkMissing = []string{"kubevirt", "proxmoxve"}
-	afterburnNetplanMissing = []string{"proxmoxve", "vmware"}
+	afterburnNetworkMissing = []string{"kubevirt"}
+	afterburnNetplanMissing = []string{"vmware"}
 )
 
 // afterburnProviderOptions are what every Afterburn command that reads

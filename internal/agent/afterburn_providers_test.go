@@ -133,3 +133,42 @@ func TestAfterburnOnlyProviders(t *testing.T) {
 		}
 	}
 }
+
+// Proxmox VE's links come from the cidata drive's network-config: its
+// networkd units and its netplan document (without version and routes, as
+// Afterburn's proxmoxve writes it).
+func TestProxmoxVENetworkOutputs(t *testing.T) {
+	ctx := context.Background()
+	root, mounter := driveRoot(t, "cidata", map[string]string{
+		"meta-data":      "instance-id: 9000\n",
+		"user-data":      "#cloud-config\nhostname: pve-1\n",
+		"network-config": "version: 1\nconfig:\n  - type: physical\n    name: eth0\n    mac_address: 'bc:24:11:00:00:01'\n    subnets:\n      - type: static\n        address: '192.0.2.7'\n        netmask: '255.255.255.0'\n        gateway: '192.0.2.1'\n  - type: nameserver\n    address: ['192.0.2.53']\n",
+	})
+	a := newTestAgent(t, "proxmoxve", "http://127.0.0.1:9", root)
+	a.d.Mounter = mounter
+	dir := t.TempDir()
+	if err := a.WriteNetwork(ctx, NetworkdUnits, dir); err != nil {
+		t.Fatalf("WriteNetwork(units) = %v", err)
+	}
+	if err := a.WriteNetwork(ctx, Netplan, dir); err != nil {
+		t.Fatalf("WriteNetwork(netplan) = %v", err)
+	}
+	for name, want := range map[string]string{
+		"20-eth0.network":   "[Match]\nName=eth0\nMACAddress=bc:24:11:00:00:01\n\n[Network]\nDNS=192.0.2.53\n\n[Address]\nAddress=192.0.2.7/24\n\n[Route]\nDestination=0.0.0.0/0\nGateway=192.0.2.1\n",
+		"50-afterburn.yaml": "network:\n  ethernets:\n    eth0:\n      addresses:\n      - 192.0.2.7/24\n      nameservers:\n        addresses:\n        - 192.0.2.53\n",
+	} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want\n%s", name, got, err, want)
+		}
+	}
+	// No drive: nothing, as Afterburn's proxmoxve without one.
+	a = newTestAgent(t, "proxmoxve", "http://127.0.0.1:9", t.TempDir())
+	empty := t.TempDir()
+	if err := a.WriteNetwork(ctx, NMKeyfiles, empty); err != nil {
+		t.Errorf("WriteNetwork without a drive = %v, want nothing written", err)
+	}
+	if es, _ := os.ReadDir(empty); len(es) != 0 {
+		t.Errorf("without a drive: %d files, want none", len(es))
+	}
+}

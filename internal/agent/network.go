@@ -48,7 +48,7 @@ func (a *Agent) WriteNetwork(ctx context.Context, out NetworkOutput, dir string)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return op.Fail(err)
 	}
-	if a.platform.Network == nil || (out == Netplan && !a.platform.Netplan) {
+	if a.platform.Network == nil || (out == Netplan && a.platform.Netplan == netconfig.NoNetplan) {
 		op.Finish("files", 0)
 		return fmt.Errorf("%s: %s: %w", a.platform.ID, out, ErrUnsupported)
 	}
@@ -63,7 +63,7 @@ func (a *Agent) WriteNetwork(ctx context.Context, out NetworkOutput, dir string)
 	case NMKeyfiles:
 		files, err = netconfig.NMKeyfiles(n)
 	default:
-		files = []netconfig.File{{Name: NetplanName, Data: netconfig.Netplan(n), Mode: 0o644}}
+		files = []netconfig.File{{Name: NetplanName, Data: netconfig.Netplan(n, a.platform.Netplan), Mode: 0o644}}
 	}
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", out, err))

@@ -9,14 +9,33 @@ import (
 	"strings"
 )
 
-// Netplan returns the network: version 2 document of the named links
-// (one without a name is left out, as Afterburn's is): per link dhcp4 and
-// dhcp6, addresses, routes (to, via) and nameservers.addresses, each only
-// when there is one, in that order; sequences unindented under their key
-// and an empty mapping as {}, as serde_yaml writes them.
-func Netplan(n Network) []byte {
+// NetplanStyle is which of Afterburn's providers' netplan documents to
+// write: they differ.
+type NetplanStyle int
+
+const (
+	// NoNetplan: the platform has none.
+	NoNetplan NetplanStyle = iota
+	// NetplanHetzner has version: 2 and the routes (coreos/afterburn
+	// src/providers/hetzner/mod.rs).
+	NetplanHetzner
+	// NetplanProxmoxVE has neither (coreos/afterburn
+	// src/providers/proxmoxve/cloudconfig.rs).
+	NetplanProxmoxVE
+)
+
+// Netplan returns the network document of the named links (one without a
+// name is left out, as Afterburn's is): version: 2 in Hetzner's style,
+// then per link dhcp4 and dhcp6, addresses, routes (to, via; Hetzner's
+// style) and nameservers.addresses, each only when there is one, in that
+// order; sequences unindented under their key and an empty mapping as
+// {}, as serde_yaml writes them.
+func Netplan(n Network, style NetplanStyle) []byte {
 	var b strings.Builder
-	b.WriteString("network:\n  version: 2\n")
+	b.WriteString("network:\n")
+	if style == NetplanHetzner {
+		b.WriteString("  version: 2\n")
+	}
 	var eth strings.Builder
 	for _, l := range n.Links {
 		if l.Name == "" {
@@ -35,7 +54,7 @@ func Netplan(n Network) []byte {
 				body.WriteString("      - " + yamlScalar(a.String()) + "\n")
 			}
 		}
-		if len(l.Routes) > 0 {
+		if len(l.Routes) > 0 && style == NetplanHetzner {
 			body.WriteString("      routes:\n")
 			for _, r := range l.Routes {
 				body.WriteString("      - to: " + yamlScalar(r.To.String()) + "\n        via: " + yamlScalar(r.Via.String()) + "\n")

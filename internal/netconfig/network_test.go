@@ -205,25 +205,31 @@ func TestNMKeyfiles(t *testing.T) {
 
 func TestNetplan(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		n    Network
-		want string
+		name  string
+		n     Network
+		style NetplanStyle
+		want  string
 	}{{
 		name: "hetzner",
-		n:    hetznerNetwork(),
+		n:    hetznerNetwork(), style: NetplanHetzner,
 		want: "network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n      addresses:\n      - 2001:db8:3::1/64\n" +
 			"      routes:\n      - to: ::/0\n        via: fe80::1\n      nameservers:\n        addresses:\n        - 2001:db8:ff::1\n        - 2001:db8:ff::2\n",
 	}, {
+		name: "proxmoxve: no version, no routes",
+		n:    hetznerNetwork(), style: NetplanProxmoxVE,
+		want: "network:\n  ethernets:\n    eth0:\n      dhcp4: true\n      addresses:\n      - 2001:db8:3::1/64\n" +
+			"      nameservers:\n        addresses:\n        - 2001:db8:ff::1\n        - 2001:db8:ff::2\n",
+	}, {
 		name: "unnamed links left out",
-		n:    doNetwork(),
+		n:    doNetwork(), style: NetplanHetzner,
 		want: "network:\n  version: 2\n  ethernets: {}\n",
 	}, {
 		name: "empty link, both DHCP, a name that reads as a boolean",
-		n:    Network{Links: []Link{{Name: "eth1"}, {Name: "yes", DHCP: DHCPBoth}}},
+		n:    Network{Links: []Link{{Name: "eth1"}, {Name: "yes", DHCP: DHCPBoth}}}, style: NetplanHetzner,
 		want: "network:\n  version: 2\n  ethernets:\n    eth1: {}\n    'yes':\n      dhcp4: true\n      dhcp6: true\n",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(Netplan(tc.n)); got != tc.want {
+			if got := string(Netplan(tc.n, tc.style)); got != tc.want {
 				t.Errorf("Netplan() =\n%s\nwant\n%s", got, tc.want)
 			}
 		})

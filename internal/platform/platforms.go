@@ -46,9 +46,10 @@ type Platform struct {
 	// the network outputs (networkd units, NetworkManager keyfiles,
 	// netplan): Afterburn's networks() and virtual_network_devices().
 	Network func(ctx context.Context, host *Host) (netconfig.Network, error)
-	// Netplan: `--netplan-config` writes a netplan document of the
-	// Network, as Afterburn does on this platform only.
-	Netplan bool
+	// Netplan is the style of the netplan document `--netplan-config`
+	// writes of the Network where Afterburn writes one (NoNetplan
+	// elsewhere).
+	Netplan netconfig.NetplanStyle
 	// CheckIn reports a good boot.
 	CheckIn func(ctx context.Context, host *Host) error
 	// ReportFailure reports a failed provisioning with a short, redacted
@@ -73,7 +74,7 @@ var platforms = []Platform{
 	{ID: "exoscale", New: newExoscale, Hostname: true, Metadata: exoscaleMetadata},
 	{ID: "file", New: newFile},
 	{ID: "gcp", New: newGCP, Metadata: gcpMetadata},
-	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes, Network: hetznerNetwork, Netplan: true},
+	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes, Network: hetznerNetwork, Netplan: netconfig.NetplanHetzner},
 	{ID: "hyperv", New: newHyperV},
 	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata},
 	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata},
@@ -84,7 +85,7 @@ var platforms = []Platform{
 	{ID: "oraclecloud", New: newOracleCloud, Hostname: true, Metadata: oracleCloudMetadata},
 	{ID: "packet", New: newPacket, Metadata: packetMetadata, Network: packetNetwork, CheckIn: packetCheckIn, ReportFailure: packetReportFailure},
 	{ID: "powervs", New: newPowerVS, Metadata: configDriveOnly},
-	{ID: "proxmoxve", New: newProxmoxVE, Hostname: true, Metadata: proxmoxVEMetadata},
+	{ID: "proxmoxve", New: newProxmoxVE, Hostname: true, Metadata: proxmoxVEMetadata, Network: proxmoxVENetwork, Netplan: netconfig.NetplanProxmoxVE},
 	{ID: "qemu", New: newQEMU},
 	{ID: "scaleway", New: newScaleway, Hostname: true, Metadata: scalewayMetadata, CheckIn: scalewayCheckIn},
 	{ID: "upcloud", New: newUpCloud, Hostname: true, Metadata: upCloudMetadata},
