@@ -40,7 +40,7 @@ const (
 // those with a platform.Network). On every other provider Afterburn
 // creates the directory and writes nothing, and so does the front end.
 var (
-	afterburnNetworkMissing = []string{"kubevirt"}
+	afterburnNetworkMissing = []string{}
 	afterburnNetplanMissing = []string{"vmware"}
 )
 

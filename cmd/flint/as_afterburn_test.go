@@ -355,8 +355,6 @@ func TestAfterburnCommandLine(t *testing.T) {
 		{[]string{"--provider", "openstack-metadata", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"--provider", "cloudstack-configdrive", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"--cmdline", "--check-in"}, noID, 1, "Couldn't find flag 'ignition.platform.id' in cmdline file (/proc/cmdline)", "", "", ""},
-		{[]string{"--provider", "kubevirt", "--network-units", "/run/kv-network"}, root, 1, "0: writing network units\n    1: flint does not yet write --network-units for provider kubevirt", "", "", "run/kv-network"},
-		{[]string{"--provider", "kubevirt", "--networkmanager-profiles", "/run/nm"}, root, 1, "flint does not yet write --networkmanager-profiles for provider kubevirt", "", "", "run/nm"},
 		{[]string{"--provider", "vmware", "--netplan-config", "/run/netplan"}, root, 1, "flint does not yet write --netplan-config for provider vmware", "", "", "run/netplan"},
 		{[]string{"multi", "--provider", "aws", "--netplan-config", "/run/netplan"}, root, 0, "", "run/netplan", "", ""},
 		// Where Afterburn only warns: a platform without keys or attributes.

@@ -3,7 +3,11 @@ package netconfig
 // Links from a network description, as Afterburn's providers that read
 // one build them.
 
-import "fmt"
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
 
 // ProxmoxVELinks returns a Proxmox VE machine's links from its version 1
 // network-config (others give none), as Afterburn's proxmoxve networks()
@@ -48,4 +52,60 @@ func ProxmoxVELinks(c Config) (Network, error) {
 		n.Links = append(n.Links, l)
 	}
 	return n, nil
+}
+
+// KubeVirtLinks returns a KubeVirt machine's links from any of the three
+// descriptions, as Afterburn's kubevirt networks() builds them
+// (coreos/afterburn src/providers/kubevirt/nocloud.rs and configdrive.rs,
+// to_interfaces): each interface in Read's order by name and MAC
+// (priority 20), its static addresses, its routes, DHCP as its subnets
+// say in order (a dhcp4 after both is IPv4 only again in version 1, as
+// there), and its own nameservers then the global ones: version 1's first
+// nameserver entry appended as it is, version 2's and OpenStack's dns
+// services each once.
+func KubeVirtLinks(c Config) Network {
+	var global []netip.Addr
+	if len(c.DNS) > 0 {
+		if c.Format == V1 {
+			global = c.DNS[0].Nameservers
+		} else {
+			for _, d := range c.DNS {
+				global = append(global, d.Nameservers...)
+			}
+		}
+	}
+	var n Network
+	for _, iface := range c.Interfaces {
+		l := Link{Name: iface.Name, MAC: iface.MAC, Priority: 20, Addresses: iface.Addresses(), Routes: iface.Routes}
+		var v4, v6 bool
+		for _, s := range iface.Subnets {
+			switch {
+			case s.Kind == DHCP4 && c.Format == V1:
+				// Afterburn's: V6 becomes both, anything else V4.
+				v4, v6 = true, v6 && !v4
+			case s.Kind == DHCP4:
+				v4 = true
+			case s.Kind == DHCP6 && c.Format == V1:
+				v4, v6 = v4 && !v6, true
+			case s.Kind == DHCP6:
+				v6 = true
+			}
+		}
+		switch {
+		case v4 && v6:
+			l.DHCP = DHCPBoth
+		case v4:
+			l.DHCP = DHCPv4
+		case v6:
+			l.DHCP = DHCPv6
+		}
+		l.Nameservers = append([]netip.Addr(nil), iface.DNS.Nameservers...)
+		for _, ns := range global {
+			if c.Format == V1 || !slices.Contains(l.Nameservers, ns) {
+				l.Nameservers = append(l.Nameservers, ns)
+			}
+		}
+		n.Links = append(n.Links, l)
+	}
+	return n
 }

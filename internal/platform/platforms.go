@@ -77,7 +77,7 @@ var platforms = []Platform{
 	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes, Network: hetznerNetwork, Netplan: netconfig.NetplanHetzner},
 	{ID: "hyperv", New: newHyperV},
 	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata},
-	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata},
+	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata, Network: kubeVirtNetwork},
 	{ID: "metal", New: newMetal},
 	{ID: "nutanix", New: newNutanix},
 	{ID: "nvidiabluefield", New: newNvidiaBlueField},
