@@ -42,10 +42,11 @@ commands:
       -default ARGS         the distribution's network arguments (required)
       -out FILE             (default /etc/cmdline.d/50-flint-network-kargs.conf)
   network-units DIR         write systemd-networkd .network/.netdev units from the metadata
-                            (digitalocean, hetzner, packet), as Afterburn's --network-units
+                            (digitalocean, hetzner, kubevirt, packet, proxmoxve, as Afterburn's
+                            --network-units; flint only: openstack, powervs, ibmcloud drives)
   nm-keyfiles DIR           write NetworkManager keyfiles (<name>.nmconnection, mode 0600)
                             from the same metadata, as Afterburn's --networkmanager-profiles
-  netplan DIR               write 50-afterburn.yaml (hetzner), as Afterburn's --netplan-config
+  netplan DIR               write 50-afterburn.yaml (hetzner, proxmoxve), as Afterburn's --netplan-config
 
 flags for every command:
   -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else

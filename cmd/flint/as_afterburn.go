@@ -182,9 +182,11 @@ func runAfterburn(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fetcher.SetTotalTimeout(time.Minute)
 	a, err := agent.New(agent.Deps{
 		Getter: fetcher, Logger: log, Root: root, Endpoint: p.String("flint-endpoint"),
-		KeysName:       afterburnKeysName,
-		AttrPrefixes:   []string{"AFTERBURN_"},
-		KeysMessageIDs: [2]string{agent.MsgAfterburnKeysWritten, agent.MsgAfterburnKeysRemoved},
+		KeysName:     afterburnKeysName,
+		AttrPrefixes: []string{"AFTERBURN_"},
+		// Afterburn's network outputs only: no flint-only links.
+		AfterburnNetwork: true,
+		KeysMessageIDs:   [2]string{agent.MsgAfterburnKeysWritten, agent.MsgAfterburnKeysRemoved},
 	}, provider)
 	if err != nil {
 		return afterburnFail(stderr, "failed to run", "fetching metadata from provider", fmt.Sprintf("unknown provider '%s'", provider))

@@ -172,3 +172,43 @@ func TestProxmoxVENetworkOutputs(t *testing.T) {
 		t.Errorf("without a drive: %d files, want none", len(es))
 	}
 }
+
+// Where Afterburn writes no network but the drive describes it
+// (OpenStack's network_data.json), flint's agent writes units and
+// keyfiles; Afterburn's front end (AfterburnNetwork) writes nothing, and
+// netplan is never flint's own.
+func TestFlintOnlyNetwork(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{
+		"openstack/latest/meta_data.json": metaDataJSON,
+		"openstack/latest/network_data.json": `{"links":[{"id":"tap1","name":"ens3","ethernet_mac_address":"FA:16:3E:00:00:01"}],
+		  "networks":[{"id":"n1","type":"ipv4","link":"tap1","ip_address":"10.0.0.5","netmask":"255.255.255.0",
+		    "routes":[{"network":"0.0.0.0","netmask":"0.0.0.0","gateway":"10.0.0.1"}]}],
+		  "services":[{"type":"dns","address":"10.0.0.2"}]}`,
+	}
+	root, mounter := driveRoot(t, "config-2", files)
+	a := newTestAgent(t, "openstack", "http://127.0.0.1:9", root)
+	a.d.Mounter = mounter
+	dir := t.TempDir()
+	if err := a.WriteNetwork(ctx, NMKeyfiles, dir); err != nil {
+		t.Fatalf("WriteNetwork(keyfiles) on openstack = %v", err)
+	}
+	want := "[connection]\nid=ens3\ntype=ethernet\nautoconnect=true\nautoconnect-priority=979\n\n[ethernet]\nmac-address=fa:16:3e:00:00:01\n" +
+		"\n[ipv4]\nmethod=manual\naddress1=10.0.0.5/24\ngateway=10.0.0.1\ndns=10.0.0.2;\n\n[ipv6]\nmethod=disabled\n"
+	if got, err := os.ReadFile(filepath.Join(dir, "ens3.nmconnection")); err != nil || string(got) != want {
+		t.Errorf("ens3.nmconnection = %q, %v; want\n%s", got, err, want)
+	}
+	if err := a.WriteNetwork(ctx, Netplan, t.TempDir()); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("WriteNetwork(netplan) on openstack = %v, want ErrUnsupported", err)
+	}
+	root, mounter = driveRoot(t, "config-2", files)
+	a = newTestAgent(t, "openstack", "http://127.0.0.1:9", root)
+	a.d.Mounter, a.d.AfterburnNetwork = mounter, true
+	empty := t.TempDir()
+	if err := a.WriteNetwork(ctx, NetworkdUnits, empty); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("WriteNetwork as Afterburn on openstack = %v, want ErrUnsupported (Afterburn writes none)", err)
+	}
+	if es, _ := os.ReadDir(empty); len(es) != 0 || len(mounter.mounts) != 0 {
+		t.Errorf("as Afterburn: %d files, mounts %v; want none", len(es), mounter.mounts)
+	}
+}

@@ -42,17 +42,23 @@ const NetplanName = "50-afterburn.yaml"
 // write_nm_profiles and write_netplan_config do): each file replaced
 // whole, keyfiles mode 0600. A platform without network metadata (or,
 // for netplan, without Afterburn's netplan output) is ErrUnsupported,
-// with dir created and nothing in it.
+// with dir created and nothing in it. Where Afterburn writes nothing but
+// the metadata describes the network (Platform.FlintNetwork) the units
+// and keyfiles are flint's own, unless Deps.AfterburnNetwork.
 func (a *Agent) WriteNetwork(ctx context.Context, out NetworkOutput, dir string) error {
 	op := oplog.Begin(a.log, "network", "writing "+out.String()+" to "+dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return op.Fail(err)
 	}
-	if a.platform.Network == nil || (out == Netplan && a.platform.Netplan == netconfig.NoNetplan) {
+	read := a.platform.Network
+	if read == nil && !a.d.AfterburnNetwork && out != Netplan {
+		read = a.platform.FlintNetwork
+	}
+	if read == nil || (out == Netplan && a.platform.Netplan == netconfig.NoNetplan) {
 		op.Finish("files", 0)
 		return fmt.Errorf("%s: %s: %w", a.platform.ID, out, ErrUnsupported)
 	}
-	n, err := a.platform.Network(ctx, a.host())
+	n, err := read(ctx, a.host())
 	if err != nil {
 		return op.Fail(fmt.Errorf("%s: %w", out, err))
 	}

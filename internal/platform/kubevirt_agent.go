@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/flintboot/flint/internal/netconfig"
 )
@@ -55,7 +56,25 @@ func kubeVirtMetadata(ctx context.Context, host *Host) (Metadata, error) {
 // network-config; netconfig.KubeVirtLinks); no drive or no description:
 // none, as Afterburn's kubevirt without one.
 func kubeVirtNetwork(ctx context.Context, host *Host) (netconfig.Network, error) {
-	label, err := findDriveLabel(ctx, host.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), host.wait(configDriveWait))
+	return host.readDriveNetwork(ctx, host.wait(configDriveWait))
+}
+
+// driveNetwork is flint's own links (Platform.FlintNetwork) on the
+// platforms whose drive holds a network description Afterburn makes
+// nothing of (OpenStack's and PowerVS's network_data.json, IBM Cloud
+// VPC's network-config): read as KubeVirt's, the one conversion of these
+// formats Afterburn has. OpenStack's drive is waited for as briefly as
+// for its metadata.
+func driveNetwork(ctx context.Context, host *Host) (netconfig.Network, error) {
+	wait := configDriveWait
+	if host.ID == "openstack" {
+		wait = openStackDriveWait
+	}
+	return host.readDriveNetwork(ctx, host.wait(wait))
+}
+
+func (host *Host) readDriveNetwork(ctx context.Context, wait time.Duration) (netconfig.Network, error) {
+	label, err := findDriveLabel(ctx, host.driveEnv(), append(slices.Clone(cidataLabels), configDriveLabels...), wait)
 	if err != nil {
 		_, err = host.noDriveNoop(fmt.Errorf("%s: %w", host.ID, err))
 		return netconfig.Network{}, err

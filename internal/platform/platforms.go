@@ -46,6 +46,10 @@ type Platform struct {
 	// the network outputs (networkd units, NetworkManager keyfiles,
 	// netplan): Afterburn's networks() and virtual_network_devices().
 	Network func(ctx context.Context, host *Host) (netconfig.Network, error)
+	// FlintNetwork, when set, reads links where Afterburn writes none but
+	// the metadata describes the network: `flint agent network-units`
+	// and `nm-keyfiles` write them, the afterburn front end does not.
+	FlintNetwork func(ctx context.Context, host *Host) (netconfig.Network, error)
 	// Netplan is the style of the netplan document `--netplan-config`
 	// writes of the Network where Afterburn writes one (NoNetplan
 	// elsewhere).
@@ -76,15 +80,15 @@ var platforms = []Platform{
 	{ID: "gcp", New: newGCP, Metadata: gcpMetadata},
 	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes, Network: hetznerNetwork, Netplan: netconfig.NetplanHetzner},
 	{ID: "hyperv", New: newHyperV},
-	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata},
+	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata, FlintNetwork: driveNetwork},
 	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata, Network: kubeVirtNetwork},
 	{ID: "metal", New: newMetal},
 	{ID: "nutanix", New: newNutanix},
 	{ID: "nvidiabluefield", New: newNvidiaBlueField},
-	{ID: "openstack", New: newOpenStack, Metadata: openStackMetadata},
+	{ID: "openstack", New: newOpenStack, Metadata: openStackMetadata, FlintNetwork: driveNetwork},
 	{ID: "oraclecloud", New: newOracleCloud, Hostname: true, Metadata: oracleCloudMetadata},
 	{ID: "packet", New: newPacket, Metadata: packetMetadata, Network: packetNetwork, CheckIn: packetCheckIn, ReportFailure: packetReportFailure},
-	{ID: "powervs", New: newPowerVS, Metadata: configDriveOnly},
+	{ID: "powervs", New: newPowerVS, Metadata: configDriveOnly, FlintNetwork: driveNetwork},
 	{ID: "proxmoxve", New: newProxmoxVE, Hostname: true, Metadata: proxmoxVEMetadata, Network: proxmoxVENetwork, Netplan: netconfig.NetplanProxmoxVE},
 	{ID: "qemu", New: newQEMU},
 	{ID: "scaleway", New: newScaleway, Hostname: true, Metadata: scalewayMetadata, CheckIn: scalewayCheckIn},
