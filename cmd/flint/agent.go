@@ -41,6 +41,12 @@ commands:
                             guestinfo.afterburn.initrd.network-kargs), else -default
       -default ARGS         the distribution's network arguments (required)
       -out FILE             (default /etc/cmdline.d/50-flint-network-kargs.conf)
+  network-units DIR         write systemd-networkd .network/.netdev units from the metadata
+                            (digitalocean, hetzner, kubevirt, packet, proxmoxve, as Afterburn's
+                            --network-units; flint only: openstack, powervs, ibmcloud drives)
+  nm-keyfiles DIR           write NetworkManager keyfiles (<name>.nmconnection, mode 0600)
+                            from the same metadata, as Afterburn's --networkmanager-profiles
+  netplan DIR               write 50-afterburn.yaml (hetzner, proxmoxve), as Afterburn's --netplan-config
 
 flags for every command:
   -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else
@@ -70,7 +76,7 @@ func (e *endpointFlag) Set(s string) error {
 // them.
 func agentCommands() []string {
 	return []string{"check-in", "report-failure", "ssh-keys", "hostname", "attributes",
-		"delete-config", "render-ignition", "network-kargs"}
+		"delete-config", "render-ignition", "network-kargs", "network-units", "nm-keyfiles", "netplan"}
 }
 
 // agentOptions are flint agent's options, those of every command and each
@@ -101,7 +107,7 @@ func agentFlags(cmd string) (fs *flag.FlagSet, o *agentOptions, nargs int, ok bo
 	case "report-failure":
 		fs.StringVar(&o.reason, "reason", "", "why provisioning failed (`TEXT`); redacted and cut to 200 characters")
 		fs.StringVar(&o.reasonFile, "reason-file", "", "read the reason from `FILE` (\"-\": standard input)")
-	case "ssh-keys":
+	case "ssh-keys", "network-units", "nm-keyfiles", "netplan":
 		nargs = 1
 	default:
 		return nil, nil, 0, false
@@ -147,8 +153,10 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return usage("%s: %v", cmd, err)
 	}
 	switch {
-	case fs.NArg() != nargs && nargs == 1:
+	case fs.NArg() != nargs && cmd == "ssh-keys":
 		return usage("%s: want one USER", cmd)
+	case fs.NArg() != nargs && nargs == 1:
+		return usage("%s: want one DIR", cmd)
 	case fs.NArg() != nargs:
 		return usage("%s: unexpected argument %q", cmd, fs.Arg(0))
 	case *timeout <= 0:
@@ -206,6 +214,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return a.Attributes(ctx, *out)
 	case "render-ignition":
 		return a.RenderIgnition(ctx, *dir)
+	case "network-units":
+		return a.WriteNetwork(ctx, agent.NetworkdUnits, fs.Arg(0))
+	case "nm-keyfiles":
+		return a.WriteNetwork(ctx, agent.NMKeyfiles, fs.Arg(0))
+	case "netplan":
+		return a.WriteNetwork(ctx, agent.Netplan, fs.Arg(0))
 	case "network-kargs":
 		return a.NetworkKargs(ctx, strings.TrimSpace(*defaultKargs), *out)
 	default: // delete-config

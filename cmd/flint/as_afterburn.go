@@ -34,14 +34,14 @@ const (
 	afterburnNetworkKargsPath = "/etc/cmdline.d/50-afterburn-network-kargs.conf"
 )
 
-// Where Afterburn writes network configuration, flint does not yet
+// Where Afterburn writes network configuration and flint does not yet
 // (coreos/afterburn src/providers/*: the providers whose networks(),
-// virtual_network_devices() or netplan_config() return something). On
-// every other provider Afterburn creates the directory and writes nothing,
-// and so does the front end.
+// virtual_network_devices() or netplan_config() return something, less
+// those with a platform.Network). On every other provider Afterburn
+// creates the directory and writes nothing, and so does the front end.
 var (
-	afterburnNetworkProviders = []string{"digitalocean", "hetzner", "ibmcloud-classic", "kubevirt", "packet", "proxmoxve"}
-	afterburnNetplanProviders = []string{"hetzner", "proxmoxve", "vmware"}
+	afterburnNetworkMissing = []string{}
+	afterburnNetplanMissing = []string{"vmware"}
 )
 
 // afterburnProviderOptions are what every Afterburn command that reads
@@ -182,9 +182,11 @@ func runAfterburn(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	fetcher.SetTotalTimeout(time.Minute)
 	a, err := agent.New(agent.Deps{
 		Getter: fetcher, Logger: log, Root: root, Endpoint: p.String("flint-endpoint"),
-		KeysName:       afterburnKeysName,
-		AttrPrefixes:   []string{"AFTERBURN_"},
-		KeysMessageIDs: [2]string{agent.MsgAfterburnKeysWritten, agent.MsgAfterburnKeysRemoved},
+		KeysName:     afterburnKeysName,
+		AttrPrefixes: []string{"AFTERBURN_"},
+		// Afterburn's network outputs only: no flint-only links.
+		AfterburnNetwork: true,
+		KeysMessageIDs:   [2]string{agent.MsgAfterburnKeysWritten, agent.MsgAfterburnKeysRemoved},
 	}, provider)
 	if err != nil {
 		return afterburnFail(stderr, "failed to run", "fetching metadata from provider", fmt.Sprintf("unknown provider '%s'", provider))
@@ -260,23 +262,29 @@ func afterburnMulti(ctx context.Context, p *flags.Parsed, a *agent.Agent, log *s
 	}
 	for _, net := range []struct {
 		option, what string
-		providers    []string
+		out          agent.NetworkOutput
+		missing      []string
 	}{
-		{"network-units", "writing network units", afterburnNetworkProviders},
-		{"netplan-config", "writing netplan config", afterburnNetplanProviders},
-		{"networkmanager-profiles", "writing NetworkManager profile", afterburnNetworkProviders},
+		{"network-units", "writing network units", agent.NetworkdUnits, afterburnNetworkMissing},
+		{"netplan-config", "writing netplan config", agent.Netplan, afterburnNetplanMissing},
+		{"networkmanager-profiles", "writing NetworkManager profile", agent.NMKeyfiles, afterburnNetworkMissing},
 	} {
 		if !p.Has(net.option) {
 			continue
 		}
-		if slices.Contains(net.providers, provider) {
+		if slices.Contains(net.missing, provider) {
 			// Afterburn writes them here; flint cannot yet, and says so
 			// rather than leave the machine without the network it was
 			// promised.
 			return fail(net.what, fmt.Errorf("flint does not yet write --%s for provider %s (Afterburn does): use the distribution's network configuration", net.option, provider))
 		}
-		// Afterburn creates the directory and writes nothing.
-		if err := os.MkdirAll(under(p.String(net.option)), 0o755); err != nil {
+		// Where the platform has no network metadata, Afterburn creates
+		// the directory and writes nothing: so does WriteNetwork.
+		err := a.WriteNetwork(ctx, net.out, under(p.String(net.option)))
+		if errors.Is(err, agent.ErrUnsupported) {
+			err = nil
+		}
+		if err != nil {
 			return fail(net.what, err)
 		}
 	}

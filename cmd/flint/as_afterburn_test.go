@@ -351,8 +351,10 @@ func TestAfterburnCommandLine(t *testing.T) {
 		{[]string{"-cmdline", "-network-units=/run/systemd/network"}, root, 0, "", "run/systemd/network", "", ""},
 		{[]string{"--cmdline", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"multi", "--provider", "nowhere", "--check-in"}, root, 1, "Error: failed to run\n\nCaused by:\n    0: fetching metadata from provider\n    1: unknown provider 'nowhere'\n", "", "", ""},
+		// Afterburn's provider names that are no platform id.
+		{[]string{"--provider", "openstack-metadata", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
+		{[]string{"--provider", "cloudstack-configdrive", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"--cmdline", "--check-in"}, noID, 1, "Couldn't find flag 'ignition.platform.id' in cmdline file (/proc/cmdline)", "", "", ""},
-		{[]string{"--provider", "packet", "--network-units", "/run/packet-network"}, root, 1, "0: writing network units\n    1: flint does not yet write --network-units for provider packet", "", "", "run/packet-network"},
 		{[]string{"--provider", "vmware", "--netplan-config", "/run/netplan"}, root, 1, "flint does not yet write --netplan-config for provider vmware", "", "", "run/netplan"},
 		{[]string{"multi", "--provider", "aws", "--netplan-config", "/run/netplan"}, root, 0, "", "run/netplan", "", ""},
 		// Where Afterburn only warns: a platform without keys or attributes.

@@ -218,8 +218,11 @@ func flintTable() *flags.Command {
 	for _, name := range agentCommands() {
 		fs, _, nargs, _ := agentFlags(name)
 		c := goCmd(name, agentAbout(name), fs)
-		if nargs == 1 {
+		switch {
+		case nargs == 1 && name == "ssh-keys":
 			c.Args = []flags.Arg{{Name: "USER", Help: "the user whose authorized_keys.d/flint is written"}}
+		case nargs == 1:
+			c.Args = []flags.Arg{{Name: "DIR", Help: "the directory the files are written in"}}
 		}
 		agentCmd.Subcommands = append(agentCmd.Subcommands, c)
 	}
@@ -265,6 +268,12 @@ func agentAbout(name string) string {
 		return "delete the config from the hypervisor (vmware, virtualbox)"
 	case "render-ignition":
 		return "in the initramfs, write Ignition config fragments from the metadata (azure)"
+	case "network-units":
+		return "write systemd-networkd units for the metadata's network, as Afterburn does"
+	case "nm-keyfiles":
+		return "write NetworkManager keyfiles for the metadata's network"
+	case "netplan":
+		return "write a netplan document for the metadata's network, as Afterburn does"
 	default: // network-kargs
 		return "in the initramfs, write the platform's network kernel arguments for dracut"
 	}

@@ -56,6 +56,10 @@ type Deps struct {
 	// under, in order; nil is FLINT_ then AFTERBURN_. Afterburn's front
 	// end passes AFTERBURN_ alone, as Afterburn writes.
 	AttrPrefixes []string
+	// AfterburnNetwork makes WriteNetwork write only what Afterburn
+	// writes: not the platform's FlintNetwork links. Afterburn's front
+	// end sets it.
+	AfterburnNetwork bool
 	// KeysMessageIDs are the MESSAGE_IDs of the journal entries for keys
 	// written and removed; zero is flint's (MsgKeysWritten,
 	// MsgKeysRemoved). Afterburn's front end passes Afterburn's, which
@@ -74,7 +78,7 @@ type Agent struct {
 // New returns the agent for the platform with id (an
 // ignition.platform.id).
 func New(d Deps, id string) (*Agent, error) {
-	p, ok := platform.Lookup(id)
+	p, ok := platform.LookupAgent(id)
 	if !ok {
 		return nil, fmt.Errorf("platform %q: %w", id, ErrUnknownPlatform)
 	}

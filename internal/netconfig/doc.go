@@ -19,17 +19,21 @@
 //     ProxmoxVEKargs), as Afterburn's rd_network_kargs builds them for
 //     each platform.
 //
-// Config is shaped after Afterburn's network::Interface (coreos/afterburn
-// src/network.rs: name or MAC, addresses with prefixes, DHCP, routes,
-// nameservers) so that a later change can add Afterburn's other network
-// outputs as further projections without touching the readers: a
-// systemd-networkd .network unit per interface ([Match] MACAddress= or
-// Name=, [Link] MTUBytes=, [Network] DHCP=, Address=, DNS=, Domains=,
-// [Route] Destination= and Gateway=), a NetworkManager keyfile
-// ([ethernet] mac-address and mtu, [ipv4]/[ipv6] method, address1,
-// route1, dns, dns-search) and a netplan document (ethernets with match,
-// dhcp4/dhcp6, addresses, routes, nameservers). Those are not written
-// yet.
+// Afterburn's network outputs are projections of a second type, Network
+// (network.go), shaped exactly as Afterburn's network::Interface and
+// VirtualNetDev (coreos/afterburn src/network.rs: name, MAC or path,
+// priority, addresses, DHCP, routes, nameservers, bond, unmanaged,
+// required-for-online; bonds and VLANs with their free-form sections),
+// because the platforms build it from metadata that is no network
+// description (Equinix Metal's bonds, DigitalOcean's interfaces) as well
+// as from one (ProxmoxVELinks, KubeVirtLinks from a Config):
+//
+//   - systemd-networkd .network and .netdev units (NetworkdUnits);
+//   - NetworkManager keyfiles (NMKeyfiles);
+//   - netplan documents in Hetzner's and Proxmox VE's styles (Netplan).
+//
+// Each writes what Afterburn's sd_config, sd_netdev_config, nm_config and
+// the providers' netplan_config write, key for key.
 //
 // What the formats say but a projection does not use is kept rather than
 // dropped when it is part of the same facts (a v1 subnet's gateway beside

@@ -48,6 +48,9 @@ func TestEnvEndpointAddressesEveryService(t *testing.T) {
 			if p.Attributes != nil {
 				p.Attributes(ctx, host)
 			}
+			if p.Network != nil {
+				p.Network(ctx, host)
+			}
 			if p.CheckIn != nil {
 				p.CheckIn(ctx, host)
 			}

@@ -17,7 +17,8 @@ import (
 // src/providers/cloudstack/configdrive.rs), and an OpenStack
 // meta_data.json (local-hostname as hostname, vm-id as uuid, the keys under
 // public_keys), which gives the hostname, the keys, and the attributes a
-// drive without the cloudstack/ tree still has.
+// drive without the cloudstack/ tree still has. As Afterburn's
+// cloudstack-configdrive (host.ID) it reads the drive only.
 func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	// The files of the drive's cloudstack/metadata/ that Afterburn makes
 	// attributes of, with ConfigDriveBuilder's names; Afterburn asks for
@@ -36,7 +37,7 @@ func cloudStackMetadata(ctx context.Context, host *Host) (Metadata, error) {
 			{"CLOUDSTACK_VM_ID", "uuid"},
 		},
 	}, more...)
-	if errors.Is(err, errNoDrive) {
+	if errors.Is(err, errNoDrive) && host.ID == "cloudstack" {
 		host.Logger.Info("no config drive: asking the virtual router", "labels", configDriveLabels)
 		return cloudStackService(ctx, host)
 	}

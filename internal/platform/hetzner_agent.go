@@ -127,3 +127,86 @@ func hetznerPublicIPv6(tree any) string {
 	}
 	return ""
 }
+
+// hetznerNetwork builds the server's links from its network-config (a
+// YAML document much like cloud-init's version 1) as Afterburn does
+// (coreos/afterburn src/providers/hetzner/mod.rs, networks and
+// NetworkConfigEntry::to_interface): each physical entry by name and MAC
+// (priority 20); a static or static6 subnet adds its address (with its
+// netmask, or ADDR/LEN), its dns_nameservers and a default route through
+// its gateway; a dhcp, dhcp4 or dhcp6 subnet asks for DHCPv6 when it says
+// ipv6: true, else DHCPv4 (the type does not decide), merged.
+func hetznerNetwork(ctx context.Context, host *Host) (netconfig.Network, error) {
+	u := host.endpoint(resource.LinkLocalMetadata) + "/hetzner/v1/metadata/network-config"
+	data, err := host.get(ctx, resource.Request{URL: u})
+	if err != nil {
+		return netconfig.Network{}, err
+	}
+	tree, err := readYAMLTree(data)
+	if err != nil {
+		return netconfig.Network{}, fmt.Errorf("hetzner: %s: %w: %w", u, ErrProtocol, err)
+	}
+	var n netconfig.Network
+	entries, _ := jsonPath(tree, "config").([]any)
+	for i, e := range entries {
+		if netconfig.Text(jsonPath(e, "type")) != "physical" {
+			continue
+		}
+		what := fmt.Sprintf("hetzner: network-config entry %d", i)
+		l := netconfig.Link{Name: netconfig.Text(jsonPath(e, "name")), Priority: 20}
+		if s := netconfig.Text(jsonPath(e, "mac_address")); s != "" {
+			if l.MAC, err = netMAC(s, what+" mac_address"); err != nil {
+				return n, err
+			}
+		}
+		subnets, _ := jsonPath(e, "subnets").([]any)
+		for j, sub := range subnets {
+			w := fmt.Sprintf("%s subnet %d", what, j)
+			switch netconfig.Text(jsonPath(sub, "type")) {
+			case "static", "static6":
+				addr := netconfig.Text(jsonPath(sub, "address"))
+				if addr == "" {
+					return n, fmt.Errorf("%s: a static subnet without an address: %w", w, ErrProtocol)
+				}
+				nss, _ := jsonPath(sub, "dns_nameservers").([]any)
+				for k, ns := range nss {
+					a, err := netAddr(netconfig.Text(ns), fmt.Sprintf("%s dns_nameservers %d", w, k))
+					if err != nil {
+						return n, err
+					}
+					l.Nameservers = append(l.Nameservers, a)
+				}
+				var p netip.Prefix
+				if mask := netconfig.Text(jsonPath(sub, "netmask")); mask != "" {
+					p, err = netPrefix(addr, mask, w)
+				} else {
+					p, err = netCIDR(addr, w+" address")
+				}
+				if err != nil {
+					return n, err
+				}
+				l.Addresses = append(l.Addresses, p)
+				gws := netconfig.Text(jsonPath(sub, "gateway"))
+				if gws == "" {
+					host.Logger.Warn("hetzner: a static subnet without a gateway: its address is not routed", "entry", i, "subnet", j)
+					continue
+				}
+				gw, err := netAddr(gws, w+" gateway")
+				if err != nil {
+					return n, err
+				}
+				l.Routes = append(l.Routes, netconfig.Route{To: netip.PrefixFrom(unspecified(gw.Is4()), 0), Via: gw})
+			case "dhcp", "dhcp4", "dhcp6":
+				mode := netconfig.DHCPv4
+				if netconfig.Text(jsonPath(sub, "ipv6")) == "true" {
+					mode = netconfig.DHCPv6
+				}
+				l.DHCP = l.DHCP.Merge(mode)
+			default:
+				host.Logger.Warn("hetzner: a subnet type Afterburn ignores, ignored", "entry", i, "subnet", j)
+			}
+		}
+		n.Links = append(n.Links, l)
+	}
+	return n, nil
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sort"
+
+	"github.com/flintboot/flint/internal/netconfig"
 )
 
 // Platform is one row of the platform table: an ignition.platform.id, how
@@ -40,6 +42,18 @@ type Platform struct {
 	// admin user's password ("" when the VM has none) for the user
 	// fragment (Azure's, from the provisioning medium).
 	AdminPasswordHash func(ctx context.Context, host *Host) (string, error)
+	// Network, when set, reads the machine's links from the metadata for
+	// the network outputs (networkd units, NetworkManager keyfiles,
+	// netplan): Afterburn's networks() and virtual_network_devices().
+	Network func(ctx context.Context, host *Host) (netconfig.Network, error)
+	// FlintNetwork, when set, reads links where Afterburn writes none but
+	// the metadata describes the network: `flint agent network-units`
+	// and `nm-keyfiles` write them, the afterburn front end does not.
+	FlintNetwork func(ctx context.Context, host *Host) (netconfig.Network, error)
+	// Netplan is the style of the netplan document `--netplan-config`
+	// writes of the Network where Afterburn writes one (NoNetplan
+	// elsewhere).
+	Netplan netconfig.NetplanStyle
 	// CheckIn reports a good boot.
 	CheckIn func(ctx context.Context, host *Host) error
 	// ReportFailure reports a failed provisioning with a short, redacted
@@ -60,22 +74,22 @@ var platforms = []Platform{
 	{ID: "azurestack", New: newAzureStack, Hostname: true, HostnameOnly: azureStackHostname, Metadata: azureStackMetadata, CheckIn: azureCheckIn, ReportFailure: azureReportFailure},
 	{ID: "brightbox", New: newBrightbox},
 	{ID: "cloudstack", New: newCloudStack, Metadata: cloudStackMetadata},
-	{ID: "digitalocean", New: newDigitalOcean, Hostname: true, Metadata: digitalOceanMetadata},
+	{ID: "digitalocean", New: newDigitalOcean, Hostname: true, Metadata: digitalOceanMetadata, Network: digitalOceanNetwork},
 	{ID: "exoscale", New: newExoscale, Hostname: true, Metadata: exoscaleMetadata},
 	{ID: "file", New: newFile},
 	{ID: "gcp", New: newGCP, Metadata: gcpMetadata},
-	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes},
+	{ID: "hetzner", New: newHetzner, Hostname: true, Metadata: hetznerMetadata, Attributes: hetznerAttributes, Network: hetznerNetwork, Netplan: netconfig.NetplanHetzner},
 	{ID: "hyperv", New: newHyperV},
-	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata},
-	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata},
+	{ID: "ibmcloud", New: newIBMCloud, Hostname: true, Metadata: ibmCloudMetadata, FlintNetwork: driveNetwork},
+	{ID: "kubevirt", New: newKubeVirt, Hostname: true, Metadata: kubeVirtMetadata, Network: kubeVirtNetwork},
 	{ID: "metal", New: newMetal},
 	{ID: "nutanix", New: newNutanix},
 	{ID: "nvidiabluefield", New: newNvidiaBlueField},
-	{ID: "openstack", New: newOpenStack, Metadata: openStackMetadata},
+	{ID: "openstack", New: newOpenStack, Metadata: openStackMetadata, FlintNetwork: driveNetwork},
 	{ID: "oraclecloud", New: newOracleCloud, Hostname: true, Metadata: oracleCloudMetadata},
-	{ID: "packet", New: newPacket, Metadata: packetMetadata, CheckIn: packetCheckIn, ReportFailure: packetReportFailure},
-	{ID: "powervs", New: newPowerVS, Metadata: configDriveOnly},
-	{ID: "proxmoxve", New: newProxmoxVE, Hostname: true, Metadata: proxmoxVEMetadata},
+	{ID: "packet", New: newPacket, Metadata: packetMetadata, Network: packetNetwork, CheckIn: packetCheckIn, ReportFailure: packetReportFailure},
+	{ID: "powervs", New: newPowerVS, Metadata: configDriveOnly, FlintNetwork: driveNetwork},
+	{ID: "proxmoxve", New: newProxmoxVE, Hostname: true, Metadata: proxmoxVEMetadata, Network: proxmoxVENetwork, Netplan: netconfig.NetplanProxmoxVE},
 	{ID: "qemu", New: newQEMU},
 	{ID: "scaleway", New: newScaleway, Hostname: true, Metadata: scalewayMetadata, CheckIn: scalewayCheckIn},
 	{ID: "upcloud", New: newUpCloud, Hostname: true, Metadata: upCloudMetadata},
@@ -84,6 +98,36 @@ var platforms = []Platform{
 	{ID: "vultr", New: newVultr, Hostname: true, Metadata: vultrMetadata},
 	{ID: "zvm", New: newZVM},
 }
+
+// agentOnly are Afterburn's provider names that are no
+// ignition.platform.id (coreos/afterburn src/metadata.rs): one source of
+// a platform's metadata, or IBM Cloud's classic infrastructure. Only the
+// agent knows them (LookupAgent), so `afterburn --provider X` takes every
+// name Afterburn takes.
+var agentOnly = []Platform{
+	{ID: "cloudstack-configdrive", Metadata: cloudStackMetadata},
+	{ID: "cloudstack-metadata", Metadata: cloudStackService},
+	{ID: "ibmcloud-classic", Metadata: ibmCloudClassicMetadata, Network: ibmCloudClassicNetwork},
+	{ID: "openstack-metadata", Metadata: openStackService},
+}
+
+// LookupAgent returns the platform with the given id, or Afterburn's
+// provider of that name (agentOnly).
+func LookupAgent(id string) (Platform, bool) {
+	if p, ok := Lookup(id); ok {
+		return p, true
+	}
+	for _, p := range agentOnly {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Platform{}, false
+}
+
+// AgentOnly returns Afterburn's provider names that are no platform's,
+// with what the agent does there.
+func AgentOnly() []Platform { return slices.Clone(agentOnly) }
 
 // Lookup returns the platform with the given id.
 func Lookup(id string) (Platform, bool) {

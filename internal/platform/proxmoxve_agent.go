@@ -2,6 +2,9 @@ package platform
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/flintboot/flint/internal/netconfig"
 )
 
 func proxmoxVEMetadata(ctx context.Context, host *Host) (Metadata, error) {
@@ -34,4 +37,34 @@ func proxmoxVEMetadata(ctx context.Context, host *Host) (Metadata, error) {
 	m.add("PROXMOXVE_INSTANCE_ID", id)
 	m.add("PROXMOXVE_HOSTNAME", m.Hostname)
 	return m, host.ncAddrs(&m, files[ncNetConfig])
+}
+
+// proxmoxVENetwork reads the links of the cidata drive's network-config
+// (netconfig.ProxmoxVELinks); without the drive or the file, none, as
+// Afterburn's proxmoxve without a drive writes nothing.
+func proxmoxVENetwork(ctx context.Context, host *Host) (netconfig.Network, error) {
+	files, err := host.cidata(ctx, host.wait(configDriveWait), ncNetConfig)
+	if err != nil {
+		_, err = host.noDriveNoop(err)
+		return netconfig.Network{}, err
+	}
+	if files[ncNetConfig] == nil {
+		return netconfig.Network{}, nil
+	}
+	fail := func(err error) (netconfig.Network, error) {
+		return netconfig.Network{}, fmt.Errorf("%s: cidata drive %s: %w: %w", host.ID, ncNetConfig, ErrProtocol, err)
+	}
+	tree, err := readYAMLTree(files[ncNetConfig])
+	if err != nil {
+		return fail(err)
+	}
+	c, err := netconfig.Read(tree)
+	if err != nil {
+		return fail(err)
+	}
+	n, err := netconfig.ProxmoxVELinks(c)
+	if err != nil {
+		return fail(err)
+	}
+	return n, nil
 }

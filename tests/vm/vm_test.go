@@ -286,11 +286,20 @@ func (s *suite) testMetalURL(t *testing.T) {
 	  "storage": {"files": [{"path": "/etc/app/app.conf", "mode": 420,
 	    "contents": {"source": "` + cs.url("/files/app.conf") + `", "verification": {"hash": "sha512-` + sha512Hex(appConf) + `"}}}]}
 	}`
+	// DigitalOcean's metadata for the guest's NIC (QEMU's default MAC
+	// address): flintvm.netunits has `flint agent network-units` write its
+	// .network once provisioning is done, and networkd must take the NIC
+	// over from the DHCP unit with the static address.
+	files["/metadata/v1.json"] = `{"hostname":"vm","dns":{"nameservers":["10.0.2.3"]},"interfaces":{"public":[{"type":"public",
+	  "mac":"52:54:00:12:34:56","ipv4":{"ip_address":"10.0.2.77","netmask":"255.255.255.0","gateway":"10.0.2.2"}}]}}`
 	disk := s.newDisk(t, dir, "disk.img", 64, true)
 	c := s.boot(t, dir, vm{Name: "first", Disks: []string{disk}, Net: true,
 		Args: []string{"ignition.firstboot", "ignition.platform.id=metal", "ignition.config.url=" + cs.url("/configs/main.ign"),
-			"flint.report.url=" + cs.url("/report"), "flintvm.journal", "flint.console=1"}})
+			"flint.report.url=" + cs.url("/report"), "flintvm.journal", "flint.console=1", "flintvm.netunits=" + cs.url("")}})
 	c.mustHave(t, "FLINTVM-ROOT: init reached", "flint-neednet: the config needs the network")
+	c.mustHave(t, "FLINTVM-NET: file 10-52:54:00:12:34:56.network",
+		"FLINTVM-NET: link: NETWORK_FILE=/run/systemd/network/10-52:54:00:12:34:56.network", "FLINTVM-NET: link: ADMIN_STATE=configured",
+		"FLINTVM-NET: address 10.0.2.77 on ", "FLINTVM-NET: done")
 	// One report, of a success, with every stage up to files.
 	if r := cs.reports(t); len(r) != 1 || r[0]["outcome"] != "success" || r[0]["schema"] != float64(1) || r[0]["platform"] != "metal" {
 		t.Errorf("reports = %v, want one success report of schema 1 from metal", r)

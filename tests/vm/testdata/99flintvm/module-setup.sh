@@ -22,9 +22,10 @@ install() {
         exit 1
     }
     inst_script "$moddir/flintvm-check.sh" /usr/libexec/flintvm-check
+    inst_script "$moddir/flintvm-netunits.sh" /usr/libexec/flintvm-netunits
     local unit
     mkdir -p "$initdir/$systemdsystemunitdir/initrd.target.wants"
-    for unit in flintvm-journal.service flintvm-check.service flintvm-alias.service; do
+    for unit in flintvm-journal.service flintvm-check.service flintvm-alias.service flintvm-netunits.service; do
         inst_simple "$moddir/$unit" "$systemdsystemunitdir/$unit"
         ln_r "$systemdsystemunitdir/$unit" "$systemdsystemunitdir/initrd.target.wants/$unit"
     done
