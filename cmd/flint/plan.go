@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/flintboot/flint/config"
 	"io"
 	"strings"
 
-	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/plan"
 	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/sys"
 )
 
-const planUsage = "usage: flint plan [-root DIR] [-disk DEV|DEV=IMAGE]... [-fetch] [-json] CONFIG (- for stdin)"
+const planUsage = "usage: flint plan [-root DIR] [-disk DEV|DEV=IMAGE]... [-fetch] [-json] [-files-dir DIR] CONFIG (- for stdin, JSON or Butane)"
 
 // diskFlags collects -disk DEV and -disk DEV=IMAGE.
 type diskFlags map[string]string
@@ -46,6 +46,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root := fs.String("root", "", "compare files, users and units with this root")
 	fetch := fs.Bool("fetch", false, "fetch and hash-check remote resources")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	filesDir := fs.String("files-dir", "", "where a Butane config's local files are")
 	targets := diskFlags{}
 	fs.Var(targets, "disk", "a device the config names, read as it is or from an image (DEV=IMAGE)")
 	if err := fs.Parse(args); err != nil {
@@ -54,48 +55,53 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if fs.NArg() != 1 {
 		return usageError{"plan: give one config (- for stdin)\n\n" + planUsage}
 	}
-	raw, err := readInput(fs.Arg(0), stdin, config.DefaultMaxSize)
+	cfg, err := readConfig(fs.Arg(0), *filesDir, stdin, stderr)
 	if err != nil {
 		return err
 	}
-	cfg, report, err := config.Parse(raw)
-	for _, e := range report.Entries {
-		fmt.Fprintln(stderr, e.String())
-	}
-	if err != nil {
-		return errFailed
-	}
-	fetcher := resource.New(resource.Options{Offline: !*fetch, Version: version})
-	if *fetch {
-		if err := fetcher.Configure(ctx, cfg.Ignition); err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-	}
-	kernel := blockdev.Kernel{}
-	p, err := plan.Make(ctx, cfg, plan.Options{
-		Disks:   targets,
-		Runner:  sys.Runner{},
-		Devices: kernel,
-		Users:   kernel,
-		Root:    *root,
-		Fetch:   *fetch,
-		Fetcher: fetcher,
-	})
+	p, err := makePlan(ctx, cfg, targets, *root, *fetch)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(p)
-	} else {
-		err = p.WriteText(stdout)
-	}
-	if err != nil {
+	if err := printPlan(p, *asJSON, stdout); err != nil {
 		return err
 	}
 	if len(p.Errors) > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// makePlan is plan.Make on this machine: the kernel's block devices, the
+// root at root ("" none), remote resources fetched when fetch is set.
+func makePlan(ctx context.Context, cfg config.Config, disks map[string]string, root string, fetch bool) (*plan.Plan, error) {
+	fetcher := resource.New(resource.Options{Offline: !fetch, Version: version})
+	if fetch {
+		if err := fetcher.Configure(ctx, cfg.Ignition); err != nil {
+			return nil, err
+		}
+	}
+	kernel := blockdev.Kernel{}
+	return plan.Make(ctx, cfg, plan.Options{
+		Disks:   disks,
+		Runner:  sys.Runner{},
+		Devices: kernel,
+		Users:   kernel,
+		Root:    root,
+		Fetch:   fetch,
+		Fetcher: fetcher,
+	})
+}
+
+// printPlan writes p as text, or as JSON.
+func printPlan(p *plan.Plan, asJSON bool, stdout io.Writer) error {
+	var err error
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(p)
+	} else {
+		err = p.WriteText(stdout)
+	}
+	return err
 }

@@ -109,6 +109,10 @@ type Options struct {
 	// keys into ~/.ssh/authorized_keys instead of writing the fragment
 	// ~/.ssh/authorized_keys.d/ignition (files.Deps.AuthorizedKeysFile).
 	AuthorizedKeysFile bool
+	// Apply runs the stages for `flint apply`, on a root that is not
+	// booting: the files stage writes no result file and no manifest
+	// (files.Deps.NoResult), so the root gets only what the plan lists.
+	Apply bool
 	// MaxConfigSize is the largest config (user, referenced or base) the
 	// stage reads, in bytes; 0 means the kernel argument
 	// flint.config.max_size (fetch.ArgMaxConfigSize), else
@@ -139,7 +143,7 @@ func stageList(o Options) []row {
 		{name: "kargs", stage: fetch.FromCache(src, kargs.Stage{Getenv: o.Getenv, DeviceTimeout: o.DeviceTimeout})},
 		{name: "disks", stage: fetch.FromCache(src, disks.Stage{DeviceTimeout: o.DeviceTimeout})},
 		{name: "mount", stage: fetch.FromCache(src, mount.Stage{})},
-		{name: "files", stage: fetch.FromCache(src, files.Stage{AuthorizedKeysFile: o.AuthorizedKeysFile})},
+		{name: "files", stage: fetch.FromCache(src, files.Stage{AuthorizedKeysFile: o.AuthorizedKeysFile, NoResult: o.Apply})},
 		{name: "umount", stage: fetch.FromCache(src, umount.Stage{})},
 	}
 }
