@@ -43,6 +43,9 @@ flags:
   -fetch-idle-timeout DURATION
                             a download that sends nothing for this long is tried again, 3 times in
                             all (default flint.fetch_idle_timeout= on the kernel command line, else 30s)
+  -firstboot-stamp FILE     the "first boot in progress" stamp, on storage that outlives the boot:
+                            written before the disks stage, removed when files succeeds; a boot
+                            that finds an earlier boot's stops (flint.firstboot.retry=1 goes on)
   -log-to-stdout            log to standard output instead of the journal
   -authorized-keys-fragment write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition
                             (true) or merge them into ~/.ssh/authorized_keys (false); default
@@ -142,6 +145,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 	deviceTimeout := fs.Duration("device-timeout", disks.DefaultDeviceTimeout, "")
 	idleTimeout := fs.Duration("fetch-idle-timeout", 0, "")
 	toStdout := fs.Bool("log-to-stdout", false, "")
+	stampFile := fs.String("firstboot-stamp", "", "")
 	fs.BoolVar(&fragment, "authorized-keys-fragment", fragment, "")
 	usage := func(format string, a ...any) error {
 		return usageError{"run: " + fmt.Sprintf(format, a...) + "\n\n" + runUsageText()}
@@ -206,6 +210,7 @@ func runStage(ctx context.Context, args []string, stdout io.Writer) error {
 		Logger:           logger,
 		Version:          version,
 		Getenv:           os.Getenv,
+		StampFile:        *stampFile,
 
 		AuthorizedKeysFile: !fragment,
 		// The fetch stages' memory is bounded by the configs they read:

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,6 +114,16 @@ type Options struct {
 	// booting: the files stage writes no result file and no manifest
 	// (files.Deps.NoResult), so the root gets only what the plan lists.
 	Apply bool
+	// StampFile is the "first boot in progress" stamp, on storage that
+	// outlives the boot ("" means none): written before the disks, mount
+	// and files stages (naming the stage), removed when files succeeds.
+	// A stage that finds one an earlier boot wrote fails with
+	// ErrInterrupted, unless KargFirstbootRetry=1 is on the kernel
+	// command line.
+	StampFile string
+	// BootID reads this boot's id, for the stamp; nil reads
+	// /proc/sys/kernel/random/boot_id.
+	BootID func() (string, error)
 	// MaxConfigSize is the largest config (user, referenced or base) the
 	// stage reads, in bytes; 0 means the kernel argument
 	// flint.config.max_size (fetch.ArgMaxConfigSize), else
@@ -227,6 +238,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.BootID == nil {
+		o.BootID = readBootID
+	}
 	if o.Version == "" {
 		o.Version = "dev"
 	}
@@ -279,6 +293,21 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 		Initramfs:       initramfs,
 		NetworkComingUp: comingUp,
 	}
+	stamped := o.StampFile != "" && slices.Contains(stampStages, st.name)
+	if o.StampFile != "" {
+		bootID, err := o.BootID()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		if err := checkStamp(o, cmdline, bootID, &state, log); err != nil {
+			return err
+		}
+		if stamped {
+			if err := writeStamp(o, st.name, bootID); err != nil {
+				return err
+			}
+		}
+	}
 	if err := st.stage.Run(ctx, e); err != nil {
 		if e.Config.Ignition.Version != "" {
 			if b, rerr := config.RenderRedacted(e.Config); rerr == nil {
@@ -289,6 +318,9 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 	}
 	if err := saveState(o.StateFile, state); err != nil {
 		return fmt.Errorf("saving state: %w", err)
+	}
+	if stamped && st.name == "files" {
+		return removeStamp(o)
 	}
 	return nil
 }

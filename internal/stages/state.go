@@ -23,6 +23,10 @@ type State struct {
 	// flint's own fields; the reference has none.
 	FilesApplied []string                 `json:"filesApplied,omitempty"`
 	FilesPending map[string]rootfs.FileID `json:"filesPending,omitempty"`
+	// InterruptedStage is the stage an earlier first boot died in, when
+	// this boot found its stamp and went on (flint.firstboot.retry=1):
+	// for the report. flint's own field.
+	InterruptedStage string `json:"interruptedStage,omitempty"`
 }
 
 // Fetched is one config the fetch stages read.
