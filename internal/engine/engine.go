@@ -299,13 +299,14 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
-		if err := checkStamp(o, cmdline, bootID, &state, log); err != nil {
+		if err := checkStamp(o, cmdline, &state, log); err != nil {
 			return err
 		}
 		if stamped {
 			if err := writeStamp(o, st.name, bootID); err != nil {
 				return err
 			}
+			state.FirstbootStamped = true
 		}
 	}
 	if err := st.stage.Run(ctx, e); err != nil {

@@ -49,8 +49,12 @@ func readBootID() (string, error) {
 // checkStamp refuses to run a stage over the stamp of an earlier boot,
 // unless the kernel command line has KargFirstbootRetry=1: then the stage
 // that did not finish goes in the state (InterruptedStage) and the boot
-// goes on. A stamp this boot wrote is its own.
-func checkStamp(o Options, cmdline stages.Cmdline, bootID string, state *stages.State, log *slog.Logger) error {
+// goes on. A stamp this boot wrote is its own: the state, under /run,
+// says so (FirstbootStamped), and lives only as long as the boot.
+func checkStamp(o Options, cmdline stages.Cmdline, state *stages.State, log *slog.Logger) error {
+	if state.FirstbootStamped {
+		return nil
+	}
 	raw, err := os.ReadFile(o.StampFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -61,9 +65,6 @@ func checkStamp(o Options, cmdline stages.Cmdline, bootID string, state *stages.
 	var s stamp
 	if err := json.Unmarshal(raw, &s); err != nil || s.Stage == "" {
 		s = stamp{Stage: "unknown (the stamp " + o.StampFile + " does not say)"}
-	}
-	if s.BootID == bootID {
-		return nil
 	}
 	if v, _ := cmdline.Args.Lookup(KargFirstbootRetry); cmdline.Err == nil && v == "1" {
 		log.Warn("the previous first boot stopped in stage "+s.Stage+" before it finished: going on, as "+KargFirstbootRetry+"=1 asks",

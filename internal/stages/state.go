@@ -27,6 +27,9 @@ type State struct {
 	// this boot found its stamp and went on (flint.firstboot.retry=1):
 	// for the report. flint's own field.
 	InterruptedStage string `json:"interruptedStage,omitempty"`
+	// FirstbootStamped says this boot wrote the first-boot stamp: one
+	// found without it is an earlier boot's. flint's own field.
+	FirstbootStamped bool `json:"firstbootStamped,omitempty"`
 }
 
 // Fetched is one config the fetch stages read.

@@ -1,0 +1,96 @@
+package blackbox
+
+// The first-boot stamp: a first boot that died between the disks and the
+// files stages leaves it on storage that outlives the boot; the next boot
+// (a new /run) stops at its first stage, naming the stage that did not
+// finish, unless flint.firstboot.retry=1 is on the kernel command line.
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runStamped runs one stage with the stamp at stamp/flint.firstboot, and
+// returns its exit status and output.
+func (m *machine) runStamped(stage string) (int, string) {
+	m.t.Helper()
+	cmd := exec.Command(m.bin, "run", "-root", m.path("sysroot"), "-platform", "file", "-stage", stage,
+		"-config-cache", m.path("run/ignition.json"), "-state-file", m.path("run/ignition/state"),
+		"-neednet", m.path("run/ignition/neednet"), "-firstboot-stamp", m.path("stamp/flint.firstboot"),
+		"-log-to-stdout")
+	cmd.Dir = m.path("work")
+	cmd.Env = m.env
+	out, err := cmd.CombinedOutput()
+	m.t.Logf("flint run -stage %s:\n%s", stage, out)
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	}
+	m.t.Fatalf("running flint: %v", err)
+	return -1, ""
+}
+
+func TestFirstbootStampStopsTheRerun(t *testing.T) {
+	requireRoot(t)
+	bin := buildFlint(t)
+	m := newMachine(t, bin, `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/provisioned","contents":{"source":"data:,yes"}}]}}`)
+	if err := os.MkdirAll(m.path("sysroot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The first boot: killed after the disks stage, before files.
+	for _, s := range []string{"fetch-offline", "disks"} {
+		if code, out := m.runStamped(s); code != 0 {
+			t.Fatalf("first boot, %s: exit %d\n%s", s, code, out)
+		}
+	}
+	raw, err := os.ReadFile(m.path("stamp/flint.firstboot"))
+	if err != nil {
+		t.Fatalf("no stamp after the disks stage: %v", err)
+	}
+	var st struct{ Stage string }
+	if json.Unmarshal(raw, &st); st.Stage != "disks" {
+		t.Errorf("stamp %s: stage %q, want disks", raw, st.Stage)
+	}
+
+	// The next boot: a new /run, the same stamp.
+	newBoot := func() {
+		if err := os.RemoveAll(m.path("run")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newBoot()
+	code, out := m.runStamped("fetch-offline")
+	if code != 1 || !strings.Contains(out, "the previous first boot did not finish: it stopped in stage disks") ||
+		!strings.Contains(out, "flint.firstboot.retry=1") {
+		t.Errorf("rerun: exit %d, want 1 naming the disks stage and the retry argument\n%s", code, out)
+	}
+	if m.exists("run/ignition.json") {
+		t.Error("the refused stage cached the config")
+	}
+
+	// With the retry argument: the whole boot, and no stamp after it.
+	newBoot()
+	m.write("proc/cmdline", "root=LABEL=root ignition.firstboot ignition.platform.id=file flint.firstboot.retry=1\n")
+	for _, s := range []string{"fetch-offline", "disks", "mount", "files", "umount"} {
+		if code, out := m.runStamped(s); code != 0 {
+			t.Fatalf("retried boot, %s: exit %d\n%s", s, code, out)
+		}
+	}
+	if b, err := os.ReadFile(m.path("sysroot/etc/provisioned")); err != nil || string(b) != "yes" {
+		t.Errorf("/etc/provisioned after the retried boot: %q, %v", b, err)
+	}
+	if m.exists("stamp/flint.firstboot") {
+		t.Error("the stamp is still there after the retried boot finished")
+	}
+	state, err := os.ReadFile(m.path("run/ignition/state"))
+	if err != nil || !strings.Contains(string(state), `"interruptedStage":"disks"`) {
+		t.Errorf("state after the retried boot: %s (%v), want the interrupted stage disks", state, err)
+	}
+}
