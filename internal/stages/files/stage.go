@@ -70,6 +70,9 @@ func Run(ctx context.Context, d Deps) error {
 		if err := s.writeResult(ctx); err != nil {
 			return err
 		}
+		if err := s.writeManifest(ctx); err != nil {
+			return err
+		}
 	}
 	if err := s.relabelAll(ctx); err != nil {
 		return err
