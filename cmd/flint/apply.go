@@ -281,7 +281,14 @@ func (a *applyRun) choose(cfg config.Config, want []string, root string) ([]stri
 	if len(want) == 0 {
 		return nil, "", fmt.Errorf("nothing to do: no -disk, no -root")
 	}
-	slices.SortFunc(want, func(x, y string) int { return slices.Index(applyStages, x) - slices.Index(applyStages, y) })
+	// In boot order, whatever the order given.
+	var ordered []string
+	for _, s := range applyStages {
+		if slices.Contains(want, s) {
+			ordered = append(ordered, s)
+		}
+	}
+	want = ordered
 	if root == "" && (slices.Contains(want, "files") || slices.Contains(want, "mount")) {
 		if !hasRoot {
 			return nil, "", fmt.Errorf("the config writes under the root: give -root DIR, or a filesystem with path / on a -disk")
@@ -370,31 +377,26 @@ func notMounted(node string) error {
 }
 
 // rewrite puts the devices written in place of the config's: the disk
-// DEV, and its partitions DEVn and DEVpn as the device's partitions.
+// DEV, and its partitions DEVn and DEVpn as the device's partitions. The
+// config is apply's own: its slices are changed in place.
 func (a *applyRun) rewrite(cfg config.Config) config.Config {
 	st := &cfg.Storage
-	st.Disks = slices.Clone(st.Disks)
 	for i := range st.Disks {
 		st.Disks[i].Device = a.device(st.Disks[i].Device)
 	}
-	st.Filesystems = slices.Clone(st.Filesystems)
 	for i := range st.Filesystems {
 		st.Filesystems[i].Device = a.device(st.Filesystems[i].Device)
 	}
-	st.Luks = slices.Clone(st.Luks)
 	for i := range st.Luks {
 		if d := st.Luks[i].Device; d != nil {
 			n := a.device(*d)
 			st.Luks[i].Device = &n
 		}
 	}
-	st.Raid = slices.Clone(st.Raid)
 	for i := range st.Raid {
-		devs := slices.Clone(st.Raid[i].Devices)
-		for j := range devs {
-			devs[j] = a.device(devs[j])
+		for j, d := range st.Raid[i].Devices {
+			st.Raid[i].Devices[j] = a.device(d)
 		}
-		st.Raid[i].Devices = devs
 	}
 	return cfg
 }

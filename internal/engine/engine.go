@@ -3,10 +3,12 @@
 // (stageList: {name, stage}), not registrations spread over init
 // functions; each implements stages.Stage. The engine owns only what every
 // stage shares: reading the kernel command line once, making the fetcher,
-// loading and saving the state file, logging and timing the stage, and the
-// "stage <name>:" error prefix. What a stage does, down to the config it
-// runs with (stages/fetch gets it, and reads it back from the cache for the
-// later stages) and the flags it leaves, is in its own package.
+// loading and saving the state file, logging and timing the stage, the
+// "stage <name>:" error prefix, and the first-boot stamp (stamp.go) that
+// stops a boot after one that died half-way. What a stage does, down to
+// the config it runs with (stages/fetch gets it, and reads it back from
+// the cache for the later stages) and the flags it leaves, is in its own
+// package.
 package engine
 
 import (
