@@ -7,6 +7,7 @@ package blackbox
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -260,14 +261,38 @@ func TestApplyImage(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(applyImageConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stdout, _ := runApply(t, bin, 0, "-disk", "/dev/vda="+img, cfg)
-	if !strings.Contains(stdout, `create   partition 2 "root"`) {
-		t.Errorf("apply printed no plan:\n%s", stdout)
+	stdout, _ := runApply(t, bin, 0, "-json", "-disk", "/dev/vda="+img, cfg)
+	var p planJSON
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil || len(p.Disks) != 1 {
+		t.Fatalf("apply -json printed no plan (%v):\n%s", err, stdout)
 	}
 	if out, _, _ := shTry("losetup", "--associated", img); strings.TrimSpace(out) != "" {
 		t.Errorf("the image is still attached: %s", out)
 	}
 	l := attachImage(t, img)
+	// The table is the plan's, partition for partition, sector for
+	// sector, and nothing more.
+	_, parts, _ := readTable(t, l)
+	if len(parts) != len(p.Disks[0].Partitions) {
+		t.Errorf("the image has %d partitions, the plan %d: %+v", len(parts), len(p.Disks[0].Partitions), parts)
+	}
+	for _, q := range p.Disks[0].Partitions {
+		got := parts[q.Number]
+		if q.Action != "create" || got.Start != q.Start || got.Size != q.Size || got.Label != q.Label {
+			t.Errorf("partition %d: %q at %d+%d, the plan said %s %q at %d+%d", q.Number, got.Label, got.Start, got.Size, q.Action, q.Label, q.Start, q.Size)
+		}
+	}
+	if len(p.Filesystems) != 2 {
+		t.Errorf("plan filesystems: %+v, want 2", p.Filesystems)
+	}
+	for _, f := range p.Filesystems {
+		// The plan names the loop device apply attached; the image is
+		// on another one now.
+		n := f.Device[strings.LastIndex(f.Device, "p")+1:]
+		if b := blkid(t, l.dev+"p"+n); b["TYPE"] != f.Format || f.Action != "create" {
+			t.Errorf("%s: blkid %v, the plan said %s %s", f.Device, b, f.Action, f.Format)
+		}
+	}
 	if b := blkid(t, l.partNode(1)); b["TYPE"] != "vfat" || b["LABEL"] != "BOOT" {
 		t.Errorf("partition 1: %v, want vfat BOOT", b)
 	}
