@@ -93,6 +93,9 @@ func TestFirstbootStampStopsTheRerun(t *testing.T) {
 	if err != nil || !strings.Contains(string(state), `"interruptedStage":"disks"`) {
 		t.Errorf("state after the retried boot: %s (%v), want the interrupted stage disks", state, err)
 	}
+	if res, err := os.ReadFile(m.path("sysroot/etc/.ignition-result.json")); err != nil || !strings.Contains(string(res), `"interruptedStage":"disks"`) {
+		t.Errorf("result file after the retried boot: %s (%v), want the interrupted stage disks", res, err)
+	}
 
 	// The machine runs; someone changes the file the boot wrote: flint
 	// plan -root reports the drift from the manifest.

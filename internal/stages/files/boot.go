@@ -43,6 +43,7 @@ func (s Stage) Run(ctx context.Context, e *stages.Env) error {
 		UserConfigProvided: userConfig,
 		AuthorizedKeysFile: s.AuthorizedKeysFile,
 		NoResult:           s.NoResult,
+		InterruptedStage:   e.State.InterruptedStage,
 		Progress:           j,
 	})
 	if cerr := j.close(e.State); err == nil && cerr != nil {
