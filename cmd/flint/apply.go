@@ -124,12 +124,16 @@ func runApply(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return fmt.Errorf("apply: %w", err)
 	}
 	cfg = a.rewrite(cfg)
-	if err := a.ownDevices(cfg); err != nil {
-		return fmt.Errorf("apply: %w", err)
-	}
 	stagesToRun, rootDir, err := a.choose(cfg, want, *root)
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
+	}
+	// Only the disks and mount stages touch devices: -stages files on a
+	// root needs no -disk for the config's storage.
+	if slices.Contains(stagesToRun, "disks") || slices.Contains(stagesToRun, "mount") {
+		if err := a.ownDevices(cfg); err != nil {
+			return fmt.Errorf("apply: %w", err)
+		}
 	}
 
 	// The fetch stage renders the config as at boot (merged and replaced

@@ -75,6 +75,7 @@ func TestApplyRefusals(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.ign")
 	os.WriteFile(cfg, []byte(`{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/x"}]}}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "storage.ign"), []byte(`{"ignition":{"version":"3.4.0"},"storage":{"filesystems":[{"device":"/dev/sda1","format":"ext4","path":"/var"}]}}`), 0o600)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -85,6 +86,7 @@ func TestApplyRefusals(t *testing.T) {
 		{[]string{"-stages", "kargs", "-root", dir, cfg}, "unknown stage"},
 		{[]string{"-disk", "vda=x.img", cfg}, "absolute device path"},
 		{[]string{cfg}, "give -root DIR, or a filesystem with path /"},
+		{[]string{"-root", dir, filepath.Join(dir, "storage.ign")}, "names /dev/sda1, not a -disk"},
 	} {
 		var out, errb bytes.Buffer
 		err := runApply(context.Background(), tc.args, nil, &out, &errb)
