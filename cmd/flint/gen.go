@@ -185,6 +185,7 @@ func flintTable() *flags.Command {
 	}
 	validate, _ := validateFlags()
 	plan, _ := planFlags()
+	apply, _ := applyFlags()
 	run, _ := runFlags(authorizedKeysFragment == "true")
 	translate, _ := translateFlags()
 	kickstart, cloudConfig := kickstartMigration(), cloudConfigMigration()
@@ -235,6 +236,8 @@ func flintTable() *flags.Command {
 				flags.Arg{Name: "FILE", Multiple: true, Help: "a config or Butane config; - is standard input"}),
 			goCmd("plan", "show what a config would do to this machine, writing nothing", plan,
 				flags.Arg{Name: "CONFIG", Help: "the config; - is standard input"}),
+			goCmd("apply", "run the boot's stages on a root directory and disk images, as flint plan says", apply,
+				flags.Arg{Name: "CONFIG", Help: "the config or Butane config; - is standard input"}),
 			runCmd,
 			translateCmd,
 			goCmd("kickstart", "translate a kickstart file into a config", ksFlags,

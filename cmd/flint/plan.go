@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/flintboot/flint/config"
 	"io"
 	"strings"
 
-	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/plan"
 	"github.com/flintboot/flint/internal/resource"
 	"github.com/flintboot/flint/internal/sys"
 )
 
-const planUsage = "usage: flint plan [-root DIR] [-disk DEV|DEV=IMAGE]... [-fetch] [-json] CONFIG (- for stdin)"
+const planUsage = "usage: flint plan [-root DIR] [-disk DEV|DEV=IMAGE]... [-fetch] [-json] [-files-dir DIR] CONFIG (- for stdin, JSON or Butane)"
 
 // diskFlags collects -disk DEV and -disk DEV=IMAGE.
 type diskFlags map[string]string
@@ -42,9 +42,9 @@ func (d diskFlags) Set(v string) error {
 
 // planOptions are flint plan's options.
 type planOptions struct {
-	root        string
-	fetch, json bool
-	disks       diskFlags
+	root, filesDir string
+	fetch, json    bool
+	disks          diskFlags
 }
 
 // planFlags declares flint plan's options; its man page and completions
@@ -56,6 +56,7 @@ func planFlags() (*flag.FlagSet, *planOptions) {
 	fs.StringVar(&o.root, "root", "", "compare files, users and units with the root `DIR`")
 	fs.BoolVar(&o.fetch, "fetch", false, "fetch and hash-check remote resources")
 	fs.BoolVar(&o.json, "json", false, "print the plan as JSON")
+	fs.StringVar(&o.filesDir, "files-dir", "", "the `DIR` a Butane config's local files are read from")
 	fs.Var(o.disks, "disk", "a device the config names, read as it is or from an image (`DEV[=IMAGE]`)")
 	return fs, &o
 }
@@ -65,55 +66,60 @@ func planFlags() (*flag.FlagSet, *planOptions) {
 // plan with errors (what the stages would refuse) is printed, then exits 1.
 func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs, o := planFlags()
-	root, fetch, asJSON, targets := &o.root, &o.fetch, &o.json, o.disks
+	root, fetch, asJSON, filesDir, targets := &o.root, &o.fetch, &o.json, &o.filesDir, o.disks
 	if err := fs.Parse(args); err != nil {
 		return usageError{fmt.Sprintf("plan: %v\n\n%s", err, planUsage)}
 	}
 	if fs.NArg() != 1 {
 		return usageError{"plan: give one config (- for stdin)\n\n" + planUsage}
 	}
-	raw, err := readInput(fs.Arg(0), stdin, config.DefaultMaxSize)
+	cfg, err := readConfig(fs.Arg(0), *filesDir, stdin, stderr)
 	if err != nil {
 		return err
 	}
-	cfg, report, err := config.Parse(raw)
-	for _, e := range report.Entries {
-		fmt.Fprintln(stderr, e.String())
-	}
-	if err != nil {
-		return errFailed
-	}
-	fetcher := resource.New(resource.Options{Offline: !*fetch, Version: version})
-	if *fetch {
-		if err := fetcher.Configure(ctx, cfg.Ignition); err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-	}
-	kernel := blockdev.Kernel{}
-	p, err := plan.Make(ctx, cfg, plan.Options{
-		Disks:   targets,
-		Runner:  sys.Runner{},
-		Devices: kernel,
-		Users:   kernel,
-		Root:    *root,
-		Fetch:   *fetch,
-		Fetcher: fetcher,
-	})
+	p, err := makePlan(ctx, cfg, targets, *root, *fetch)
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(p)
-	} else {
-		err = p.WriteText(stdout)
-	}
-	if err != nil {
+	if err := printPlan(p, *asJSON, stdout); err != nil {
 		return err
 	}
 	if len(p.Errors) > 0 {
 		return errFailed
 	}
 	return nil
+}
+
+// makePlan is plan.Make on this machine: the kernel's block devices, the
+// root at root ("" none), remote resources fetched when fetch is set.
+func makePlan(ctx context.Context, cfg config.Config, disks map[string]string, root string, fetch bool) (*plan.Plan, error) {
+	fetcher := resource.New(resource.Options{Offline: !fetch, Version: version})
+	if fetch {
+		if err := fetcher.Configure(ctx, cfg.Ignition); err != nil {
+			return nil, err
+		}
+	}
+	kernel := blockdev.Kernel{}
+	return plan.Make(ctx, cfg, plan.Options{
+		Disks:   disks,
+		Runner:  sys.Runner{},
+		Devices: kernel,
+		Users:   kernel,
+		Root:    root,
+		Fetch:   fetch,
+		Fetcher: fetcher,
+	})
+}
+
+// printPlan writes p as text, or as JSON.
+func printPlan(p *plan.Plan, asJSON bool, stdout io.Writer) error {
+	var err error
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(p)
+	} else {
+		err = p.WriteText(stdout)
+	}
+	return err
 }

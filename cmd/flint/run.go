@@ -28,6 +28,8 @@ commands:
                                        check configs or Butane configs (FILE "-" is stdin)
   plan [-root DIR] [-disk DEV[=IMAGE]]... [-fetch] [-json] FILE
                                        show what a config would do, writing nothing
+  apply [-root DIR] [-disk DEV|IMAGE]... [-stages LIST] FILE
+                                       do what plan shows, to a root or disk images
   run -stage STAGE -platform ID ...    run one provisioning stage (flint run -h)
   translate [-s] [-p] [-d DIR] [-o FILE] [FILE]
                                        translate a Butane config (flint translate -h)
@@ -72,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runValidate(rest, stdin, stdout, stderr)
 	case "plan":
 		return runPlan(ctx, rest, stdin, stdout, stderr)
+	case "apply":
+		return runApply(ctx, rest, stdin, stdout, stderr)
 	case "run":
 		return runStage(ctx, rest, stdout)
 	case "kickstart":

@@ -43,6 +43,9 @@ flags:
   -fetch-idle-timeout DURATION
                             a download that sends nothing for this long is tried again, 3 times in
                             all (default flint.fetch_idle_timeout= on the kernel command line, else 30s)
+  -firstboot-stamp FILE     the "first boot in progress" stamp, on storage that outlives the boot:
+                            written before the disks stage, removed when files succeeds; a boot
+                            that finds an earlier boot's stops (flint.firstboot.retry=1 goes on)
   -log-to-stdout            log to standard output instead of the journal
   -authorized-keys-fragment write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition
                             (true) or merge them into ~/.ssh/authorized_keys (false); default
@@ -129,6 +132,7 @@ type runOptions struct {
 	stage, platform, root, cache, state, neednet string
 	fetchTimeout, deviceTimeout, idleTimeout     time.Duration
 	toStdout, fragment                           bool
+	stampFile                                    string
 }
 
 // runFlags declares flint run's options, -authorized-keys-fragment's
@@ -148,6 +152,7 @@ func runFlags(fragment bool) (*flag.FlagSet, *runOptions) {
 	fs.DurationVar(&o.deviceTimeout, "device-timeout", disks.DefaultDeviceTimeout, "the `DURATION` the disks stage waits for each device the config names")
 	fs.DurationVar(&o.idleTimeout, "fetch-idle-timeout", 0, "a download that sends nothing for this `DURATION` is tried again, 3 times in all (0: flint.fetch_idle_timeout= on the kernel command line, else 30s)")
 	fs.BoolVar(&o.toStdout, "log-to-stdout", false, "log to standard output instead of the journal")
+	fs.StringVar(&o.stampFile, "firstboot-stamp", "", "the first-boot stamp `FILE`, on storage that outlives a reboot: written before the disks stage, removed when files succeeds; a boot that finds it stops (docs/operator-notes.md)")
 	fs.BoolVar(&o.fragment, "authorized-keys-fragment", fragment, "write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition (true) or merge them into ~/.ssh/authorized_keys (false); the default is $IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT, else the build's")
 	return fs, &o
 }
@@ -169,6 +174,7 @@ func runStageAs(ctx context.Context, args []string, stdout io.Writer, ident stri
 	fs, o := runFlags(fragment)
 	stage, platformID, root, cache, state, neednet := &o.stage, &o.platform, &o.root, &o.cache, &o.state, &o.neednet
 	fetchTimeout, deviceTimeout, idleTimeout, toStdout := &o.fetchTimeout, &o.deviceTimeout, &o.idleTimeout, &o.toStdout
+	stampFile := &o.stampFile
 	usage := func(format string, a ...any) error {
 		return usageError{"run: " + fmt.Sprintf(format, a...) + "\n\n" + runUsageText()}
 	}
@@ -235,6 +241,7 @@ func runStageAs(ctx context.Context, args []string, stdout io.Writer, ident stri
 		Logger:           logger,
 		Version:          version,
 		Getenv:           os.Getenv,
+		StampFile:        *stampFile,
 
 		AuthorizedKeysFile: !o.fragment,
 		// The fetch stages' memory is bounded by the configs they read:

@@ -110,6 +110,8 @@ func pages() []page {
 			"Several files are checked in one run, each line prefixed with the file's name."}},
 		{"plan", 1, "plan.md", []string{
 			"Reads the machine's disks (or images standing in for them) and root, and prints the disks stage's own plan, before and after, and what the files stage would write, writing nothing. A plan with errors, which the stages would refuse, exits 1."}},
+		{"apply", 8, "apply.md", []string{
+			"Runs the first boot's stages (disks, mount, files, umount) against a root directory and disk images, attached to loop devices for the run, to pre-provision an SD card or a VM image. It prints the plan first and writes exactly what the plan says; it refuses a mounted disk, a device the config names that no -disk gives, the running system's root unless -root / -allow-running, and a plan that destroys data unless -allow-data-loss."}},
 		{"run", 8, "distributor-notes.md", []string{
 			"The dracut module's units run one stage each, in the initramfs, in this order: fetch-offline, fetch, kargs, disks, mount, files, umount. The options and their defaults are Ignition's, so units written for it work unchanged. A failed stage fails its unit, and the boot isolates to the emergency target."}},
 		{"translate", 1, "butane.md", []string{

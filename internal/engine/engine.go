@@ -3,10 +3,12 @@
 // (stageList: {name, stage}), not registrations spread over init
 // functions; each implements stages.Stage. The engine owns only what every
 // stage shares: reading the kernel command line once, making the fetcher,
-// loading and saving the state file, logging and timing the stage, and the
-// "stage <name>:" error prefix. What a stage does, down to the config it
-// runs with (stages/fetch gets it, and reads it back from the cache for the
-// later stages) and the flags it leaves, is in its own package.
+// loading and saving the state file, logging and timing the stage, the
+// "stage <name>:" error prefix, and the first-boot stamp (stamp.go) that
+// stops a boot after one that died half-way. What a stage does, down to
+// the config it runs with (stages/fetch gets it, and reads it back from
+// the cache for the later stages) and the flags it leaves, is in its own
+// package.
 //
 // Family: boot stages (internal/README.md).
 package engine
@@ -15,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +115,20 @@ type Options struct {
 	// keys into ~/.ssh/authorized_keys instead of writing the fragment
 	// ~/.ssh/authorized_keys.d/ignition (files.Deps.AuthorizedKeysFile).
 	AuthorizedKeysFile bool
+	// Apply runs the stages for `flint apply`, on a root that is not
+	// booting: the files stage writes no result file and no manifest
+	// (files.Deps.NoResult), so the root gets only what the plan lists.
+	Apply bool
+	// StampFile is the "first boot in progress" stamp, on storage that
+	// outlives the boot ("" means none): written before the disks, mount
+	// and files stages (naming the stage), removed when files succeeds.
+	// A stage that finds one an earlier boot wrote fails with
+	// ErrInterrupted, unless KargFirstbootRetry=1 is on the kernel
+	// command line.
+	StampFile string
+	// BootID reads this boot's id, for the stamp; nil reads
+	// /proc/sys/kernel/random/boot_id.
+	BootID func() (string, error)
 	// MaxConfigSize is the largest config (user, referenced or base) the
 	// stage reads, in bytes; 0 means the kernel argument
 	// flint.config.max_size (fetch.ArgMaxConfigSize), else
@@ -142,7 +159,7 @@ func stageList(o Options) []row {
 		{name: "kargs", stage: fetch.FromCache(src, kargs.Stage{Getenv: o.Getenv, DeviceTimeout: o.DeviceTimeout})},
 		{name: "disks", stage: fetch.FromCache(src, disks.Stage{DeviceTimeout: o.DeviceTimeout})},
 		{name: "mount", stage: fetch.FromCache(src, mount.Stage{})},
-		{name: "files", stage: fetch.FromCache(src, files.Stage{AuthorizedKeysFile: o.AuthorizedKeysFile})},
+		{name: "files", stage: fetch.FromCache(src, files.Stage{AuthorizedKeysFile: o.AuthorizedKeysFile, NoResult: o.Apply})},
 		{name: "umount", stage: fetch.FromCache(src, umount.Stage{})},
 	}
 }
@@ -249,6 +266,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.BootID == nil {
+		o.BootID = readBootID
+	}
 	if o.Version == "" {
 		o.Version = "dev"
 	}
@@ -301,6 +321,22 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 		Initramfs:       initramfs,
 		NetworkComingUp: comingUp,
 	}
+	stamped := o.StampFile != "" && slices.Contains(stampStages, st.name)
+	if o.StampFile != "" {
+		bootID, err := o.BootID()
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		if err := checkStamp(o, cmdline, &state, log); err != nil {
+			return err
+		}
+		if stamped {
+			if err := writeStamp(o, st.name, bootID); err != nil {
+				return err
+			}
+			state.FirstbootStamped = true
+		}
+	}
 	if err := st.stage.Run(ctx, e); err != nil {
 		if e.Config.Ignition.Version != "" {
 			if b, rerr := config.RenderRedacted(e.Config); rerr == nil {
@@ -311,6 +347,9 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 	}
 	if err := saveState(o.StateFile, state); err != nil {
 		return fmt.Errorf("saving state: %w", err)
+	}
+	if stamped && st.name == "files" {
+		return removeStamp(o)
 	}
 	return nil
 }

@@ -19,6 +19,10 @@
 // units and kernel arguments are compared the same way. Without a root
 // the nodes are listed as they would be written, without comparing.
 //
+// With a root that holds the first boot's manifest (files.ManifestPath),
+// the nodes it lists are compared with it: the drift (missing, type, mode,
+// owner or content changed) since that boot.
+//
 // Remote resources are listed; with Options.Fetch they are fetched and
 // hash-checked, their contents discarded.
 //

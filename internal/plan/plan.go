@@ -28,6 +28,10 @@ type Plan struct {
 	Kargs       []Karg       `json:"kernelArguments"`
 	Resources   []Resource   `json:"resources"`
 	Fetched     bool         `json:"fetched"`
+	// Manifest says the root holds the first boot's manifest, and Drift
+	// lists what changed since that boot wrote it (with -root only).
+	Manifest bool    `json:"manifest"`
+	Drift    []Drift `json:"drift"`
 }
 
 // Disk is one config disk.
@@ -203,7 +207,7 @@ func Make(ctx context.Context, cfg config.Config, o Options) (*Plan, error) {
 	// Empty lists, never null, in the JSON.
 	p.Disks, p.Raid, p.Luks, p.Filesystems = orEmpty(p.Disks), orEmpty(p.Raid), orEmpty(p.Luks), orEmpty(p.Filesystems)
 	p.Nodes, p.Users, p.Groups, p.Units = orEmpty(p.Nodes), orEmpty(p.Users), orEmpty(p.Groups), orEmpty(p.Units)
-	p.Kargs, p.Resources = orEmpty(p.Kargs), orEmpty(p.Resources)
+	p.Kargs, p.Resources, p.Drift = orEmpty(p.Kargs), orEmpty(p.Resources), orEmpty(p.Drift)
 	return p, nil
 }
 

@@ -38,6 +38,7 @@ func (p *Plan) root(ctx context.Context, cfg config.Config, o Options) error {
 		}
 		defer root.Close()
 		r = root
+		p.drift(r)
 	}
 	st := cfg.Storage
 	for _, d := range st.Directories {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flintboot/flint/internal/escape"
 	"github.com/flintboot/flint/internal/stages/disks"
+	"github.com/flintboot/flint/internal/stages/files"
 )
 
 // WriteText prints the plan for a person: the errors first, then the
@@ -125,6 +126,19 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	for _, k := range p.Kargs {
 		pf("  kernel argument %s: %s\n", e(k.Arg), k.Action)
+	}
+	brk()
+	if len(p.Drift) > 0 {
+		pf("drift from the first boot's manifest (%s):\n", files.ManifestPath)
+		for _, d := range p.Drift {
+			pf("  %-10s %s", d.Change, e(d.Path))
+			if d.Was != "" || d.Now != "" {
+				pf(": was %s, now %s", e(d.Was), e(d.Now))
+			}
+			pf("\n")
+		}
+	} else if p.Manifest {
+		pf("no drift from the first boot's manifest (%s)\n", files.ManifestPath)
 	}
 	brk()
 	if len(p.Resources) > 0 {

@@ -29,6 +29,13 @@ type State struct {
 	FilesPending map[string]rootfs.FileID `json:"filesPending,omitempty"`
 	// Stages lists how each stage run so far ended (flint's own).
 	Stages []Record `json:"flintStages,omitempty"`
+	// InterruptedStage is the stage an earlier first boot died in, when
+	// this boot found its stamp and went on (flint.firstboot.retry=1):
+	// for the report. flint's own field.
+	InterruptedStage string `json:"interruptedStage,omitempty"`
+	// FirstbootStamped says this boot wrote the first-boot stamp: one
+	// found without it is an earlier boot's. flint's own field.
+	FirstbootStamped bool `json:"firstbootStamped,omitempty"`
 }
 
 // Fetched is one config the fetch stages read.

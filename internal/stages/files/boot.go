@@ -13,6 +13,8 @@ type Stage struct {
 	// ~/.ssh/authorized_keys instead of writing the fragment
 	// (Deps.AuthorizedKeysFile).
 	AuthorizedKeysFile bool
+	// NoResult writes no result file (Deps.NoResult).
+	NoResult bool
 }
 
 // Run runs the stage (Run with Deps) on e.Config, with the LUKS keys and
@@ -40,6 +42,8 @@ func (s Stage) Run(ctx context.Context, e *stages.Env) error {
 		NotatedDirectories: e.State.NotatedDirectories,
 		UserConfigProvided: userConfig,
 		AuthorizedKeysFile: s.AuthorizedKeysFile,
+		NoResult:           s.NoResult,
+		InterruptedStage:   e.State.InterruptedStage,
 		Progress:           j,
 	})
 	if cerr := j.close(e.State); err == nil && cerr != nil {

@@ -95,6 +95,12 @@ type Deps struct {
 	// whose sshd reads no authorized_keys.d (Ignition's build setting
 	// writeAuthorizedKeysFragment=false, internal/distro/distro.go).
 	AuthorizedKeysFile bool
+	// InterruptedStage is the stage an earlier first boot died in
+	// (stages.State.InterruptedStage), for the result file.
+	InterruptedStage string
+	// NoResult skips the result file: `flint apply` provisions a root
+	// that has not booted, and writes only what the config says.
+	NoResult bool
 	// Progress remembers the entries applied, for a run after a crash;
 	// nil remembers nothing.
 	Progress Progress

@@ -18,6 +18,9 @@ type result struct {
 	ProvisioningDate   string          `json:"provisioningDate"`
 	UserConfigProvided bool            `json:"userConfigProvided"`
 	PreviousReport     json.RawMessage `json:"previousReport,omitempty"`
+	// InterruptedStage is the stage an earlier first boot died in, when
+	// this one went on over its stamp (flint's own field).
+	InterruptedStage string `json:"interruptedStage,omitempty"`
 }
 
 // writeResult writes /etc/.ignition-result.json (0600, replacing it). A
@@ -38,7 +41,7 @@ func (s *stage) writeResult(ctx context.Context) error {
 	if s.Now != nil {
 		now = s.Now
 	}
-	res := result{ProvisioningBootID: id, ProvisioningDate: now().Format(time.RFC3339), UserConfigProvided: s.UserConfigProvided}
+	res := result{ProvisioningBootID: id, ProvisioningDate: now().Format(time.RFC3339), UserConfigProvided: s.UserConfigProvided, InterruptedStage: s.InterruptedStage}
 	prev, err := s.root.ReadFile(ResultPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

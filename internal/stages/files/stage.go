@@ -66,8 +66,13 @@ func Run(ctx context.Context, d Deps) error {
 	if err := s.crypttab(ctx); err != nil {
 		return err
 	}
-	if err := s.writeResult(ctx); err != nil {
-		return err
+	if !d.NoResult {
+		if err := s.writeResult(ctx); err != nil {
+			return err
+		}
+		if err := s.writeManifest(ctx); err != nil {
+			return err
+		}
 	}
 	if err := s.relabelAll(ctx); err != nil {
 		return err
