@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"time"
+	"os"
 
 	"github.com/flintboot/flint/internal/flags"
+	"github.com/flintboot/flint/internal/install"
 	"github.com/flintboot/flint/internal/stream"
 )
 
@@ -18,10 +18,6 @@ var listStreamCommand = &flags.Command{Name: "list-stream", About: "List availab
 	{Long: "stream-base-url", Value: "URL", Help: "Base URL for Fedora CoreOS stream metadata"},
 }}
 
-// streamTimeout bounds one stream request, as upstream's client does
-// (src/source.rs, HTTP_COMPLETION_TIMEOUT).
-const streamTimeout = 4 * time.Hour
-
 // runListStream is `list-stream`: every architecture, platform and format
 // of a stream's current release, as a table (src/source.rs, list_stream).
 func runListStream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -29,11 +25,7 @@ func runListStream(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if p == nil {
 		return err
 	}
-	u, err := stream.URL(p.String("stream"), p.String("stream-base-url"))
-	if err != nil {
-		return err
-	}
-	s, err := stream.Fetch(ctx, &http.Client{Timeout: streamTimeout}, u)
+	s, err := install.FetchStream(ctx, p.String("stream"), p.String("stream-base-url"), install.Deps{Proxy: install.ProxyFromEnv(os.Getenv)})
 	if err != nil {
 		return err
 	}

@@ -124,3 +124,23 @@ func (f fetcher) stream(ctx context.Context, u *url.URL) (*stream.Stream, error)
 	}
 	return stream.Decode(bytes.NewReader(raw))
 }
+
+// FetchStream fetches and reads the metadata of the stream name under
+// baseURL (stream.DefaultBaseURL when empty), with install's fetcher:
+// flint list-stream's source, as coreos-installer's list-stream reads it
+// (src/source.rs).
+func FetchStream(ctx context.Context, name, baseURL string, d Deps) (*stream.Stream, error) {
+	log := d.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	u, err := stream.URL(name, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFetcher(ctx, log, 0, d.Backoff, d.Proxy)
+	if err != nil {
+		return nil, err
+	}
+	return f.stream(ctx, u)
+}

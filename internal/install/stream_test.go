@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flintboot/flint/internal/stream"
 )
 
 // sizedTarget is a fakeTarget whose disk has ss-byte sectors.
@@ -142,5 +144,42 @@ func TestStreamOptions(t *testing.T) {
 	}
 	if o, err := ParseArgs([]string{"-s", "stable", "/dev/x"}, nil); err != nil || o.Architecture != hostArchitecture() {
 		t.Errorf("ParseArgs(-s stable) architecture = %q, %v, want this machine's %q", o.Architecture, err, hostArchitecture())
+	}
+}
+
+// sixRowStream is stream metadata with six architecture, platform and
+// format rows.
+const sixRowStream = `{"stream": "testing", "architectures": {
+  "x86_64": {"artifacts": {
+    "metal": {"formats": {"raw.xz": {"disk": {"location": "m"}}, "4k.raw.xz": {"disk": {"location": "m4"}}, "iso": {"disk": {"location": "i"}}}},
+    "qemu": {"formats": {"qcow2.xz": {"disk": {"location": "q"}}}},
+    "openstack": {"formats": {"qcow2.xz": {"disk": {"location": "o"}}}}}},
+  "s390x": {"artifacts": {"metal": {"formats": {"raw.xz": {"disk": {"location": "z"}}}}}}}}`
+
+// TestFetchStream reads stream metadata through install's fetcher, with
+// coreos-installer's words for a failed fetch.
+func TestFetchStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/streams/testing.json":
+			w.Write([]byte(sixRowStream))
+		case "/streams/broken.json":
+			w.Write([]byte(`{"architectures": [`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	get := func(name string) (*stream.Stream, error) {
+		return FetchStream(context.Background(), name, srv.URL+"/streams/", Deps{Backoff: time.Millisecond})
+	}
+	if s, err := get("testing"); err != nil || len(s.Rows()) != 6 {
+		t.Errorf("Fetch(testing) = %v, %v, want 6 rows", s, err)
+	}
+	if _, err := get("missing"); err == nil || err.Error() != "fetching stream metadata: fetching '"+srv.URL+"/streams/missing.json': HTTP status client error (404 Not Found) for url ("+srv.URL+"/streams/missing.json)" {
+		t.Errorf("Fetch(missing) = %v, want upstream's failed fetch", err)
+	}
+	if _, err := get("broken"); err == nil || !strings.HasPrefix(err.Error(), "decoding stream metadata: ") {
+		t.Errorf("Fetch(broken) = %v, want a decoding error", err)
 	}
 }

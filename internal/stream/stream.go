@@ -9,11 +9,9 @@
 package stream
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -68,32 +66,6 @@ func URL(name, base string) (*url.URL, error) {
 		return nil, fmt.Errorf("building stream URL: %w", err)
 	}
 	return b.ResolveReference(ref), nil
-}
-
-// Fetch gets and decodes the metadata at u with client.
-func Fetch(ctx context.Context, client *http.Client, u *url.URL) (*Stream, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("fetching stream metadata: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetching stream metadata: fetching '%s': %w", u, err)
-	}
-	defer resp.Body.Close()
-	// reqwest's error_for_status first (upstream's http_get), then any
-	// other status but 200.
-	if resp.StatusCode >= 400 {
-		kind := "client"
-		if resp.StatusCode >= 500 {
-			kind = "server"
-		}
-		return nil, fmt.Errorf("fetching stream metadata: fetching '%s': HTTP status %s error (%s) for url (%s)", u, kind, resp.Status, u)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("stream metadata fetch from %s failed: %s", u, resp.Status)
-	}
-	return Decode(io.LimitReader(resp.Body, maxSize))
 }
 
 // Decode reads a stream's metadata.

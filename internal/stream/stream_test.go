@@ -1,9 +1,6 @@
 package stream
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -73,35 +70,5 @@ func TestArtifacts(t *testing.T) {
 		if _, err := s.Artifacts(tc[0], tc[1], tc[2]); err == nil || err.Error() != want {
 			t.Errorf("Artifacts(%v) = %v, want %q", tc, err, want)
 		}
-	}
-}
-
-func TestFetch(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/streams/testing.json":
-			w.Write([]byte(testStream))
-		case "/streams/broken.json":
-			w.Write([]byte(`{"architectures": [`))
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
-	get := func(name string) (*Stream, error) {
-		u, err := URL(name, srv.URL+"/streams/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return Fetch(context.Background(), srv.Client(), u)
-	}
-	if s, err := get("testing"); err != nil || len(s.Rows()) != 6 {
-		t.Errorf("Fetch(testing) = %v, %v, want 6 rows", s, err)
-	}
-	if _, err := get("missing"); err == nil || err.Error() != "fetching stream metadata: fetching '"+srv.URL+"/streams/missing.json': HTTP status client error (404 Not Found) for url ("+srv.URL+"/streams/missing.json)" {
-		t.Errorf("Fetch(missing) = %v, want upstream's failed fetch", err)
-	}
-	if _, err := get("broken"); err == nil || !strings.HasPrefix(err.Error(), "decoding stream metadata: ") {
-		t.Errorf("Fetch(broken) = %v, want a decoding error", err)
 	}
 }
