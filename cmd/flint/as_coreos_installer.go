@@ -53,7 +53,9 @@ func coreosInstallerCommand() *flags.Command {
 			}},
 			{Name: "pack", About: "Commands to prepare images at build time", Hidden: true, Subcommands: []*flags.Command{
 				raw("osmet", "Create osmet file from CoreOS block device", false),
-				raw("minimal-iso", "Create minimal ISO from a CoreOS live ISO image", false),
+				{Name: "minimal-iso", About: "Create minimal ISO from a CoreOS live ISO image", Options: []flags.Option{
+					{Long: "consume", Help: "Delete minimal ISO after packing"},
+				}, Args: []flags.Arg{{Name: "FULL_ISO", Help: "ISO image"}, {Name: "MINIMAL_ISO", Help: "Minimal ISO image"}}},
 			}},
 			raw("dev", devCommand.About, true),
 		},
@@ -224,6 +226,11 @@ func runCoreosInstaller(ctx context.Context, args []string, stdin io.Reader, std
 		return nil
 	case "pxe ignition unwrap":
 		if err := pxeUnwrap(p.Args, stdin, stdout); err != nil {
+			return ciFail(stderr, err)
+		}
+		return nil
+	case "pack minimal-iso":
+		if err := packMinimalISO(p.Args[0], p.Args[1], p.Bool("consume"), stderr); err != nil {
 			return ciFail(stderr, err)
 		}
 		return nil

@@ -247,31 +247,41 @@ func (iso *ISO) files() (map[string]Record, error) {
 	return out, nil
 }
 
+// PackStats are what `pack minimal-iso` reports: files matched (of the
+// minimal image's), bytes skipped as shared, bytes packed and their
+// compressed size.
+type PackStats struct {
+	Matched, Files               int
+	Skipped, Written, Compressed int64
+}
+
 // PackMiniso is upstream's `pack minimal-iso` (src/miniso.rs,
 // Data::xzpack): every file of the minimal image must be in the full one
 // with the same length; the table maps each non-empty one's extent to the
-// full image's, and the bytes between them are xz-compressed.
-func PackMiniso(full *ISO, minimal io.ReaderAt, minimalSize int64, appVersion string) (*Miniso, error) {
+// full image's, and the bytes between them are xz-compressed. The caller
+// checks the result with Unpack before it stores it, as upstream does.
+func PackMiniso(full *ISO, minimal io.ReaderAt, minimalSize int64, appVersion string) (*Miniso, PackStats, error) {
 	miniISO, err := OpenISO(minimal, minimalSize)
 	if err != nil {
-		return nil, err
+		return nil, PackStats{}, err
 	}
 	fullFiles, err := full.files()
 	if err != nil {
-		return nil, err
+		return nil, PackStats{}, err
 	}
 	minFiles, err := miniISO.files()
 	if err != nil {
-		return nil, err
+		return nil, PackStats{}, err
 	}
 	m := &Miniso{AppVersion: appVersion}
+	st := PackStats{Files: len(minFiles)}
 	for p, mr := range minFiles {
 		fr, ok := fullFiles[p]
 		if !ok {
-			return nil, fmt.Errorf("missing minimal file %s in full ISO", p)
+			return nil, PackStats{}, fmt.Errorf("missing minimal file %s in full ISO", p)
 		}
 		if fr.Length != mr.Length {
-			return nil, fmt.Errorf("File %s has different lengths in full and minimal ISOs", p)
+			return nil, PackStats{}, fmt.Errorf("File %s has different lengths in full and minimal ISOs", p)
 		}
 		if mr.Length > 0 {
 			m.Entries = append(m.Entries, MinisoEntry{Minimal: mr.Address, Full: fr.Address, Length: fr.Length})
@@ -283,41 +293,52 @@ func PackMiniso(full *ISO, minimal io.ReaderAt, minimalSize int64, appVersion st
 		}
 		return int(int64(a.Full) - int64(b.Full))
 	})
+	st.Matched = len(minFiles)
 	m.Entries = slices.Compact(m.Entries)
 	if err := m.validate(); err != nil {
-		return nil, fmt.Errorf("validating table: %w", err)
+		return nil, PackStats{}, fmt.Errorf("validating table: %w", err)
 	}
 	var packed bytes.Buffer
 	xw, err := xz.NewWriter(&packed)
 	if err != nil {
-		return nil, err
+		return nil, PackStats{}, err
 	}
 	h := sha256.New()
+	cw := &countWriter{w: xw}
 	src := io.TeeReader(io.NewSectionReader(minimal, 0, minimalSize), h)
 	var offset int64
 	for _, e := range m.Entries {
 		addr := int64(e.Minimal) * SectorSize
-		if _, err := io.CopyN(xw, src, addr-offset); err != nil {
-			return nil, fmt.Errorf("copying %d miniso bytes at offset %d: %w", addr-offset, offset, err)
+		if _, err := io.CopyN(cw, src, addr-offset); err != nil {
+			return nil, PackStats{}, fmt.Errorf("copying %d miniso bytes at offset %d: %w", addr-offset, offset, err)
 		}
 		if _, err := io.CopyN(io.Discard, src, int64(e.Length)); err != nil {
-			return nil, fmt.Errorf("skipping miniso file at offset %d: %w", addr, err)
+			return nil, PackStats{}, fmt.Errorf("skipping miniso file at offset %d: %w", addr, err)
 		}
 		offset = addr + int64(e.Length)
+		st.Skipped += int64(e.Length)
 	}
-	if _, err := io.Copy(xw, src); err != nil {
-		return nil, fmt.Errorf("copying remaining miniso bytes: %w", err)
+	if _, err := io.Copy(cw, src); err != nil {
+		return nil, PackStats{}, fmt.Errorf("copying remaining miniso bytes: %w", err)
 	}
 	if err := xw.Close(); err != nil {
-		return nil, fmt.Errorf("finishing xz stream: %w", err)
+		return nil, PackStats{}, fmt.Errorf("finishing xz stream: %w", err)
 	}
 	copy(m.Digest[:], h.Sum(nil))
 	m.Packed = packed.Bytes()
-	// Upstream checks its work the same way before it writes.
-	if err := m.Unpack(full.r, io.Discard); err != nil {
-		return nil, fmt.Errorf("unpacking miniso for verification: %w", err)
-	}
-	return m, nil
+	st.Written, st.Compressed = cw.n, int64(len(m.Packed))
+	return m, st, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Miniso reads the image's coreos/miniso.dat; an image without one is

@@ -23,7 +23,7 @@ func packedPair(t *testing.T, gen string) (full, minimal []byte) {
 	if err != nil {
 		t.Fatalf("Open(full %s) = %v", gen, err)
 	}
-	m, err := PackMiniso(img.ISO, bytes.NewReader(minimal), int64(len(minimal)), "flint-test")
+	m, _, err := PackMiniso(img.ISO, bytes.NewReader(minimal), int64(len(minimal)), "flint-test")
 	if err != nil {
 		t.Fatalf("PackMiniso(%s) = %v", gen, err)
 	}
@@ -126,7 +126,7 @@ func TestPackMinisoMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := livetest.Synthetic()
-	if _, err := PackMiniso(img.ISO, bytes.NewReader(other), int64(len(other)), "t"); err == nil || !strings.Contains(err.Error(), "missing minimal file") {
+	if _, _, err := PackMiniso(img.ISO, bytes.NewReader(other), int64(len(other)), "t"); err == nil || !strings.Contains(err.Error(), "missing minimal file") {
 		t.Errorf("PackMiniso(unrelated image) = %v, want a missing minimal file", err)
 	}
 }
