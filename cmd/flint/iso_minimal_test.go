@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/flintboot/flint/internal/live"
@@ -175,5 +178,20 @@ func TestPackMinimalISO(t *testing.T) {
 	got, _ := os.ReadFile(out)
 	if len(got) != len(minimal) {
 		t.Errorf("extracted %d bytes, want %d", len(got), len(minimal))
+	}
+}
+
+func TestRustErrno(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("opening out: %w", syscall.EEXIST), "opening out: File exists (os error 17)"},
+		{fmt.Errorf("opening out: %w", &os.PathError{Op: "open", Path: "x", Err: syscall.ENOENT}), "opening out: open x: No such file or directory (os error 2)"},
+		{errors.New("plain"), "plain"},
+	} {
+		if got := rustErrno(tt.err); got != tt.want {
+			t.Errorf("rustErrno(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }
