@@ -365,6 +365,10 @@ func TestAfterburnCommandLine(t *testing.T) {
 		// afterburn-network-kargs.service, with AFTERBURN_NETWORK_KARGS_DEFAULT=ip=dhcp.
 		{[]string{"exp", "rd-network-kargs", "--cmdline", "--default-value", "ip=dhcp"}, root, 0, "", "etc/cmdline.d/50-afterburn-network-kargs.conf", "ip=dhcp\n", "etc/cmdline.d/50-flint-network-kargs.conf"},
 		{[]string{"exp", "rd-network-kargs", "--cmdline", "--default-value", "ip=dhcp"}, withIP, 0, "", "", "", "etc/cmdline.d/50-afterburn-network-kargs.conf"},
+		// Any provider name: the default where it gives no arguments
+		// (src/initrd/mod.rs), agent-only providers and unknown names too.
+		{[]string{"exp", "rd-network-kargs", "--provider", "openstack-metadata", "--default-value", "ip=auto"}, root, 0, "", "etc/cmdline.d/50-afterburn-network-kargs.conf", "ip=auto\n", ""},
+		{[]string{"exp", "rd-network-kargs", "--provider", "no-such-cloud", "--default-value", "ip=dhcp,dhcp6"}, root, 0, "", "etc/cmdline.d/50-afterburn-network-kargs.conf", "ip=dhcp,dhcp6\n", ""},
 	} {
 		args := tc.args
 		if tc.root != "" {
