@@ -46,7 +46,7 @@ commands:
                             --network-units; flint only: openstack, powervs, ibmcloud drives)
   nm-keyfiles DIR           write NetworkManager keyfiles (<name>.nmconnection, mode 0600)
                             from the same metadata, as Afterburn's --networkmanager-profiles
-  netplan DIR               write 50-afterburn.yaml (hetzner, proxmoxve), as Afterburn's --netplan-config
+  netplan DIR               write 50-afterburn.yaml (hetzner, proxmoxve, vmware), as Afterburn's --netplan-config
 
 flags for every command:
   -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else

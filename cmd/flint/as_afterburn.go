@@ -41,7 +41,7 @@ const (
 // creates the directory and writes nothing, and so does the front end.
 var (
 	afterburnNetworkMissing = []string{}
-	afterburnNetplanMissing = []string{"vmware"}
+	afterburnNetplanMissing = []string{}
 )
 
 // afterburnProviderOptions are what every Afterburn command that reads
