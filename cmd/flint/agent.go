@@ -46,7 +46,7 @@ commands:
                             --network-units; flint only: openstack, powervs, ibmcloud drives)
   nm-keyfiles DIR           write NetworkManager keyfiles (<name>.nmconnection, mode 0600)
                             from the same metadata, as Afterburn's --networkmanager-profiles
-  netplan DIR               write 50-afterburn.yaml (hetzner, proxmoxve), as Afterburn's --netplan-config
+  netplan DIR               write 50-afterburn.yaml (hetzner, proxmoxve, vmware), as Afterburn's --netplan-config
 
 flags for every command:
   -platform ID              the platform (default: PLATFORM_ID in /run/flint.env, else
@@ -188,7 +188,12 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	}
 	fetcher := resource.New(resource.Options{Logger: logger, Version: version})
 	fetcher.SetTotalTimeout(*timeout)
-	a, err := agent.New(agent.Deps{Getter: fetcher, Logger: logger, Root: *root, Endpoint: endpoint.url}, *platform)
+	deps := agent.Deps{Getter: fetcher, Logger: logger, Root: *root, Endpoint: endpoint.url}
+	if cmd == "network-kargs" {
+		// Any platform name, as Afterburn's rd-network-kargs.
+		return agent.ForNetworkKargs(deps, *platform).NetworkKargs(ctx, strings.TrimSpace(*defaultKargs), *out)
+	}
+	a, err := agent.New(deps, *platform)
 	if err != nil {
 		return usage("%v", err)
 	}
@@ -220,8 +225,6 @@ func runAgent(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return a.WriteNetwork(ctx, agent.NMKeyfiles, fs.Arg(0))
 	case "netplan":
 		return a.WriteNetwork(ctx, agent.Netplan, fs.Arg(0))
-	case "network-kargs":
-		return a.NetworkKargs(ctx, strings.TrimSpace(*defaultKargs), *out)
 	default: // delete-config
 		deleted, err := a.DeleteConfig(ctx)
 		if err == nil && !deleted {

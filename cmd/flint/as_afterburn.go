@@ -41,7 +41,7 @@ const (
 // creates the directory and writes nothing, and so does the front end.
 var (
 	afterburnNetworkMissing = []string{}
-	afterburnNetplanMissing = []string{"vmware"}
+	afterburnNetplanMissing = []string{}
 )
 
 // afterburnProviderOptions are what every Afterburn command that reads
@@ -180,14 +180,21 @@ func runAfterburn(ctx context.Context, args []string, _ io.Reader, stdout, stder
 	}
 	fetcher := resource.New(resource.Options{Logger: log, Version: version})
 	fetcher.SetTotalTimeout(time.Minute)
-	a, err := agent.New(agent.Deps{
+	deps := agent.Deps{
 		Getter: fetcher, Logger: log, Root: root, Endpoint: p.String("flint-endpoint"),
 		KeysName:     afterburnKeysName,
 		AttrPrefixes: []string{"AFTERBURN_"},
 		// Afterburn's network outputs only: no flint-only links.
 		AfterburnNetwork: true,
 		KeysMessageIDs:   [2]string{agent.MsgAfterburnKeysWritten, agent.MsgAfterburnKeysRemoved},
-	}, provider)
+	}
+	if p.Path[1] == "exp" { // rd-network-kargs: any provider name (src/initrd/mod.rs)
+		if err := agent.ForNetworkKargs(deps, provider).NetworkKargs(ctx, p.String("default-value"), afterburnNetworkKargsPath); err != nil {
+			return afterburnFail(stderr, "failed to run", err.Error())
+		}
+		return nil
+	}
+	a, err := agent.New(deps, provider)
 	if err != nil {
 		return afterburnFail(stderr, "failed to run", "fetching metadata from provider", fmt.Sprintf("unknown provider '%s'", provider))
 	}
@@ -198,11 +205,6 @@ func runAfterburn(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		return filepath.Join(root, path)
 	}
 	switch p.Path[1] {
-	case "exp": // rd-network-kargs
-		if err := a.NetworkKargs(ctx, p.String("default-value"), afterburnNetworkKargsPath); err != nil {
-			return afterburnFail(stderr, "failed to run", err.Error())
-		}
-		return nil
 	case "render-ignition":
 		if provider != "azure" {
 			return afterburnFail(stderr, "failed to run", fmt.Sprintf(`render-ignition is only supported for providers ["azure"], got '%s'`, provider))

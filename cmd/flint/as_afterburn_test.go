@@ -355,7 +355,8 @@ func TestAfterburnCommandLine(t *testing.T) {
 		{[]string{"--provider", "openstack-metadata", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"--provider", "cloudstack-configdrive", "--check-in"}, root, 0, "boot check-in requested, but not supported on this platform", "", "", ""},
 		{[]string{"--cmdline", "--check-in"}, noID, 1, "Couldn't find flag 'ignition.platform.id' in cmdline file (/proc/cmdline)", "", "", ""},
-		{[]string{"--provider", "vmware", "--netplan-config", "/run/netplan"}, root, 1, "flint does not yet write --netplan-config for provider vmware", "", "", "run/netplan"},
+		// Not a VMware machine: Afterburn's provider fails before the directory.
+		{[]string{"--provider", "vmware", "--netplan-config", "/run/netplan"}, root, 1, "DMI system vendor is not VMware", "", "", "run/netplan"},
 		{[]string{"multi", "--provider", "aws", "--netplan-config", "/run/netplan"}, root, 0, "", "run/netplan", "", ""},
 		// Where Afterburn only warns: a platform without keys or attributes.
 		{[]string{"--provider", "qemu", "--ssh-keys", "core"}, root, 0, "ssh-keys requested, but not supported on this platform", "", "", "home/core/.ssh/authorized_keys.d/afterburn"},
@@ -365,6 +366,10 @@ func TestAfterburnCommandLine(t *testing.T) {
 		// afterburn-network-kargs.service, with AFTERBURN_NETWORK_KARGS_DEFAULT=ip=dhcp.
 		{[]string{"exp", "rd-network-kargs", "--cmdline", "--default-value", "ip=dhcp"}, root, 0, "", "etc/cmdline.d/50-afterburn-network-kargs.conf", "ip=dhcp\n", "etc/cmdline.d/50-flint-network-kargs.conf"},
 		{[]string{"exp", "rd-network-kargs", "--cmdline", "--default-value", "ip=dhcp"}, withIP, 0, "", "", "", "etc/cmdline.d/50-afterburn-network-kargs.conf"},
+		// Any provider name: the default where it gives no arguments
+		// (src/initrd/mod.rs), agent-only providers and unknown names too.
+		{[]string{"exp", "rd-network-kargs", "--provider", "openstack-metadata", "--default-value", "ip=auto"}, root, 0, "", "etc/cmdline.d/50-afterburn-network-kargs.conf", "ip=auto\n", ""},
+		{[]string{"exp", "rd-network-kargs", "--provider", "no-such-cloud", "--default-value", "ip=dhcp,dhcp6"}, root, 0, "", "etc/cmdline.d/50-afterburn-network-kargs.conf", "ip=dhcp,dhcp6\n", ""},
 	} {
 		args := tc.args
 		if tc.root != "" {

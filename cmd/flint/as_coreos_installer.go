@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/flintboot/flint/internal/flags"
 	"github.com/flintboot/flint/internal/install"
@@ -53,7 +54,9 @@ func coreosInstallerCommand() *flags.Command {
 			}},
 			{Name: "pack", About: "Commands to prepare images at build time", Hidden: true, Subcommands: []*flags.Command{
 				raw("osmet", "Create osmet file from CoreOS block device", false),
-				raw("minimal-iso", "Create minimal ISO from a CoreOS live ISO image", false),
+				{Name: "minimal-iso", About: "Create minimal ISO from a CoreOS live ISO image", Options: []flags.Option{
+					{Long: "consume", Help: "Delete minimal ISO after packing"},
+				}, Args: []flags.Arg{{Name: "FULL_ISO", Help: "ISO image"}, {Name: "MINIMAL_ISO", Help: "Minimal ISO image"}}},
 			}},
 			raw("dev", devCommand.About, true),
 		},
@@ -161,8 +164,26 @@ func coreosInstallerLive(ctx context.Context, path, args []string, stdin io.Read
 // ciFail writes err as coreos-installer's main reports a failure
 // (anyhow: "Error: …") and sets exit status 1.
 func ciFail(stderr io.Writer, err error) error {
-	fmt.Fprintf(stderr, "Error: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(stderr, "Error: %s\n", oneLine(rustErrno(err)))
 	return exitStatus{code: 1}
+}
+
+// rustErrno is err's message with a system error as Rust's io::Error
+// displays it, strerror's words and the number ("File exists (os error
+// 17)"), which upstream's scripts match (tests/images/customize.sh,
+// iso-extract-minimal-iso.sh grep "File exists").
+func rustErrno(err error) string {
+	msg := err.Error()
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno == 0 {
+		return msg
+	}
+	text := errno.Error()
+	if text == "" || !strings.HasSuffix(msg, text) {
+		return msg
+	}
+	rust := strings.ToUpper(text[:1]) + text[1:] + fmt.Sprintf(" (os error %d)", int(errno))
+	return strings.TrimSuffix(msg, text) + rust
 }
 
 // parseClap parses args against cmd as clap's Cmd::parse() does for the
@@ -224,6 +245,11 @@ func runCoreosInstaller(ctx context.Context, args []string, stdin io.Reader, std
 		return nil
 	case "pxe ignition unwrap":
 		if err := pxeUnwrap(p.Args, stdin, stdout); err != nil {
+			return ciFail(stderr, err)
+		}
+		return nil
+	case "pack minimal-iso":
+		if err := packMinimalISO(p.Args[0], p.Args[1], p.Bool("consume"), stderr); err != nil {
 			return ciFail(stderr, err)
 		}
 		return nil

@@ -254,7 +254,11 @@ func runISO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case "extract pxe":
 		return isoExtractPxe(iso, p.String("output-dir"), stdout)
 	case "extract minimal-iso":
-		return errors.New("iso extract minimal-iso: not implemented in flint (it unpacks coreos/miniso.dat, which flint does not read)")
+		out := "-"
+		if len(p.Args) > 1 {
+			out = p.Args[1]
+		}
+		return isoExtractMinimal(iso, out, p.String("output-rootfs"), p.String("rootfs-url"), stdout)
 	}
 	return fmt.Errorf("iso %s: no such command", strings.Join(p.Path[2:], " "))
 }
@@ -682,4 +686,176 @@ func globRegexp(g string) (*regexp.Regexp, error) {
 	}
 	b.WriteString("$")
 	return regexp.Compile(b.String())
+}
+
+// isoExtractMinimal is `iso extract minimal-iso` (coreos-installer
+// src/live/mod.rs, iso_extract_minimal_iso): the minimal image is
+// unpacked from coreos/miniso.dat and the full image's shared extents
+// into a temporary file beside the output, loses its coreos.liveiso=
+// argument (from the command line and kargs.json's default), gains
+// coreos.live.rootfs_url= if asked, and is then linked to the output,
+// never replacing a file, or copied to standard output. Only a vanilla
+// full image works: its digest is the recorded one.
+func isoExtractMinimal(iso, output, rootfsOut, rootfsURL string, stdout io.Writer) error {
+	img, f, err := openLive(iso, false)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	kargs, err := img.Kargs()
+	if err != nil {
+		return err
+	}
+	def, err := img.DefaultKargs()
+	if err != nil {
+		return err
+	}
+	if len(img.Members()) > 0 || kargs != def {
+		return errors.New("Cannot operate on ISO with embedded customizations.\nReset it with `coreos-installer iso reset` and try again.")
+	}
+	dir := os.TempDir()
+	if output == "-" {
+		if install.IsTerminal(stdout) {
+			return errors.New("Refusing to write binary data to terminal")
+		}
+	} else {
+		dir = filepath.Dir(output)
+	}
+	if rootfsOut != "" {
+		const rootfs = "IMAGES/PXEBOOT/ROOTFS.IMG"
+		rec, err := img.ISO.File(rootfs)
+		if err != nil {
+			return fmt.Errorf("looking up '%s': %w", rootfs, err)
+		}
+		w, err := os.OpenFile(rootfsOut, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", rootfsOut, unwrapPathErr(err))
+		}
+		_, err = w.ReadFrom(img.ISO.Section(rec))
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", rootfsOut, err)
+		}
+	}
+	m, err := img.Miniso()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".coreos-installer-temp-")
+	if err != nil {
+		return fmt.Errorf("creating temporary file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := m.Unpack(f, tmp); err != nil {
+		return fmt.Errorf("unpacking miniso: %w", err)
+	}
+	if err := minimalKargs(tmp, rootfsURL); err != nil {
+		return fmt.Errorf("modifying miniso kernel args: %w", err)
+	}
+	if output == "-" {
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("seeking back to start of miniso tempfile: %w", err)
+		}
+		if _, err := io.Copy(stdout, tmp); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return nil
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing temporary file: %w", err)
+	}
+	if err := os.Link(tmp.Name(), output); err != nil {
+		return fmt.Errorf("persisting output file to %s: %w", output, unwrapPathErr(err))
+	}
+	return nil
+}
+
+// minimalKargs drops coreos.liveiso= from the minimal image's command
+// line and default, and appends coreos.live.rootfs_url=URL to the command
+// line when url is set (src/live/mod.rs, modify_miniso_kargs).
+func minimalKargs(f *os.File, url string) error {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	img, err := live.Open(f, size)
+	if err != nil {
+		return err
+	}
+	kargs, err := img.Kargs()
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(strings.Fields(kargs), func(k string) bool { return strings.HasPrefix(k, "coreos.liveiso=") })
+	if i < 0 {
+		return errors.New("minimal ISO does not have coreos.liveiso= karg")
+	}
+	def, err := install.KargsEditor{Delete: []string{strings.Fields(kargs)[i]}}.Apply(kargs)
+	if err != nil {
+		return err
+	}
+	final := def
+	if url != "" {
+		if len(strings.Fields(url)) > 1 {
+			return fmt.Errorf("forbidden whitespace found in '%s'", url)
+		}
+		if final, err = (install.KargsEditor{Append: []string{"coreos.live.rootfs_url=" + url}}).Apply(def); err != nil {
+			return err
+		}
+	}
+	if err := img.SetKargs(final); err != nil {
+		return err
+	}
+	if err := img.SetDefaultKargs(def); err != nil {
+		return err
+	}
+	return img.WriteRegions(f)
+}
+
+// packMinimalISO is coreos-installer's hidden `pack minimal-iso`, run by
+// an OS build (src/live/mod.rs, pack_minimal_iso): the minimal image is
+// packed against the full one and written over the full image's
+// coreos/miniso.dat, after a check that it unpacks to the same digest.
+func packMinimalISO(fullPath, minimalPath string, consume bool, stderr io.Writer) error {
+	full, f, err := openLive(fullPath, true)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, mf, err := openLive(minimalPath, false)
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	size, err := mf.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "Packing minimal ISO")
+	m, st, err := live.PackMiniso(full.ISO, mf, size, coreosInstallerVersion+" (flint "+version+")")
+	if err != nil {
+		return fmt.Errorf("packing miniso: %w", err)
+	}
+	fmt.Fprintf(stderr, "Matched %d files of %d\n", st.Matched, st.Files)
+	fmt.Fprintf(stderr, "Total bytes skipped: %d\nTotal bytes written: %d\nTotal bytes written (compressed): %d\n", st.Skipped, st.Written, st.Compressed)
+	fmt.Fprintln(stderr, "Verifying that packed image matches digest")
+	if err := m.Unpack(f, io.Discard); err != nil {
+		return fmt.Errorf("unpacking miniso for verification: %w", err)
+	}
+	if err := full.StoreMiniso(f, m); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("flushing full ISO: %w", err)
+	}
+	if consume {
+		if err := os.Remove(minimalPath); err != nil {
+			return fmt.Errorf("consuming %s: %w", minimalPath, err)
+		}
+	}
+	fmt.Fprintln(stderr, "Packing successful!")
+	return nil
 }

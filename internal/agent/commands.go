@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -264,6 +265,14 @@ type configDeleter interface {
 func (a *Agent) provider() (platform.Provider, error) {
 	env := platform.Env{Root: a.d.Root, Logger: a.log}
 	if a.d.NewProvider == nil {
+		if a.platform.New == nil {
+			// Afterburn's agent-only providers (cloudstack-*,
+			// openstack-metadata, ibmcloud-classic) and, for
+			// network-kargs, names flint does not know: no config
+			// source, so no hypervisor config and no network
+			// arguments.
+			return noConfig{}, nil
+		}
 		return a.platform.New(env), nil
 	}
 	p, ok := a.d.NewProvider(a.platform.ID, env)
@@ -291,6 +300,27 @@ func (a *Agent) DeleteConfig(ctx context.Context) (deleted bool, err error) {
 	}
 	op.Finish(messageIDKey, MsgConfigDeleted)
 	return true, nil
+}
+
+// noConfig is the provider of a platform without a config source.
+type noConfig struct{}
+
+func (noConfig) FetchConfig(context.Context) ([]byte, error) { return nil, platform.ErrNoConfig }
+
+// ForNetworkKargs is New for NetworkKargs, which Afterburn runs for any
+// provider name (coreos/afterburn src/initrd/mod.rs,
+// fetch_network_kargs: a name other than vmware, proxmoxve and kubevirt
+// gives no arguments, so the default applies): a platform flint does not
+// know is no error there, as it is for the other commands.
+func ForNetworkKargs(d Deps, id string) *Agent {
+	if a, err := New(d, id); err == nil {
+		return a
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Agent{d: d, log: log.With("platform", id), platform: platform.Platform{ID: id}}
 }
 
 // DefaultNetworkKargsPath is where NetworkKargs writes by default: a

@@ -72,3 +72,32 @@ func TestRealProvidersNetworkKargs(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkKargsAnyProvider: Afterburn's rd-network-kargs takes any
+// provider name and writes the default where the provider gives no
+// arguments (src/initrd/mod.rs), Afterburn's agent-only providers and
+// names flint does not know included; and the agent-only providers have
+// no config to delete.
+func TestNetworkKargsAnyProvider(t *testing.T) {
+	for _, id := range []string{"aws", "metal", "openstack-metadata", "cloudstack-configdrive", "cloudstack-metadata", "ibmcloud-classic", "no-such-cloud"} {
+		root := t.TempDir()
+		os.MkdirAll(filepath.Join(root, "proc"), 0o755)
+		os.WriteFile(filepath.Join(root, "proc/cmdline"), []byte("ignition.platform.id="+id+"\n"), 0o644)
+		if err := ForNetworkKargs(Deps{Root: root, Logger: testLogger(t)}, id).NetworkKargs(context.Background(), "ip=auto", DefaultNetworkKargsPath); err != nil {
+			t.Errorf("NetworkKargs(%s) = %v, want the default written", id, err)
+			continue
+		}
+		if got, err := os.ReadFile(filepath.Join(root, DefaultNetworkKargsPath)); string(got) != "ip=auto\n" {
+			t.Errorf("NetworkKargs(%s) wrote %q, %v; want %q", id, got, err, "ip=auto\n")
+		}
+	}
+	for _, p := range platform.AgentOnly() {
+		a, err := New(Deps{Root: t.TempDir(), Logger: testLogger(t)}, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if deleted, err := a.DeleteConfig(context.Background()); deleted || err != nil {
+			t.Errorf("DeleteConfig(%s) = %v, %v; want nothing to delete", p.ID, deleted, err)
+		}
+	}
+}

@@ -47,6 +47,26 @@ const NetplanName = "50-afterburn.yaml"
 // and keyfiles are flint's own, unless Deps.AfterburnNetwork.
 func (a *Agent) WriteNetwork(ctx context.Context, out NetworkOutput, dir string) error {
 	op := oplog.Begin(a.log, "network", "writing "+out.String()+" to "+dir)
+	if out == Netplan && a.platform.NetplanDoc != nil {
+		// The document comes before the directory, as Afterburn's
+		// provider (and its guestinfo) comes before write_netplan_config.
+		doc, err := a.platform.NetplanDoc(ctx, a.host())
+		if err != nil {
+			return op.Fail(fmt.Errorf("%s: %w", out, err))
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return op.Fail(err)
+		}
+		if doc == nil {
+			op.Finish("files", 0)
+			return fmt.Errorf("%s: %s: no metadata: %w", a.platform.ID, out, ErrUnsupported)
+		}
+		if err := sys.WriteFileAtomicBytes(filepath.Join(dir, NetplanName), 0o644, doc); err != nil {
+			return op.Fail(err)
+		}
+		op.Finish("files", 1)
+		return nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return op.Fail(err)
 	}

@@ -48,14 +48,11 @@ func tablePlatforms(has func(platform.Platform) bool) []string {
 // would fail every boot there.
 func TestUnitsMatchTable(t *testing.T) {
 	withMetadata := tablePlatforms(func(p platform.Platform) bool { return p.Metadata != nil })
-	var deleters, kargers []string
+	var deleters []string
 	for _, id := range platform.IDs() {
 		p, _ := platform.Lookup(id)
 		if _, ok := p.New(platform.Env{}).(configDeleter); ok {
 			deleters = append(deleters, id)
-		}
-		if _, ok := p.New(platform.Env{}).(networkKarger); ok {
-			kargers = append(kargers, id)
 		}
 	}
 	for unit, want := range map[string][]string{
@@ -64,10 +61,13 @@ func TestUnitsMatchTable(t *testing.T) {
 		"dracut/systemd/flint-sshkeys@.service":          withMetadata,
 		"dracut/systemd/flint-attributes.service":        withMetadata,
 		"dracut/systemd/flint-delete-config.service":     deleters,
-		"dracut/30flint/flint-network-kargs.service":     kargers,
-		"dracut/30flint/flint-render-ignition.service":   tablePlatforms(func(p platform.Platform) bool { return p.Fragments }),
-		"dracut/30flint/flint-hostname.service":          tablePlatforms(func(p platform.Platform) bool { return p.Hostname }),
-		"dracut/30flint/flint-report-failure.service":    tablePlatforms(func(p platform.Platform) bool { return p.ReportFailure != nil }),
+		// Everywhere, as afterburn-network-kargs.service: where the
+		// platform gives no arguments the distribution's default
+		// (Fedora CoreOS: ip=auto) is written.
+		"dracut/30flint/flint-network-kargs.service":   nil,
+		"dracut/30flint/flint-render-ignition.service": tablePlatforms(func(p platform.Platform) bool { return p.Fragments }),
+		"dracut/30flint/flint-hostname.service":        tablePlatforms(func(p platform.Platform) bool { return p.Hostname }),
+		"dracut/30flint/flint-report-failure.service":  tablePlatforms(func(p platform.Platform) bool { return p.ReportFailure != nil }),
 	} {
 		if got := unitPlatforms(t, unit); !slices.Equal(got, want) {
 			t.Errorf("%s runs on %v, the agent serves %v", unit, got, want)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -266,6 +267,10 @@ type kargAreas struct {
 	Default string    `json:"default"`
 	Regions []*Region `json:"kargs"`
 	args    string
+	// info and infoFile are coreos/kargs.json and its extent, for
+	// SetDefaultKargs; nil for the 2021 header.
+	info     *kargsInfo
+	infoFile *Region
 }
 
 type kargsInfo struct {
@@ -273,8 +278,8 @@ type kargsInfo struct {
 	Files   []struct {
 		Path   string  `json:"path"`
 		Offset uint32  `json:"offset"`
-		Pad    *string `json:"pad"`
-		End    *string `json:"end"`
+		Pad    *string `json:"pad,omitempty"`
+		End    *string `json:"end,omitempty"`
 	} `json:"files"`
 	Size int `json:"size"`
 }
@@ -319,7 +324,12 @@ func (img *Image) readKargs() (*kargAreas, error) {
 		regions = append(regions, r)
 	}
 	sort.Slice(regions, func(i, j int) bool { return regions[i].Offset < regions[j].Offset })
-	return buildKargs(info.Size, info.Default, regions)
+	k, err := buildKargs(info.Size, info.Default, regions)
+	if err != nil {
+		return nil, err
+	}
+	k.info, k.infoFile = &info, &Region{Offset: rec.Offset(), Length: int(rec.Length)}
+	return k, nil
 }
 
 // readKargHeader reads the 2021 images' header (src/live/embed.rs,
@@ -451,6 +461,33 @@ func (img *Image) SetKargs(kargs string) error {
 	return nil
 }
 
+// SetDefaultKargs rewrites the default command line in coreos/kargs.json,
+// as `iso extract minimal-iso` does so that `iso kargs reset` of the
+// minimal image gives its own default (src/live/embed.rs,
+// set_default_kargs): the JSON as serde_json's to_string_pretty writes
+// it, padded with spaces to the file's length.
+func (img *Image) SetDefaultKargs(def string) error {
+	k := img.kargs
+	if k == nil || k.info == nil {
+		return errors.New("minimal ISO does not have kargs.json; please report this as a bug")
+	}
+	info := *k.info
+	info.Default = def
+	b, err := prettyJSON(info)
+	if err != nil {
+		return err
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	if len(b) > k.infoFile.Length {
+		return fmt.Errorf("New version of coreos/kargs.json does not fit in space (%d vs %d)", len(b), k.infoFile.Length)
+	}
+	c := bytes.Repeat([]byte{' '}, k.infoFile.Length)
+	copy(c, b)
+	k.infoFile.contents, k.infoFile.modified = c, true
+	k.info, k.Default = &info, def
+	return nil
+}
+
 // InitrdHeaderJSON is `dev show iso --ignition`: the embed area's offset
 // and length.
 func (img *Image) InitrdHeaderJSON() ([]byte, error) {
@@ -511,8 +548,8 @@ func (img *Image) regions() ([]*Region, error) {
 		out = append(out, &r)
 	}
 	if img.kargs != nil {
-		for _, r := range img.kargs.Regions {
-			if r.modified {
+		for _, r := range append(slices.Clip(img.kargs.Regions), img.kargs.infoFile) {
+			if r != nil && r.modified {
 				out = append(out, r)
 			}
 		}

@@ -81,6 +81,22 @@ func (img *Image) WriteFile(src *os.File, path string) error {
 	return nil
 }
 
+// WriteRegions writes the changed regions into w with no journal: for an
+// image no one else sees yet, such as the temporary file of `iso extract
+// minimal-iso`.
+func (img *Image) WriteRegions(w io.WriterAt) error {
+	regions, err := img.regions()
+	if err != nil {
+		return err
+	}
+	for _, r := range regions {
+		if _, err := w.WriteAt(r.contents, r.Offset); err != nil {
+			return fmt.Errorf("writing %d bytes at %d: %w", r.Length, r.Offset, err)
+		}
+	}
+	return nil
+}
+
 // File is an image opened for writing in place: a file or a block device.
 type File interface {
 	io.ReaderAt

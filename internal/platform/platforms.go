@@ -54,6 +54,10 @@ type Platform struct {
 	// writes of the Network where Afterburn writes one (NoNetplan
 	// elsewhere).
 	Netplan netconfig.NetplanStyle
+	// NetplanDoc, when set, returns the netplan document itself, where
+	// Afterburn's comes from the metadata whole rather than from links
+	// (vmware's guestinfo.metadata); nil with no document.
+	NetplanDoc func(ctx context.Context, host *Host) ([]byte, error)
 	// CheckIn reports a good boot.
 	CheckIn func(ctx context.Context, host *Host) error
 	// ReportFailure reports a failed provisioning with a short, redacted
@@ -94,7 +98,7 @@ var platforms = []Platform{
 	{ID: "scaleway", New: newScaleway, Hostname: true, Metadata: scalewayMetadata, CheckIn: scalewayCheckIn},
 	{ID: "upcloud", New: newUpCloud, Hostname: true, Metadata: upCloudMetadata},
 	{ID: "virtualbox", New: newVirtualBox},
-	{ID: "vmware", New: newVMware},
+	{ID: "vmware", New: newVMware, NetplanDoc: vmwareNetplan},
 	{ID: "vultr", New: newVultr, Hostname: true, Metadata: vultrMetadata},
 	{ID: "zvm", New: newZVM},
 }

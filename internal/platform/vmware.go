@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flintboot/flint/internal/guestchan/vmware"
+	"github.com/flintboot/flint/internal/netconfig"
 )
 
 // The vmware platform reads the config from the VM's guestinfo variables,
@@ -181,6 +183,62 @@ func (p *vmwareProvider) NetworkKargs(ctx context.Context) (kargs string, ok boo
 		return "", false, fmt.Errorf("vmware: %w", err)
 	}
 	return strings.TrimSpace(v), ok && strings.TrimSpace(v) != "", nil
+}
+
+// Afterburn's guestinfo variables of the cloud-init style metadata
+// (coreos/afterburn src/providers/vmware/amd64.rs).
+const (
+	vmwKeyMetadata         = "metadata"
+	vmwKeyMetadataEncoding = "metadata.encoding"
+)
+
+// NetplanDoc returns the netplan document of guestinfo.metadata, as
+// Afterburn's parse_metadata and parse_netplan_config make it
+// (netconfig.NetplanFromMetadata); nil when the VM has no metadata.
+func (p *vmwareProvider) NetplanDoc(ctx context.Context) ([]byte, error) {
+	g, err := p.guestinfo()
+	if err != nil {
+		return nil, err
+	}
+	enc, hasEnc, err := g.Get(ctx, vmwKeyMetadataEncoding)
+	if err != nil {
+		return nil, fmt.Errorf("vmware: %w", err)
+	}
+	raw, hasRaw, err := g.Get(ctx, vmwKeyMetadata)
+	if err != nil {
+		return nil, fmt.Errorf("vmware: %w", err)
+	}
+	var doc []byte
+	switch {
+	case hasEnc && (enc == "base64" || enc == "b64") && hasRaw:
+		doc, err = base64.StdEncoding.DecodeString(raw)
+	case hasEnc && (enc == "gzip+base64" || enc == "gz+b64") && hasRaw:
+		if doc, err = base64.StdEncoding.DecodeString(raw); err == nil {
+			doc, err = gunzip(doc)
+		}
+	case hasEnc && enc != "":
+		return nil, fmt.Errorf("vmware: unknown guestinfo.metadata.encoding '%s'", enc)
+	case hasRaw:
+		doc = []byte(raw)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vmware: guestinfo.metadata: %w", err)
+	}
+	if !utf8.Valid(doc) {
+		return nil, fmt.Errorf("vmware: guestinfo.metadata: invalid utf-8 sequence: %w", ErrProtocol)
+	}
+	out, err := netconfig.NetplanFromMetadata(doc)
+	if err != nil {
+		return nil, fmt.Errorf("vmware: guestinfo.metadata: %w: %w", ErrProtocol, err)
+	}
+	return out, nil
+}
+
+// vmwareNetplan is the platform table's NetplanDoc for vmware.
+func vmwareNetplan(ctx context.Context, h *Host) ([]byte, error) {
+	return newVMware(h.Env).(*vmwareProvider).NetplanDoc(ctx)
 }
 
 // guestinfo checks that this is a VMware VM and opens the RPC channel.

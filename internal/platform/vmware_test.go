@@ -520,3 +520,40 @@ func TestVMwareNetworkKargs(t *testing.T) {
 		t.Errorf("NetworkKargs() off VMware = %v, want ErrNoProvider", err)
 	}
 }
+
+// TestVMwareNetplanDoc: guestinfo.metadata in each of Afterburn's
+// encodings (src/providers/vmware/amd64.rs, parse_metadata) gives the
+// netplan document of its network key.
+func TestVMwareNetplanDoc(t *testing.T) {
+	const meta = "instance-id: vm1\nnetwork:\n  version: 2\n  ethernets:\n    nics:\n      match:\n        name: ens*\n      dhcp4: yes\n"
+	const want = "network:\n  ethernets:\n    nics:\n      dhcp4: yes\n      match:\n        name: ens*\n  version: 2\n"
+	b64 := base64.StdEncoding.EncodeToString([]byte(meta))
+	gzb64 := base64.StdEncoding.EncodeToString([]byte(vmwGzip(t, meta)))
+	for _, tt := range []struct {
+		name    string
+		vars    map[string]string
+		want    string
+		wantErr string
+	}{
+		{"raw", map[string]string{"guestinfo.metadata": meta}, want, ""},
+		{"empty encoding", map[string]string{"guestinfo.metadata": meta, "guestinfo.metadata.encoding": ""}, want, ""},
+		{"base64", map[string]string{"guestinfo.metadata": b64, "guestinfo.metadata.encoding": "base64"}, want, ""},
+		{"b64", map[string]string{"guestinfo.metadata": b64, "guestinfo.metadata.encoding": "b64"}, want, ""},
+		{"gzip+base64", map[string]string{"guestinfo.metadata": gzb64, "guestinfo.metadata.encoding": "gzip+base64"}, want, ""},
+		{"gz+b64", map[string]string{"guestinfo.metadata": gzb64, "guestinfo.metadata.encoding": "gz+b64"}, want, ""},
+		{"none", map[string]string{}, "", ""},
+		{"unknown encoding", map[string]string{"guestinfo.metadata": meta, "guestinfo.metadata.encoding": "zstd"}, "", "unknown guestinfo.metadata.encoding 'zstd'"},
+		{"encoding without metadata", map[string]string{"guestinfo.metadata.encoding": "base64"}, "", "unknown guestinfo.metadata.encoding 'base64'"},
+		{"no network key", map[string]string{"guestinfo.metadata": "instance-id: vm1\n"}, "", "no 'network' key found"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := testVMware(t, "VMware, Inc.", &fakeGuestRPC{vars: tt.vars}, nil).NetplanDoc(context.Background())
+			if string(got) != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("NetplanDoc() = %q, %v; want %q, %q", got, err, tt.want, tt.wantErr)
+			}
+			if tt.name == "none" && got != nil {
+				t.Errorf("NetplanDoc() without metadata = %q, want nil", got)
+			}
+		})
+	}
+}

@@ -197,7 +197,31 @@ const DefaultKargs = "mitigations=auto,nosmt coreos.liveiso=fedora-coreos-test i
 const InitrdAreaSize = 256 << 10
 
 // Generation builds the image of one generation (see Generations).
-func Generation(name string) ([]byte, Info) {
+func Generation(name string) ([]byte, Info) { return generation(name, plain) }
+
+// The variants of a generation's image.
+const (
+	plain   = iota
+	full    // with a larger root filesystem and room for miniso.dat
+	minimal // without the root filesystem and miniso.dat
+)
+
+// MinisoAreaSize is the room the full image of MinimalPair has for
+// coreos/miniso.dat.
+const MinisoAreaSize = 64 << 10
+
+// MinimalPair builds a generation's full image (from 2021-12, which has
+// coreos/miniso.dat, zeroed until packed) and its minimal image: the same
+// files in other places, without images/pxeboot/rootfs.img or
+// miniso.dat, as the Fedora CoreOS build makes them before `pack
+// minimal-iso` stores the one in the other.
+func MinimalPair(name string) (fullImg, minimalImg []byte, fullInfo Info) {
+	f, info := generation(name, full)
+	m, _ := generation(name, minimal)
+	return f, m, info
+}
+
+func generation(name string, variant int) ([]byte, Info) {
 	info := Info{InitrdLength: InitrdAreaSize, Pad: '#', End: '\n'}
 	var at = func(s string) bool {
 		for _, g := range Generations {
@@ -225,7 +249,12 @@ func Generation(name string) ([]byte, Info) {
 	add := func(p string, b []byte) { files = append(files, File{p, b}) }
 	add("IMAGES/PXEBOOT/VMLINUZ", []byte("kernel image\n"))
 	add("IMAGES/PXEBOOT/INITRD.IMG", []byte("live initramfs\n"))
-	add("IMAGES/PXEBOOT/ROOTFS.IMG", []byte("root filesystem\n"))
+	switch variant {
+	case plain:
+		add("IMAGES/PXEBOOT/ROOTFS.IMG", []byte("root filesystem\n"))
+	case full:
+		add("IMAGES/PXEBOOT/ROOTFS.IMG", []byte(strings.Repeat("root filesystem\n", 1000)))
+	}
 	// Prefix lengths of the areas in the boot loader configs.
 	const grubPrefix, isoPrefix = "menuentry 'Fedora CoreOS (Live)' {\n  linux /images/pxeboot/vmlinuz ", "label linux\n  append initrd=/images/pxeboot/initrd.img,/images/ignition.img "
 	var kargFiles []string
@@ -281,7 +310,12 @@ func Generation(name string) ([]byte, Info) {
 		add("COREOS/KARGS.JSO", b)
 	}
 	if at("2021-12") {
-		add("COREOS/MINISO.DAT", []byte("miniso data\n"))
+		switch variant {
+		case plain:
+			add("COREOS/MINISO.DAT", []byte("miniso data\n"))
+		case full:
+			add("COREOS/MINISO.DAT", make([]byte, MinisoAreaSize))
+		}
 		feats := []string{"installer-config", "live-initrd-network"}
 		f := map[string]any{"installer-config": true, "live-initrd-network": true}
 		if at("2022-09") {
