@@ -81,8 +81,8 @@ tree() {
     if [ ! -f "$out/tree.img.done" ]; then
         echo "building flint and the initramfs of this tree in $out" >&2
         CGO_ENABLED=0 go build -tags nethttpomithttp2 -trimpath -ldflags "-s -w -X main.version=bootbench" \
-            -o "$out/flint" ./cmd/flint
-        tests/vm/mkinitrd.sh "$out/flint" "$kver" "$out/build" "$out/tree.img"
+            -o "$out/flint" ./cmd/flint >&2
+        tests/vm/mkinitrd.sh "$out/flint" "$kver" "$out/build" "$out/tree.img" >&2
         touch "$out/tree.img.done"
     fi
     echo "$out/tree.img"
