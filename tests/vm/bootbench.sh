@@ -1,5 +1,5 @@
 #!/bin/bash
-# bootbench.sh [-n N] [-o DIR] [-a ARGS] [NAME=INITRD ...]
+# bootbench.sh [-n N] [-o DIR] [-a ARGS] [-A NAME=ARGS] [NAME=INITRD ...]
 #
 # An on-demand benchmark of the first boot (not run by `make test`): boots
 # the demo (examples/demo.ign in fw_cfg, its web page served on
@@ -10,7 +10,7 @@
 # start to the end of the files stage and to switch-root.
 #
 # Without NAME=INITRD it builds one from this tree (go build, then
-# mkinitrd.sh) and names it "tree". To compare two trees, build an
+# mkinitrd.sh) and names it "tree"; NAME=- does the same under NAME. To compare two trees, build an
 # initramfs from each with mkinitrd.sh and give both: the boots alternate
 # between them (round 1: A, B; round 2: B, A; ...) so that a machine whose
 # load changes affects both alike. Compare the medians and their ratios,
@@ -26,7 +26,17 @@
 #
 # -a adds kernel arguments: flint.console=1 puts flint's own lines, with
 # the journal's stamps, in the consoles kept, to tell a stage's own time
-# from its unit's.
+# from its unit's. -A NAME=ARGS adds kernel arguments to the boots of
+# NAME's initramfs only (repeatable): an initramfs of Ignition's dracut
+# module has no generator that brings the network up on its own, so its
+# boots want "rd.neednet=1 ip=dhcp", as a distro's glue would give them.
+#
+# The second initramfs may be Ignition's (built by hand from its public
+# source, see tests/vm/README.md): its units (ignition-*.service) are read
+# beside flint's, and the rows "stage:disks" (and fetch-offline, fetch,
+# kargs, mount, files) hold either's unit of that stage. With two
+# initramfs the table shows each median with its spread (min-max) and the
+# second's median over the first's.
 #
 # Needs root (dracut, when it builds) and what `make demo` needs. Every
 # console is kept in DIR (default bin/bootbench).
@@ -34,13 +44,18 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 n=3 out=bin/bootbench port=8765 extra=""
-while getopts n:o:a: opt; do
+declare -A own=()
+while getopts n:o:a:A: opt; do
     case $opt in
         n) n=$OPTARG ;;
         o) out=$OPTARG ;;
         a) extra=$OPTARG ;;
+        A)
+            [[ $OPTARG == *=* ]] || { echo "bootbench: -A $OPTARG: want NAME=ARGS" >&2; exit 2; }
+            own[${OPTARG%%=*}]=${OPTARG#*=}
+            ;;
         *)
-            echo "usage: $0 [-n N] [-o DIR] [-a ARGS] [NAME=INITRD ...]" >&2
+            echo "usage: $0 [-n N] [-o DIR] [-a ARGS] [-A NAME=ARGS] [NAME=INITRD ...]" >&2
             exit 2
             ;;
     esac
@@ -61,19 +76,29 @@ for k in /boot/vmlinuz-*; do
 done
 [ -n "$kernel" ] || die "no kernel in /boot with its modules in /lib/modules"
 
+# tree builds flint and the initramfs of this tree, once.
+tree() {
+    if [ ! -f "$out/tree.img.done" ]; then
+        echo "building flint and the initramfs of this tree in $out" >&2
+        CGO_ENABLED=0 go build -tags nethttpomithttp2 -trimpath -ldflags "-s -w -X main.version=bootbench" \
+            -o "$out/flint" ./cmd/flint >&2
+        tests/vm/mkinitrd.sh "$out/flint" "$kver" "$out/build" "$out/tree.img" >&2
+        touch "$out/tree.img.done"
+    fi
+    echo "$out/tree.img"
+}
+rm -f "$out/tree.img.done"
+
 names=() imgs=()
-if [ $# -eq 0 ]; then
-    echo "building flint and the initramfs of this tree in $out"
-    CGO_ENABLED=0 go build -tags nethttpomithttp2 -trimpath -ldflags "-s -w -X main.version=bootbench" \
-        -o "$out/flint" ./cmd/flint
-    tests/vm/mkinitrd.sh "$out/flint" "$kver" "$out/build" "$out/tree.img"
-    names=(tree) imgs=("$out/tree.img")
-fi
+[ $# -gt 0 ] || set -- tree=-
 for arg in "$@"; do
     [[ $arg == *=* ]] || die "$arg: want NAME=INITRD"
-    [ -f "${arg#*=}" ] || die "${arg#*=}: no such initramfs"
+    img=${arg#*=}
+    # NAME=- is this tree's, built here.
+    [ "$img" != - ] || img=$(tree)
+    [ -f "$img" ] || die "$img: no such initramfs"
     names+=("${arg%%=*}")
-    imgs+=("$(realpath "${arg#*=}")")
+    imgs+=("$(realpath "$img")")
 done
 
 tests/vm/mkroot.sh "$out" "$out/rootfs.img" > /dev/null
@@ -85,7 +110,8 @@ kill -0 "$httpd" 2> /dev/null || die "cannot serve on 127.0.0.1:$port (in use?)"
 
 # boot NAME INITRD LOG boots the demo once on fresh disks.
 boot() {
-    local disk=$out/root.img data=$out/data.img
+    local disk=$out/root.img data=$out/data.img args="$extra ${own[$1]:-}"
+    args=$(echo $args)
     rm -f "$disk" "$data"
     truncate -s 64M "$disk"
     sgdisk -n 1:2048:+32M -t 1:8300 -c 1:root "$disk" > /dev/null
@@ -94,7 +120,7 @@ boot() {
     timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nodefaults -nographic \
         -serial stdio -no-reboot -device virtio-rng-pci \
         -kernel "$kernel" -initrd "$2" \
-        -append "console=ttyS0 panic=-1 root=LABEL=flintroot rd.shell=0 rd.emergency=poweroff printk.time=1 printk.devkmsg=on systemd.log_target=kmsg systemd.log_level=info ignition.firstboot ignition.platform.id=qemu${extra:+ $extra}" \
+        -append "console=ttyS0 panic=-1 root=LABEL=flintroot rd.shell=0 rd.emergency=poweroff printk.time=1 printk.devkmsg=on systemd.log_target=kmsg systemd.log_level=info ignition.firstboot ignition.platform.id=qemu${args:+ $args}" \
         -fw_cfg name=opt/com.coreos/config,file=examples/demo.ign \
         -drive "file=$disk,format=raw,if=virtio" -drive "file=$data,format=raw,if=virtio" \
         -netdev user,id=n0 -device virtio-net-pci,netdev=n0 < /dev/null 2>&1 |
@@ -102,9 +128,11 @@ boot() {
     grep -q "FLINTVM-ROOT: init reached" "$3" || die "boot $1: the root filesystem was not reached (console: $3)"
 }
 
-# stamps LOG prints "UNIT START END" for every unit of interest, and the
-# pseudo-units "total:files-end" (kernel start to the files stage's end)
-# and "total:switch-root".
+# stamps LOG prints "UNIT START END" for every unit of interest (flint's
+# and Ignition's), "stage:S START END" for the unit of stage S whichever
+# provisions, and the pseudo-units "total:basic-target" (kernel start to
+# basic.target), "total:files-end" (to the files stage's end) and
+# "total:switch-root".
 stamps() {
     awk '
     function stamp(line) { sub(/^\[ */, "", line); sub(/\].*/, "", line); return line + 0 }
@@ -118,16 +146,25 @@ stamps() {
     }
     /systemd\[1\]: (Finished|Started|Mounted) / {
         u = unit($0); if (!(u in end)) end[u] = stamp($0)
-        if (u == "flint-files.service") files = end[u]
+        if (u == "flint-files.service" || u == "ignition-files.service") files = end[u]
         next
     }
+    /systemd\[1\]: Reached target basic\.target/ { if (basic == "") basic = stamp($0) }
     /systemd\[1\]: Switching root/ { sw = stamp($0) }
     END {
         for (i = 1; i <= k; i++) {
             u = order[i]
-            if (u ~ /^(dracut-|flint-|systemd-fsck|sysroot\.mount|initrd-switch-root|systemd-udev-trigger|systemd-networkd\.service)/ && (u in end))
+            if (u ~ /^(dracut-|flint-|ignition-|systemd-fsck|sysroot\.mount|initrd-switch-root|systemd-udev-trigger|systemd-networkd\.service)/ && (u in end))
                 print u, start[u], end[u]
         }
+        for (i = 1; i <= k; i++) {
+            u = order[i]
+            if (u ~ /^(flint|ignition)-(fetch-offline|fetch|kargs|disks|mount|files)\.service$/ && (u in end)) {
+                s = u; sub(/^(flint|ignition)-/, "", s); sub(/\.service$/, "", s)
+                print "stage:" s, start[u], end[u]
+            }
+        }
+        if (basic != "") print "total:basic-target", 0, basic
         if (files != "") print "total:files-end", 0, files
         if (sw != "") print "total:switch-root", 0, sw
     }' "$1"
@@ -149,29 +186,37 @@ for ((round = 1; round <= n; round++)); do
     done
 done
 
-# The medians, one column per initramfs, in boot order of the first.
+# The medians, one column per initramfs, in boot order of the first; with
+# two, each with its spread (min-max) and the second's median over the
+# first's.
 echo
 awk -v names="${names[*]}" '
-function median(list,   a, m, i, j, t) {
+function sorted(list, a,   m, i, j, t) {
     m = split(list, a, " ")
     for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+    return m
 }
+function median(list,   a, m) { m = sorted(list, a); return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+function spread(list,   a, m) { m = sorted(list, a); return sprintf("%.2f-%.2f", a[1], a[m]) }
 {
     if (!(($2) in seen)) { seen[$2] = 1; units[++k] = $2 }
     v[$1, $2] = v[$1, $2] " " $3; c[$1, $2]++
 }
 END {
     nn = split(names, nm, " ")
+    w = nn == 2 ? 28 : 16
     printf "%-34s", "median seconds (runs)"
-    for (j = 1; j <= nn; j++) printf " %16s", nm[j]
+    for (j = 1; j <= nn; j++) printf " %" w "s", nm[j] (nn == 2 ? " (min-max)" : "")
     if (nn == 2) printf " %8s", "ratio"
     printf "\n"
     for (i = 1; i <= k; i++) {
         printf "%-34s", units[i]
         for (j = 1; j <= nn; j++) {
-            if ((nm[j], units[i]) in c) { med[j] = median(v[nm[j], units[i]]); printf " %10.3f (%2d)", med[j], c[nm[j], units[i]] }
-            else { med[j] = ""; printf " %16s", "-" }
+            if ((nm[j], units[i]) in c) {
+                med[j] = median(v[nm[j], units[i]])
+                if (nn == 2) printf " %8.3f (%11s) (%2d)", med[j], spread(v[nm[j], units[i]]), c[nm[j], units[i]]
+                else printf " %10.3f (%2d)", med[j], c[nm[j], units[i]]
+            } else { med[j] = ""; printf " %" w "s", "-" }
         }
         if (nn == 2 && med[1] != "" && med[2] != "" && med[1] > 0) printf " %8.2f", med[2] / med[1]
         printf "\n"
