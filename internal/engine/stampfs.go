@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/sys"
+)
+
+// The stamp on a filesystem the engine mounts only for it
+// (Options.StampDevice): in the dracut module the filesystem labelled
+// boot, where `flint install` and coreos-installer leave
+// ignition.firstboot (fedora-coreos-config keeps that flag there too, and
+// its GRUB config adds the ignition.firstboot argument while it exists).
+// It outlives a reboot, which /run does not, and it is mounted only
+// around the stamp's reads and writes: the disks stage may repartition
+// the disk it is on, and a mounted partition would be busy.
+
+// StampMounter mounts the stamp's filesystem at its directory.
+type StampMounter interface {
+	// Mount mounts device at dir, read-write or read-only.
+	Mount(ctx context.Context, device, dir string, readWrite bool) error
+	// Unmount unmounts dir.
+	Unmount(ctx context.Context, dir string) error
+}
+
+// commandMounter mounts with mount(8), which finds the filesystem's type
+// itself (vfat, ext4 or xfs, whatever the distro made).
+type commandMounter struct{ r sys.Runner }
+
+func (m commandMounter) Mount(ctx context.Context, device, dir string, readWrite bool) error {
+	mode := "ro"
+	if readWrite {
+		mode = "rw"
+	}
+	_, err := m.r.Run(ctx, "mount", "-o", mode, device, dir)
+	return err
+}
+
+func (m commandMounter) Unmount(ctx context.Context, dir string) error {
+	_, err := m.r.Run(ctx, "umount", dir)
+	return err
+}
+
+// withStampFS runs f with the stamp's filesystem mounted (read-write when
+// rw), when the engine mounts it, and unmounts it after.
+func withStampFS(ctx context.Context, o Options, rw bool, f func() error) error {
+	if o.StampDevice == "" {
+		return f()
+	}
+	dir := filepath.Dir(o.StampFile)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("first-boot stamp: %w", err)
+	}
+	if err := o.StampMounter.Mount(ctx, o.StampDevice, dir, rw); err != nil {
+		return fmt.Errorf("first-boot stamp: mounting %s: %w", o.StampDevice, err)
+	}
+	ferr := f()
+	if err := o.StampMounter.Unmount(ctx, dir); err != nil {
+		return errors.Join(ferr, fmt.Errorf("first-boot stamp: unmounting %s: %w", dir, err))
+	}
+	return ferr
+}
+
+// stampDeviceUsable says whether the stamp can be kept on StampDevice in
+// this stage: the device must be there, and in the stages that write the
+// stamp the config must not wipe or remake it (then the stamp would go
+// with it, or hold the disk busy). Why not is logged at info level in the
+// disks stage, the first that writes the stamp, and at debug level in the
+// others, so the log says it once.
+func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) bool {
+	level := slog.LevelDebug
+	if stage == "disks" {
+		level = slog.LevelInfo
+	}
+	if _, err := os.Stat(o.StampDevice); err != nil {
+		log.Log(context.Background(), level, "no "+o.StampDevice+": running without the first-boot stamp", "error", err)
+		return false
+	}
+	if !writes {
+		return true
+	}
+	raw, err := os.ReadFile(o.ConfigCache)
+	if err != nil {
+		// The stage reports the missing cache itself.
+		return true
+	}
+	cfg, err := config.ParseRendered(raw)
+	if err != nil {
+		return true
+	}
+	if why := stampDeviceTouched(cfg.Storage, o.StampDevice, partitionOf); why != "" {
+		log.Log(context.Background(), level, "the config "+why+": running without the first-boot stamp, which would go with it", "device", o.StampDevice)
+		return false
+	}
+	return true
+}
+
+// stampDeviceTouched says how the config's storage would wipe or remake
+// the filesystem at dev, or "" when it leaves it alone: a partition table
+// wiped on its disk, a partition with its number on that disk or any
+// partition labelled boot, a filesystem made on it or labelled boot, or
+// a RAID array over it or its disk. partOf is partitionOf (a test's
+// stand-in for sysfs).
+func stampDeviceTouched(st config.Storage, dev string, partOf func(string) (string, int)) string {
+	real, err := filepath.EvalSymlinks(dev)
+	if err != nil {
+		return ""
+	}
+	disk, number := partOf(real)
+	same := func(path string) bool {
+		p, err := filepath.EvalSymlinks(path)
+		return err == nil && p == real
+	}
+	onDisk := func(path string) bool {
+		p, err := filepath.EvalSymlinks(path)
+		return err == nil && disk != "" && p == disk
+	}
+	for _, d := range st.Disks {
+		for _, p := range d.Partitions {
+			if p.Label != nil && *p.Label == "boot" {
+				return "makes a partition labelled boot on " + d.Device
+			}
+		}
+		if !onDisk(d.Device) {
+			continue
+		}
+		if d.WipeTable != nil && *d.WipeTable {
+			return "wipes the partition table of " + d.Device + ", which holds " + dev
+		}
+		for _, p := range d.Partitions {
+			if p.Number == number {
+				return "changes partition " + strconv.Itoa(number) + " of " + d.Device + ", which is " + dev
+			}
+		}
+	}
+	for _, fs := range st.Filesystems {
+		wipe := fs.WipeFilesystem != nil && *fs.WipeFilesystem
+		if wipe && (same(fs.Device) || fs.Label != nil && *fs.Label == "boot") {
+			return "makes the filesystem " + fs.Device + " anew"
+		}
+	}
+	for _, r := range st.Raid {
+		for _, m := range r.Devices {
+			if same(m) || onDisk(m) {
+				return "builds RAID array " + r.Name + " over " + m
+			}
+		}
+	}
+	return ""
+}
+
+// partitionOf returns the disk a partition device is on and its number
+// (from /sys/class/block), or "" and 0 for a device that is not a
+// partition.
+func partitionOf(dev string) (string, int) {
+	name := filepath.Base(dev)
+	raw, err := os.ReadFile(filepath.Join("/sys/class/block", name, "partition"))
+	if err != nil {
+		return "", 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return "", 0
+	}
+	sysdir, err := filepath.EvalSymlinks(filepath.Join("/sys/class/block", name))
+	if err != nil {
+		return "", 0
+	}
+	return filepath.Join(filepath.Dir(dev), filepath.Base(filepath.Dir(sysdir))), n
+}
