@@ -134,7 +134,7 @@ type Options struct {
 	// whose disks stage would wipe or remake it, means no stamp
 	// (stampfs.go).
 	StampDevice string
-	// StampMounter mounts StampDevice; nil runs mount(8) and umount(8).
+	// StampMounter mounts StampDevice; nil calls mount(2) and umount(2).
 	StampMounter StampMounter
 	// BootID reads this boot's id, for the stamp; nil reads
 	// /proc/sys/kernel/random/boot_id.
@@ -280,7 +280,7 @@ func (o Options) withDefaults() Options {
 		o.BootID = readBootID
 	}
 	if o.StampMounter == nil {
-		o.StampMounter = commandMounter{sys.Runner{Logger: o.Logger.With(oplog.OpKey, "command")}}
+		o.StampMounter = kernelMounter{}
 	}
 	if o.Version == "" {
 		o.Version = "dev"
