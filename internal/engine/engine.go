@@ -15,6 +15,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -357,7 +358,10 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 			}
 			return nil
 		})
-		if err != nil {
+		if errors.Is(err, errNoStampFS) {
+			log.Info("running without the first-boot stamp", "error", err)
+			stamped = false
+		} else if err != nil {
 			return err
 		}
 	}

@@ -25,11 +25,16 @@ import (
 
 // StampMounter mounts the stamp's filesystem at its directory.
 type StampMounter interface {
-	// Mount mounts device at dir, read-write or read-only.
+	// Mount mounts device at dir, read-write or read-only; an error
+	// wrapping errNoStampFS means there is no filesystem to mount.
 	Mount(ctx context.Context, device, dir string, readWrite bool) error
 	// Unmount unmounts dir.
 	Unmount(ctx context.Context, dir string) error
 }
+
+// errNoStampFS means the stamp's device holds no filesystem flint can
+// mount: the stage goes on without the stamp, as without the device.
+var errNoStampFS = errors.New("no ext4, xfs, btrfs or FAT filesystem")
 
 // kernelMounter mounts with mount(2), the type read from the superblock
 // (sys.ProbeFilesystem): no process, where mount(8) would cost one per
@@ -44,7 +49,7 @@ func (kernelMounter) Mount(_ context.Context, device, dir string, readWrite bool
 	fstype, _ := sys.ProbeFilesystem(f, 0)
 	f.Close()
 	if fstype == "" {
-		return fmt.Errorf("%s holds no ext4, xfs, btrfs or FAT filesystem", device)
+		return fmt.Errorf("%s: %w", device, errNoStampFS)
 	}
 	return sys.Mounter{}.Mount(device, dir, fstype, stampMountFlags(readWrite), "")
 }

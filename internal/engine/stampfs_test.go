@@ -21,11 +21,16 @@ type fakeStampFS struct {
 	mounted string
 	rw      bool
 	seen    map[string]string
+	// noFS makes Mount find no filesystem on the device.
+	noFS bool
 }
 
 func (f *fakeStampFS) Mount(_ context.Context, device, dir string, rw bool) error {
 	if f.mounted != "" {
 		return errors.New("already mounted at " + f.mounted)
+	}
+	if f.noFS {
+		return errNoStampFS
 	}
 	f.calls = append(f.calls, map[bool]string{true: "rw", false: "ro"}[rw])
 	f.mounted, f.rw = dir, rw
@@ -207,5 +212,20 @@ func TestStampDeviceTouched(t *testing.T) {
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("stampDeviceTouched(%s) = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestStampWithoutAFilesystemOnItsDevice(t *testing.T) {
+	m := bootFS(t, "files")
+	m.mounter.noFS = true
+	if err := m.bootOnce(t); err == nil || errors.Is(err, errNoStampFS) {
+		t.Fatalf("boot with files failing and no filesystem for the stamp = %v, want the files stage's error", err)
+	}
+	m.fail = ""
+	if err := m.bootOnce(t); err != nil {
+		t.Errorf("next boot = %v, want it to go on without a stamp", err)
+	}
+	if m.mounter.mounted != "" {
+		t.Errorf("still mounted at %s", m.mounter.mounted)
 	}
 }
