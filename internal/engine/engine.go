@@ -338,7 +338,7 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 	stamped := o.StampFile != "" && slices.Contains(stampStages, st.name)
 	useStamp := o.StampFile != ""
 	if useStamp && o.StampDevice != "" {
-		useStamp = stampDeviceUsable(o, st.name, stamped, log)
+		o.StampDevice, useStamp = stampDeviceUsable(o, st.name, stamped, log)
 		stamped = stamped && useStamp
 	}
 	if useStamp {

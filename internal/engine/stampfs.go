@@ -78,38 +78,79 @@ func withStampFS(ctx context.Context, o Options, rw bool, f func() error) error 
 	return ferr
 }
 
-// stampDeviceUsable says whether the stamp can be kept on StampDevice in
-// this stage: the device must be there, and in the stages that write the
+// stampDeviceUsable returns the device the stamp is kept on in this
+// stage, and false when it cannot be kept: the device must be there, and in the stages that write the
 // stamp the config must not wipe or remake it (then the stamp would go
 // with it, or hold the disk busy). Why not is logged at info level in the
 // disks stage, the first that writes the stamp, and at debug level in the
 // others, so the log says it once.
-func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) bool {
+func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (string, bool) {
 	level := slog.LevelDebug
 	if stage == "disks" {
 		level = slog.LevelInfo
 	}
+	// udev may not have made the link yet (it did not in a VM's disks
+	// stage): the kernel's block devices are there, and their
+	// superblocks say which carries the label.
+	if dir, label := filepath.Split(o.StampDevice); dir == "/dev/disk/by-label/" {
+		if _, err := os.Stat(o.StampDevice); err != nil {
+			switch found := devicesLabelled("/sys/class/block", "/dev", label); len(found) {
+			case 0:
+			case 1:
+				log.Debug("udev has not linked "+o.StampDevice+" yet: the stamp is on "+found[0], "device", found[0])
+				o.StampDevice = found[0]
+			default:
+				log.Log(context.Background(), level, "more than one filesystem labelled "+label+": running without the first-boot stamp", "devices", strings.Join(found, " "))
+				return "", false
+			}
+		}
+	}
 	if _, err := os.Stat(o.StampDevice); err != nil {
 		log.Log(context.Background(), level, "no "+o.StampDevice+": running without the first-boot stamp", "error", err)
-		return false
+		return "", false
 	}
 	if !writes {
-		return true
+		return o.StampDevice, true
 	}
 	raw, err := os.ReadFile(o.ConfigCache)
 	if err != nil {
 		// The stage reports the missing cache itself.
-		return true
+		return o.StampDevice, true
 	}
 	cfg, err := config.ParseRendered(raw)
 	if err != nil {
-		return true
+		return o.StampDevice, true
 	}
 	if why := stampDeviceTouched(cfg.Storage, o.StampDevice, partitionOf); why != "" {
 		log.Log(context.Background(), level, "the config "+why+": running without the first-boot stamp, which would go with it", "device", o.StampDevice)
-		return false
+		return "", false
 	}
-	return true
+	return o.StampDevice, true
+}
+
+// devicesLabelled lists the block devices (sysBlock: /sys/class/block,
+// their nodes in dev) whose filesystem carries label.
+func devicesLabelled(sysBlock, dev, label string) []string {
+	entries, err := os.ReadDir(sysBlock)
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "loop") || strings.HasPrefix(e.Name(), "ram") || strings.HasPrefix(e.Name(), "zram") {
+			continue
+		}
+		node := filepath.Join(dev, e.Name())
+		f, err := os.Open(node)
+		if err != nil {
+			continue
+		}
+		if _, l := sys.ProbeFilesystem(f, 0); l == label {
+			found = append(found, node)
+		}
+		f.Close()
+	}
+	return found
 }
 
 // stampDeviceTouched says how the config's storage would wipe or remake

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -227,5 +228,33 @@ func TestStampWithoutAFilesystemOnItsDevice(t *testing.T) {
 	}
 	if m.mounter.mounted != "" {
 		t.Errorf("still mounted at %s", m.mounter.mounted)
+	}
+}
+
+func TestDevicesLabelled(t *testing.T) {
+	dir := t.TempDir()
+	sysBlock, dev := filepath.Join(dir, "sys"), filepath.Join(dir, "dev")
+	ext4 := func(label string) []byte {
+		b := make([]byte, 4096)
+		binary.LittleEndian.PutUint16(b[1080:], 0xef53)
+		copy(b[1144:], label)
+		return b
+	}
+	for name, content := range map[string][]byte{"vda": make([]byte, 4096), "vda2": ext4("boot"), "vda4": ext4("root"), "loop0": ext4("boot"), "vdb1": nil} {
+		if err := os.MkdirAll(filepath.Join(sysBlock, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(dev, 0o755)
+		if content != nil {
+			if err := os.WriteFile(filepath.Join(dev, name), content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := devicesLabelled(sysBlock, dev, "boot"); len(got) != 1 || got[0] != filepath.Join(dev, "vda2") {
+		t.Errorf("devicesLabelled(boot) = %v, want [%s] (not the loop device)", got, filepath.Join(dev, "vda2"))
+	}
+	if got := devicesLabelled(sysBlock, dev, "data"); len(got) != 0 {
+		t.Errorf("devicesLabelled(data) = %v, want none", got)
 	}
 }
