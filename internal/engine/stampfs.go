@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/sys"
@@ -89,6 +90,22 @@ func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (
 	if stage == "disks" {
 		level = slog.LevelInfo
 	}
+	var cfg config.Config
+	parsed := false
+	if writes {
+		if raw, err := os.ReadFile(o.ConfigCache); err == nil {
+			if c, err := config.ParseRendered(raw); err == nil {
+				cfg, parsed = c, true
+			}
+		}
+	}
+	// The disk the disks stage writes to may come up after the stages
+	// before it looked (a VM's virtio disk did, after fetch-offline): it
+	// waits for the devices the config names before the stamp is
+	// looked for on them.
+	if stage == "disks" && parsed {
+		waitForDevices(storageDevices(cfg.Storage), o.DeviceTimeout)
+	}
 	// udev may not have made the link yet (it did not in a VM's disks
 	// stage): the kernel's block devices are there, and their
 	// superblocks say which carries the label.
@@ -112,13 +129,8 @@ func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (
 	if !writes {
 		return o.StampDevice, true
 	}
-	raw, err := os.ReadFile(o.ConfigCache)
-	if err != nil {
-		// The stage reports the missing cache itself.
-		return o.StampDevice, true
-	}
-	cfg, err := config.ParseRendered(raw)
-	if err != nil {
+	if !parsed {
+		// The stage reports a missing or broken cache itself.
 		return o.StampDevice, true
 	}
 	if why := stampDeviceTouched(cfg.Storage, o.StampDevice, partitionOf); why != "" {
@@ -225,4 +237,35 @@ func partitionOf(dev string) (string, int) {
 		return "", 0
 	}
 	return filepath.Join(filepath.Dir(dev), filepath.Base(filepath.Dir(sysdir))), n
+}
+
+// storageDevices lists the devices the config's storage names.
+func storageDevices(st config.Storage) []string {
+	var devs []string
+	for _, d := range st.Disks {
+		devs = append(devs, d.Device)
+	}
+	for _, r := range st.Raid {
+		devs = append(devs, r.Devices...)
+	}
+	for _, l := range st.Luks {
+		if l.Device != nil {
+			devs = append(devs, *l.Device)
+		}
+	}
+	return devs
+}
+
+// waitForDevices waits until every path exists, for at most timeout in
+// all (the disks stage then says which did not come up).
+func waitForDevices(paths []string, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, p := range paths {
+		for {
+			if _, err := os.Stat(p); err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }

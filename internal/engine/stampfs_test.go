@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flintboot/flint/config"
 )
@@ -256,5 +257,24 @@ func TestDevicesLabelled(t *testing.T) {
 	}
 	if got := devicesLabelled(sysBlock, dev, "data"); len(got) != 0 {
 		t.Errorf("devicesLabelled(data) = %v, want none", got)
+	}
+}
+
+func TestWaitForDevices(t *testing.T) {
+	dir := t.TempDir()
+	late := filepath.Join(dir, "vda")
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(late, nil, 0o600)
+	}()
+	start := time.Now()
+	waitForDevices([]string{late}, 5*time.Second)
+	if _, err := os.Stat(late); err != nil || time.Since(start) > 3*time.Second {
+		t.Errorf("waitForDevices(a device that comes up after 0.3s) returned after %v, device: %v", time.Since(start), err)
+	}
+	start = time.Now()
+	waitForDevices([]string{filepath.Join(dir, "never"), filepath.Join(dir, "nor-this")}, 300*time.Millisecond)
+	if d := time.Since(start); d < 300*time.Millisecond || d > 2*time.Second {
+		t.Errorf("waitForDevices(devices that never come) returned after %v, want the timeout, 0.3s, in all", d)
 	}
 }
