@@ -46,6 +46,9 @@ flags:
   -firstboot-stamp FILE     the "first boot in progress" stamp, on storage that outlives the boot:
                             written before the disks stage, removed when files succeeds; a boot
                             that finds an earlier boot's stops (flint.firstboot.retry=1 goes on)
+  -firstboot-stamp-device DEV
+                            the filesystem the stamp is on, mounted at the stamp's directory only
+                            to read or write it; absent, or wiped by the config: no stamp
   -log-to-stdout            log to standard output instead of the journal
   -authorized-keys-fragment write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition
                             (true) or merge them into ~/.ssh/authorized_keys (false); default
@@ -132,7 +135,7 @@ type runOptions struct {
 	stage, platform, root, cache, state, neednet string
 	fetchTimeout, deviceTimeout, idleTimeout     time.Duration
 	toStdout, fragment                           bool
-	stampFile                                    string
+	stampFile, stampDevice                       string
 }
 
 // runFlags declares flint run's options, -authorized-keys-fragment's
@@ -153,6 +156,7 @@ func runFlags(fragment bool) (*flag.FlagSet, *runOptions) {
 	fs.DurationVar(&o.idleTimeout, "fetch-idle-timeout", 0, "a download that sends nothing for this `DURATION` is tried again, 3 times in all (0: flint.fetch_idle_timeout= on the kernel command line, else 30s)")
 	fs.BoolVar(&o.toStdout, "log-to-stdout", false, "log to standard output instead of the journal")
 	fs.StringVar(&o.stampFile, "firstboot-stamp", "", "the first-boot stamp `FILE`, on storage that outlives a reboot: written before the disks stage, removed when files succeeds; a boot that finds it stops (docs/operator-notes.md)")
+	fs.StringVar(&o.stampDevice, "firstboot-stamp-device", "", "the `DEVICE` of the filesystem the stamp is on, mounted at the stamp's directory only to read or write it; absent, or wiped or remade by the config, means no stamp")
 	fs.BoolVar(&o.fragment, "authorized-keys-fragment", fragment, "write the config's SSH keys to ~/.ssh/authorized_keys.d/ignition (true) or merge them into ~/.ssh/authorized_keys (false); the default is $IGNITION_WRITE_AUTHORIZED_KEYS_FRAGMENT, else the build's")
 	return fs, &o
 }
@@ -242,6 +246,7 @@ func runStageAs(ctx context.Context, args []string, stdout io.Writer, ident stri
 		Version:          version,
 		Getenv:           os.Getenv,
 		StampFile:        *stampFile,
+		StampDevice:      o.stampDevice,
 
 		AuthorizedKeysFile: !o.fragment,
 		// The fetch stages' memory is bounded by the configs they read:

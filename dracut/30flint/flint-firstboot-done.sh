@@ -3,7 +3,10 @@
 # removes from the filesystem labelled boot what `flint install` left for
 # that boot alone: ignition/config.ign (it can hold secrets, and the
 # machine is provisioned) and the first-boot stamp ignition.firstboot, so
-# GRUB no longer adds ignition.firstboot and the next boot runs nothing.
+# GRUB no longer adds ignition.firstboot and the next boot runs nothing;
+# and flint.firstboot-stamp, flint's "first boot in progress" stamp
+# (docs/operator-notes.md), should the files stage have left it (its
+# success removes it).
 # Ignition leaves the stamp to ignition-firstboot-complete.service in the
 # real root; flint's counterpart there (dracut/systemd/
 # flint-firstboot-complete.service) removes it when this could not.
@@ -36,7 +39,7 @@ fi
 mkdir -p "$mnt"
 mount -o rw "$boot" "$mnt"
 status=0
-for f in ignition/config.ign ignition.firstboot; do
+for f in ignition/config.ign flint.firstboot-stamp ignition.firstboot; do
     if [ -e "$mnt/$f" ]; then
         if rm -f "$mnt/$f"; then
             echo "flint-firstboot-done: removed $f from the filesystem labelled boot"

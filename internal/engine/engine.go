@@ -15,6 +15,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -126,6 +127,16 @@ type Options struct {
 	// ErrInterrupted, unless KargFirstbootRetry=1 is on the kernel
 	// command line.
 	StampFile string
+	// StampDevice, when set, is the block device of the filesystem the
+	// stamp is kept on (the dracut module's /dev/disk/by-label/boot):
+	// the directory of StampFile is its mountpoint, and the engine
+	// mounts it around each read (read-only) and write (read-write) of
+	// the stamp, never while a stage runs. No such device, or a config
+	// whose disks stage would wipe or remake it, means no stamp
+	// (stampfs.go).
+	StampDevice string
+	// StampMounter mounts StampDevice; nil calls mount(2) and umount(2).
+	StampMounter StampMounter
 	// BootID reads this boot's id, for the stamp; nil reads
 	// /proc/sys/kernel/random/boot_id.
 	BootID func() (string, error)
@@ -269,6 +280,9 @@ func (o Options) withDefaults() Options {
 	if o.BootID == nil {
 		o.BootID = readBootID
 	}
+	if o.StampMounter == nil {
+		o.StampMounter = kernelMounter{}
+	}
 	if o.Version == "" {
 		o.Version = "dev"
 	}
@@ -322,19 +336,33 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 		NetworkComingUp: comingUp,
 	}
 	stamped := o.StampFile != "" && slices.Contains(stampStages, st.name)
-	if o.StampFile != "" {
+	useStamp := o.StampFile != ""
+	if useStamp && o.StampDevice != "" {
+		o.StampDevice, useStamp = stampDeviceUsable(o, st.name, stamped, log)
+		stamped = stamped && useStamp
+	}
+	if useStamp {
 		bootID, err := o.BootID()
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrSetup, err)
 		}
-		if err := checkStamp(o, cmdline, &state, log); err != nil {
-			return err
-		}
-		if stamped {
-			if err := writeStamp(o, st.name, bootID); err != nil {
+		err = withStampFS(ctx, o, stamped, func() error {
+			if err := checkStamp(o, cmdline, &state, log); err != nil {
 				return err
 			}
-			state.FirstbootStamped = true
+			if stamped {
+				if err := writeStamp(o, st.name, bootID); err != nil {
+					return err
+				}
+				state.FirstbootStamped = true
+			}
+			return nil
+		})
+		if errors.Is(err, errNoStampFS) {
+			log.Info("running without the first-boot stamp", "error", err)
+			stamped = false
+		} else if err != nil {
+			return err
 		}
 	}
 	if err := st.stage.Run(ctx, e); err != nil {
@@ -349,7 +377,7 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 		return fmt.Errorf("saving state: %w", err)
 	}
 	if stamped && st.name == "files" {
-		return removeStamp(o)
+		return withStampFS(ctx, o, true, func() error { return removeStamp(o) })
 	}
 	return nil
 }

@@ -42,6 +42,11 @@ type machineBoots struct {
 	fail           string
 	ran            []string
 	interrupted    string
+	// device and mounter, when set, keep the stamp on a filesystem the
+	// engine mounts (Options.StampDevice); cache is the config cache.
+	device  string
+	mounter *fakeStampFS
+	cache   string
 }
 
 func (m *machineBoots) list(Options) []row {
@@ -68,7 +73,11 @@ func (m *machineBoots) bootOnce(t *testing.T) error {
 			ReadCmdline: func() (platform.Cmdline, error) {
 				return platform.ParseCmdline(m.cmdline), nil
 			},
-			NewFetcher: func(*slog.Logger, bool) (Fetcher, error) { return nil, nil },
+			NewFetcher:  func(*slog.Logger, bool) (Fetcher, error) { return nil, nil },
+			ConfigCache: m.cache,
+		}
+		if m.mounter != nil {
+			o.StampDevice, o.StampMounter = m.device, m.mounter
 		}
 		if err := run(context.Background(), o, m.list); err != nil {
 			return err

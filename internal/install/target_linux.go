@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -268,7 +267,7 @@ func (t *BlockTarget) MountBoot(ctx context.Context, dest string, d Disk) (strin
 		}
 		boot = boot[:0]
 		for _, p := range parts {
-			typ, label := probeFS(d, p.Start*512)
+			typ, label := sys.ProbeFilesystem(d, p.Start*512)
 			if label == "boot" {
 				boot = append(boot, p)
 				fstype = typ
@@ -347,42 +346,6 @@ func (t *BlockTarget) node(ctx context.Context, p blockdev.Device, deadline time
 		return "", nil, fmt.Errorf("making a node for %s: %w", p.Name, err)
 	}
 	return node, func() { os.RemoveAll(dir) }, nil
-}
-
-// probeFS reads a filesystem's type and label from its superblock at off
-// on the disk: ext2/3/4 (magic 0xEF53 at 1080, label at 1144), XFS
-// ("XFSB" at 0, label at 108), btrfs ("_BHRfS_M" at 65600, label at
-// 65835) and FAT (label in the boot sector, at 71 for FAT32, 43 before).
-func probeFS(d Disk, off int64) (fstype, label string) {
-	buf := make([]byte, 4096)
-	if _, err := d.ReadAt(buf, off); err != nil {
-		return "", ""
-	}
-	cstr := func(b []byte) string {
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			b = b[:i]
-		}
-		return string(b)
-	}
-	if binary.LittleEndian.Uint16(buf[1080:]) == 0xef53 {
-		return "ext4", cstr(buf[1144:1160])
-	}
-	if string(buf[:4]) == "XFSB" {
-		return "xfs", cstr(buf[108:120])
-	}
-	if buf[510] == 0x55 && buf[511] == 0xaa {
-		if string(buf[82:90]) == "FAT32   " {
-			return "vfat", strings.TrimRight(string(buf[71:82]), " ")
-		}
-		if string(buf[54:57]) == "FAT" {
-			return "vfat", strings.TrimRight(string(buf[43:54]), " ")
-		}
-	}
-	bt := make([]byte, 512)
-	if _, err := d.ReadAt(bt, off+65536); err == nil && string(bt[64:72]) == "_BHRfS_M" {
-		return "btrfs", cstr(bt[299 : 299+256])
-	}
-	return "", ""
 }
 
 // NewTarget returns the real destination side.

@@ -31,6 +31,8 @@ func TestSetupUser(t *testing.T) {
 	writeFile(t, filepath.Join(mnt, "ignition.firstboot"), "set ignition_network_kcmdline=\"rd.neednet=1 ip=dhcp\"\n", 0o644)
 	writeFile(t, filepath.Join(mnt, "coreos-firstboot-network/ens2.nmconnection"), "[connection]\nid=ens2\n", 0o600)
 	writeFile(t, filepath.Join(mnt, "loader/entries/os.conf"), "title os\n", 0o644)
+	// A first-boot stamp the files stage left (its success removes it).
+	writeFile(t, filepath.Join(mnt, "flint.firstboot-stamp"), `{"stage":"files"}`, 0o600)
 	unmount(t, mnt)
 	writeFile(t, filepath.Join(dir, "initrd/config.ign"), `{"from": "initrd"}`, 0o644)
 
@@ -124,7 +126,7 @@ func TestSetupUser(t *testing.T) {
 	}
 
 	// flint-firstboot-done: nothing on a live boot, the config and the
-	// stamp (only them) on a disk boot.
+	// stamps (only them) on a disk boot.
 	done, err := filepath.Abs("../../dracut/30flint/flint-firstboot-done.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +160,7 @@ func TestSetupUser(t *testing.T) {
 		})
 		return strings.Join(files, " ")
 	}
-	all := "coreos-firstboot-network/ens2.nmconnection ignition/config.ign ignition.firstboot loader/entries/os.conf"
+	all := "coreos-firstboot-network/ens2.nmconnection flint.firstboot-stamp ignition/config.ign ignition.firstboot loader/entries/os.conf"
 	finish(t, "BOOT_IMAGE=/vmlinuz root=live:http://x/rootfs.img ignition.firstboot")
 	if got := listBoot(t); got != all {
 		t.Errorf("after flint-firstboot-done on a live boot: %s, want %s", got, all)

@@ -10,18 +10,21 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// runStamped runs one stage with the stamp at stamp/flint.firstboot, and
-// returns its exit status and output.
-func (m *machine) runStamped(stage string) (int, string) {
+// runStamped runs one stage with the stamp at stamp/flint.firstboot (with
+// more arguments, after the others), and returns its exit status and
+// output.
+func (m *machine) runStamped(stage string, more ...string) (int, string) {
 	m.t.Helper()
-	cmd := exec.Command(m.bin, "run", "-root", m.path("sysroot"), "-platform", "file", "-stage", stage,
+	args := append([]string{"run", "-root", m.path("sysroot"), "-platform", "file", "-stage", stage,
 		"-config-cache", m.path("run/ignition.json"), "-state-file", m.path("run/ignition/state"),
 		"-neednet", m.path("run/ignition/neednet"), "-firstboot-stamp", m.path("stamp/flint.firstboot"),
-		"-log-to-stdout")
+		"-log-to-stdout"}, more...)
+	cmd := exec.Command(m.bin, args...)
 	cmd.Dir = m.path("work")
 	cmd.Env = m.env
 	out, err := cmd.CombinedOutput()
@@ -110,6 +113,79 @@ func TestFirstbootStampStopsTheRerun(t *testing.T) {
 	d := planDrift(t, bin, m.path("sysroot"), cfg)
 	if len(d) != 1 || d[0].Path != "/etc/provisioned" || d[0].Change != "mode" || d[0].Was != "0644" || d[0].Now != "0666" {
 		t.Errorf("drift after chmod 0666: %+v, want /etc/provisioned mode 0644 to 0666", d)
+	}
+}
+
+// TestFirstbootStampOnBootFilesystem keeps the stamp on a filesystem
+// labelled boot, as the dracut module does (-firstboot-stamp-device): it
+// is mounted only to read or write the stamp, never while a stage runs.
+func TestFirstbootStampOnBootFilesystem(t *testing.T) {
+	requireRoot(t)
+	bin := buildFlint(t)
+	m := newMachine(t, bin, `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/provisioned","contents":{"source":"data:,yes"}}]}}`)
+	if err := os.MkdirAll(m.path("sysroot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l := attach(t, t.TempDir(), 0, 16, 512)
+	sh(t, "sgdisk", "-n1:2048:0", "-c1:boot", l.dev)
+	rescan(t, l, []int{1})
+	sh(t, "mkfs.ext4", "-q", "-L", "boot", l.partNode(1))
+	dev := []string{"-firstboot-stamp-device", l.partNode(1)}
+	mounted := func() bool {
+		mounts, _ := os.ReadFile("/proc/self/mountinfo")
+		return strings.Contains(string(mounts), m.path("stamp"))
+	}
+	onBoot := func() (string, bool) {
+		mnt := mountDir(t, t.TempDir(), l.partNode(1), "ext4", true)
+		defer unmount(t, mnt)
+		b, err := os.ReadFile(filepath.Join(mnt, "flint.firstboot"))
+		return string(b), err == nil
+	}
+	for _, s := range []string{"fetch-offline", "disks"} {
+		if code, out := m.runStamped(s, dev...); code != 0 {
+			t.Fatalf("first boot, %s: exit %d\n%s", s, code, out)
+		}
+		if mounted() {
+			t.Fatalf("after %s the boot filesystem is still mounted at %s", s, m.path("stamp"))
+		}
+	}
+	if b, ok := onBoot(); !ok || !strings.Contains(b, `"stage":"disks"`) {
+		t.Fatalf("stamp on the boot filesystem after disks: %q (there: %v), want stage disks", b, ok)
+	}
+	if err := os.RemoveAll(m.path("run")); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := m.runStamped("fetch-offline", dev...); code != 1 || !strings.Contains(out, "it stopped in stage disks") {
+		t.Errorf("rerun: exit %d, want 1 naming the disks stage\n%s", code, out)
+	}
+	os.RemoveAll(m.path("run"))
+	m.write("proc/cmdline", "root=LABEL=root ignition.firstboot ignition.platform.id=file flint.firstboot.retry=1\n")
+	for _, s := range []string{"fetch-offline", "disks", "mount", "files", "umount"} {
+		if code, out := m.runStamped(s, dev...); code != 0 {
+			t.Fatalf("retried boot, %s: exit %d\n%s", s, code, out)
+		}
+	}
+	if b, ok := onBoot(); ok {
+		t.Errorf("stamp %q still on the boot filesystem after the retried boot finished", b)
+	}
+	if mounted() {
+		t.Errorf("the boot filesystem is still mounted at %s", m.path("stamp"))
+	}
+	// Without the device (a cloud image with no filesystem labelled
+	// boot): no stamp, and the log says so.
+	os.RemoveAll(m.path("run"))
+	m.write("proc/cmdline", "root=LABEL=root ignition.firstboot ignition.platform.id=file\n")
+	for _, s := range []string{"fetch-offline", "disks"} {
+		code, out := m.runStamped(s, "-firstboot-stamp-device", m.path("no-such-device"))
+		if code != 0 {
+			t.Fatalf("boot without the device, %s: exit %d\n%s", s, code, out)
+		}
+		if s == "disks" && !strings.Contains(out, "running without the first-boot stamp") {
+			t.Errorf("disks stage without the device does not say it runs without the stamp:\n%s", out)
+		}
+	}
+	if m.exists("stamp/flint.firstboot") {
+		t.Error("a stamp was written without its filesystem")
 	}
 }
 

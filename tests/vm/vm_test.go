@@ -349,6 +349,8 @@ func (s *suite) testWrongHash(t *testing.T) {
 	  "storage": {"files": [{"path": "/etc/secret.conf", "mode": 384,
 	    "contents": {"source": "data:,the%20real%20content%0A", "verification": {"hash": "sha512-`+wrong+`"}}}]}}`)
 	disk := s.newDisk(t, dir, "disk.img", 64, true)
+	// The filesystem labelled boot, where the first-boot stamp is kept.
+	bootPart := addExt4Partition(t, dir, disk, 2, 16, "boot", "boot", map[string]string{"loader/entries/flintvm.conf": bootEntry})
 	root := openExt4(t, disk, rootStartSector)
 	etcBefore := root.ls("/etc")
 	c := s.boot(t, dir, vm{Name: "first", FwCfg: cfg, Disks: []string{disk},
@@ -369,6 +371,40 @@ func (s *suite) testWrongHash(t *testing.T) {
 	if after := root.ls("/etc"); strings.Join(after, " ") != strings.Join(etcBefore, " ") {
 		t.Errorf("/etc changed: before %v, after %v", etcBefore, after)
 	}
+	boot := openExt4(t, disk, bootPart.start)
+	if stamp, err := boot.cat("/flint.firstboot-stamp"); err != nil || !strings.Contains(stamp, `"stage":"files"`) {
+		t.Fatalf("the first-boot stamp on the filesystem labelled boot = %q, %v; want stage files", stamp, err)
+	}
+
+	// The first boot died half-way: the next stops at the stamp, before
+	// any stage writes anything, naming the stage that did not finish...
+	t.Run("stamp-stops-the-rerun", func(t *testing.T) {
+		c := s.boot(t, dir, vm{Name: "rerun", FwCfg: cfg, Disks: []string{disk},
+			Args: []string{"ignition.firstboot", "ignition.platform.id=qemu"}})
+		// At its first stage that sees the filesystem labelled boot:
+		// fetch-offline, or (the disk came up after it) the disks
+		// stage, before it touches a disk.
+		c.mustHave(t, "the previous first boot did not finish: it stopped in stage files", "flint.firstboot.retry=1")
+		if !c.has("flint: provisioning failed in the fetch-offline stage") && !c.has("flint: provisioning failed in the disks stage") {
+			t.Errorf("the rerun did not stop at the stamp in fetch-offline or disks")
+		}
+		if c.has("FLINTVM-ROOT: init reached") {
+			t.Errorf("the rerun went on to the root filesystem over the stamp")
+		}
+		// ...and flint.firstboot.retry=1 goes on: with a config that
+		// works now, the boot finishes and the stamp is gone.
+		good := writeFile(t, dir, "good.ign", `{"ignition": {"version": "3.4.0"},
+		  "storage": {"files": [{"path": "/etc/secret.conf", "mode": 384, "contents": {"source": "data:,the%20real%20content%0A"}}]}}`)
+		c = s.boot(t, dir, vm{Name: "retry", FwCfg: good, Disks: []string{disk},
+			Args: []string{"ignition.firstboot", "ignition.platform.id=qemu", "flint.console=1", "flint.firstboot.retry=1"}})
+		c.mustHave(t, "FLINTVM-ROOT: init reached", "stopped in stage files before it finished: going on")
+		if got := root.mustCat("/etc/secret.conf"); got != content {
+			t.Errorf("/etc/secret.conf after the retried boot = %q", got)
+		}
+		if stamp, err := boot.cat("/flint.firstboot-stamp"); err == nil {
+			t.Errorf("the stamp is still on the filesystem labelled boot after the retried boot: %q", stamp)
+		}
+	})
 }
 
 // testReportFailure: a config whose file the server does not have (404)
