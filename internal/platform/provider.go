@@ -22,7 +22,7 @@
 //
 // At about 7,000 lines it is larger than the ~4,000 a package should be,
 // and stays one package on purpose: it is 31 platforms of about 200 lines
-// each (and Afterburn's five agent-only provider names), every one a pair
+// each (and Afterburn's four agent-only provider names), every one a pair
 // of files against one contract and one table.
 // A package per platform would export the contract's helpers (the EC2-style
 // and config-drive readers, the JSON and YAML document walkers) to 31
