@@ -431,21 +431,20 @@ func (f *Fetcher) fetch(ctx context.Context, res config.Resource, s *sink) error
 // it can ask the fetcher anything (CloudStack waits for a DHCP lease).
 func (f *Fetcher) Offline() bool { return f.opts.Offline }
 
-// Get makes one metadata request for a platform provider, with the
-// fetcher's retries and timeouts, and returns the body of the successful
-// answer (at most the config limit: SetConfigLimit, else MaxConfigSize). The request's headers override the
-// default ones and are dropped on a redirect to another host.
-func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
+// requestHTTP is the http(s) request r asks for, with the name its errors
+// and logs give the URL; use says what for, in the error of another
+// scheme. Offline, it is ErrNeedNet.
+func (f *Fetcher) requestHTTP(r Request, use string) (*httpRequest, string, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return nil, fmt.Errorf("%s: invalid URL: %w", config.DescribeURL(r.URL), unwrapURLError(err))
+		return nil, "", fmt.Errorf("%s: invalid URL: %w", config.DescribeURL(r.URL), unwrapURLError(err))
 	}
 	name := config.DescribeParsedURL(u)
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return nil, fmt.Errorf("%s: %w %q for a metadata request", name, ErrSchemeUnsupported, u.Scheme)
+		return nil, "", fmt.Errorf("%s: %w %q %s", name, ErrSchemeUnsupported, u.Scheme, use)
 	}
 	if f.opts.Offline {
-		return nil, fmt.Errorf("%s: %w", name, ErrNeedNet)
+		return nil, "", fmt.Errorf("%s: %w", name, ErrNeedNet)
 	}
 	method := r.Method
 	if method == "" {
@@ -455,6 +454,18 @@ func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
 	hr.body = r.Body
 	hr.retryStatus = r.RetryStatus
 	hr.localPort = r.LocalPort
+	return hr, name, nil
+}
+
+// Get makes one metadata request for a platform provider, with the
+// fetcher's retries and timeouts, and returns the body of the successful
+// answer (at most the config limit: SetConfigLimit, else MaxConfigSize). The request's headers override the
+// default ones and are dropped on a redirect to another host.
+func (f *Fetcher) Get(ctx context.Context, r Request) ([]byte, error) {
+	hr, name, err := f.requestHTTP(r, "for a metadata request")
+	if err != nil {
+		return nil, err
+	}
 	buf := f.newConfigBuffer()
 	if err := f.do(ctx, hr, pipeline{name: name}, bufferSink(buf)); err != nil {
 		return nil, err

@@ -2,13 +2,8 @@ package resource
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
-
-	"github.com/flintboot/flint/config"
 )
 
 // Stream is a body being fetched, read at the reader's pace: Open's
@@ -47,25 +42,10 @@ func (s *Stream) Close() error {
 // most three attempts); one that breaks later ends the Stream with the
 // error, since the reader cannot take back what it had.
 func (f *Fetcher) Open(ctx context.Context, r Request) (*Stream, error) {
-	u, err := url.Parse(r.URL)
+	hr, name, err := f.requestHTTP(r, "to stream (http or https)")
 	if err != nil {
-		return nil, fmt.Errorf("%s: invalid URL: %w", config.DescribeURL(r.URL), unwrapURLError(err))
+		return nil, err
 	}
-	name := config.DescribeParsedURL(u)
-	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return nil, fmt.Errorf("%s: %w %q to stream (http or https)", name, ErrSchemeUnsupported, u.Scheme)
-	}
-	if f.opts.Offline {
-		return nil, fmt.Errorf("%s: %w", name, ErrNeedNet)
-	}
-	method := r.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	hr := f.newHTTPRequest(method, r.URL, name, r.Header)
-	hr.body = r.Body
-	hr.retryStatus = r.RetryStatus
-	hr.localPort = r.LocalPort
 	answered := make(chan int64, 1)
 	hr.answered = func(resp *http.Response) {
 		select {
