@@ -3,11 +3,6 @@ package files
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
-
-	"github.com/flintboot/flint/internal/rootfs"
 )
 
 // Apply writes the config's directories, files and links, then its systemd
@@ -19,30 +14,14 @@ import (
 // files, the result file and the SELinux relabel, all of which belong to a
 // first boot. d.LuksKeys, d.UserConfigProvided and d.Progress are unused.
 func Apply(ctx context.Context, d Deps) error {
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
-	}
-	if d.Parallel <= 0 {
-		d.Parallel = DefaultParallel
-	}
-	if d.PerHost <= 0 {
-		d.PerHost = DefaultPerHost
-	}
-	if err := checkIDs(d.Config); err != nil {
-		return err
-	}
-	abs, err := filepath.Abs(d.Root)
-	if err != nil {
-		return fmt.Errorf("root %s: %w", d.Root, err)
-	}
-	d.Root = abs
 	d.Progress = noProgress{}
-	root, err := rootfs.Open(d.Root)
+	s, err := openStage(d)
 	if err != nil {
 		return err
 	}
+	root := s.root
 	defer root.Close()
-	s := &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}
+	d = s.Deps
 	// Owners named in the config are looked up in the root's databases.
 	if err := s.loadDB(); err != nil {
 		return err

@@ -16,8 +16,11 @@ import (
 // every other file.
 var _ unitfile.Root = (*rootfs.Root)(nil)
 
-// Run runs the files stage (see the package doc for the order).
-func Run(ctx context.Context, d Deps) error {
+// openStage prepares a run of the stage for d: the defaults filled in,
+// the config's ids checked, the root made absolute (the shadow tools and
+// setfiles take only absolute roots) and opened through the resolver,
+// which the caller closes (s.root).
+func openStage(d Deps) (*stage, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -28,12 +31,11 @@ func Run(ctx context.Context, d Deps) error {
 		d.PerHost = DefaultPerHost
 	}
 	if err := checkIDs(d.Config); err != nil {
-		return err
+		return nil, err
 	}
-	// The shadow tools and setfiles take only absolute roots.
 	abs, err := filepath.Abs(d.Root)
 	if err != nil {
-		return fmt.Errorf("root %s: %w", d.Root, err)
+		return nil, fmt.Errorf("root %s: %w", d.Root, err)
 	}
 	d.Root = abs
 	if d.Progress == nil {
@@ -41,10 +43,20 @@ func Run(ctx context.Context, d Deps) error {
 	}
 	root, err := rootfs.Open(d.Root)
 	if err != nil {
+		return nil, err
+	}
+	return &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}, nil
+}
+
+// Run runs the files stage (see the package doc for the order).
+func Run(ctx context.Context, d Deps) error {
+	s, err := openStage(d)
+	if err != nil {
 		return err
 	}
+	root := s.root
 	defer root.Close()
-	s := &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}
+	d = s.Deps
 	if err := s.detectSELinux(); err != nil {
 		return err
 	}
