@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo live-iso bench bench-memory fuzz clean \
-	gen install uninstall install-manifest pkg deb rpm selinux release cross cross-test
+	gen install uninstall install-manifest pkg deb rpm selinux release cross cross-test vm-packages
 
 all: build
 
@@ -33,7 +33,7 @@ build:
 # test runs every tier that exists. The unit tier includes the conformance
 # test, which checks the cases in config/testdata/conformance (and, when
 # $$FLINT_CONFORMANCE_DIR names one, a further corpus).
-test: vet fmt-check unit cross pkg blackbox vm
+test: vet fmt-check unit cross pkg blackbox vm-packages
 
 vet:
 	$(GO) vet ./...
@@ -65,6 +65,16 @@ endif
 vm:
 ifeq ($(call has_go,tests/vm),yes)
 	$(GO) test -count=1 -timeout 60m -v ./tests/vm/...
+else
+	@echo "vm: skipped: tests/vm has no Go files"
+endif
+
+# vm-packages is the VM tier with its images built from the Debian
+# packages the pkg tier just built (bin/deb, unpacked as dpkg installs
+# them), as make test runs it; plain vm builds them from make install.
+vm-packages: deb
+ifeq ($(call has_go,tests/vm),yes)
+	FLINT_VM_DEBS=$(CURDIR)/bin/deb $(GO) test -count=1 -timeout 60m -v ./tests/vm/...
 else
 	@echo "vm: skipped: tests/vm has no Go files"
 endif

@@ -177,7 +177,7 @@ func newSuite(t *testing.T, dir string) *suite {
 	kernel, kver := requireTools(t)
 	s := &suite{dir: dir, kernel: kernel, kver: kver, vms: make(chan struct{}, maxVMs)}
 	s.flint = buildFlint(t, dir)
-	s.installed = makeInstall(t, dir)
+	s.installed = installTree(t, dir)
 	start := time.Now()
 	s.initrd, s.buildLog = buildInitrd(t, dir, s.installed, kver)
 	t.Logf("initramfs built in %s", time.Since(start).Round(time.Second))
@@ -215,6 +215,28 @@ func buildFlint(t *testing.T, dir string) string {
 	run(t, repoRoot(t), []string{"CGO_ENABLED=0"}, gobin, "build", "-tags", "nethttpomithttp2", "-trimpath",
 		"-ldflags", "-s -w -X main.version=vmtest", "-o", bin, "./cmd/flint")
 	return bin
+}
+
+// installTree is the tree the images are built from: the Debian packages
+// in $FLINT_VM_DEBS unpacked into dir/installed, as dpkg installs them
+// (make test builds them in its pkg tier first and names them), or else
+// what make install writes there.
+func installTree(t *testing.T, dir string) string {
+	t.Helper()
+	debs := os.Getenv("FLINT_VM_DEBS")
+	if debs == "" {
+		return makeInstall(t, dir)
+	}
+	files, err := filepath.Glob(filepath.Join(debs, "*.deb"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("FLINT_VM_DEBS=%s holds no .deb (%v): run make deb first", debs, err)
+	}
+	dest := filepath.Join(dir, "installed")
+	for _, f := range files {
+		run(t, "", nil, "dpkg-deb", "--extract", f, dest)
+	}
+	t.Logf("images built from the packages %v", files)
+	return dest
 }
 
 // makeInstall runs `make install` into dir/installed, as a distro's
