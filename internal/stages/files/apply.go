@@ -2,7 +2,6 @@ package files
 
 import (
 	"context"
-	"fmt"
 )
 
 // Apply writes the config's directories, files and links, then its systemd
@@ -32,12 +31,5 @@ func Apply(ctx context.Context, d Deps) error {
 	if err := s.units(ctx); err != nil {
 		return err
 	}
-	op := s.op("files", "syncing the filesystem of "+d.Root)
-	if err := root.Sync(); err != nil {
-		return op.Fail(fmt.Errorf("syncing %s: %w", d.Root, err))
-	}
-	op.Finish()
-	// Appends are journalled as in a first boot (nodes): the journal goes
-	// once the root is synced.
-	return s.removeAppendJournal()
+	return s.syncRoot()
 }

@@ -89,11 +89,17 @@ func Run(ctx context.Context, d Deps) error {
 	if err := s.relabelAll(ctx); err != nil {
 		return err
 	}
-	// One syncfs instead of an fsync per file: the writes are durable
-	// before the umount stage, at a fraction of the cost.
-	op := s.op("files", "syncing the filesystem of "+d.Root)
-	if err := root.Sync(); err != nil {
-		return op.Fail(fmt.Errorf("syncing %s: %w", d.Root, err))
+	return s.syncRoot()
+}
+
+// syncRoot makes the stage's writes durable with one syncfs instead of an
+// fsync per file (at a fraction of the cost, before the umount stage),
+// then removes the appends' journal (nodes), which the synced root no
+// longer needs.
+func (s *stage) syncRoot() error {
+	op := s.op("files", "syncing the filesystem of "+s.Root)
+	if err := s.root.Sync(); err != nil {
+		return op.Fail(fmt.Errorf("syncing %s: %w", s.Root, err))
 	}
 	op.Finish()
 	return s.removeAppendJournal()
