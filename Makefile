@@ -23,7 +23,7 @@ AUTHORIZED_KEYS_FRAGMENT ?= true
 TIER_DIRS := tests/blackbox tests/vm
 
 .PHONY: all build test vet fmt-check unit blackbox vm demo live-iso bench bench-memory fuzz clean \
-	gen install uninstall install-manifest pkg deb rpm selinux release cross cross-test vm-packages
+	gen install uninstall install-manifest pkg deb rpm selinux release cross cross-test portable vm-packages
 
 all: build
 
@@ -158,9 +158,22 @@ cross-test:
 		GOARCH=$$a CGO_ENABLED=0 $(GO) test -exec $$q $(CROSS_TEST_PKGS) || exit 1; \
 	done
 
+# portable builds the tree for the workstation systems flint validate,
+# translate and plan run on (macOS, FreeBSD, Windows) and vets their
+# command: Linux-only code stays in _linux.go files.
+PORTABLE_OSES := darwin freebsd windows
+
+portable:
+	@for os in $(PORTABLE_OSES); do \
+		echo "portable: GOOS=$$os"; \
+		GOOS=$$os CGO_ENABLED=0 $(GO) build ./... || exit 1; \
+		GOOS=$$os CGO_ENABLED=0 $(GO) vet ./cmd/flint || exit 1; \
+	done
+
 # cross is CI's cross-architecture tier: the four release binaries within
-# budget, and the portable tests on arm64 and s390x.
-cross: release cross-test
+# budget, the portable tests on arm64 and s390x, and the workstation
+# systems' build.
+cross: release cross-test portable
 
 # install puts what a distro ships where the GNU and systemd conventions
 # say, under DESTDIR (dist/install.sh has the one list that install and

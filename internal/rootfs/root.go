@@ -320,8 +320,7 @@ func (r *Root) remember(dir string, l *loc) {
 	if unix.Fstat(l.parent, &st) == nil {
 		d.gid = int(st.Gid)
 	}
-	_, err := unix.Fgetxattr(l.parent, "system.posix_acl_default", nil)
-	d.acl = !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.EOPNOTSUPP)
+	d.acl = mayHaveDefaultACL(l.parent)
 	d.refs.Store(2) // the cache's and l's
 	r.dirs[dir] = d
 	l.dir = d
@@ -771,9 +770,9 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 		}
 		return nil
 	}
-	err := unix.Renameat2(parent, t.tmp, parent, base, unix.RENAME_NOREPLACE)
+	err := renameNoReplace(parent, t.tmp, base)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		// A filesystem (or kernel) without RENAME_NOREPLACE: check,
+		// A filesystem, kernel or system without RENAME_NOREPLACE: check,
 		// then rename. Nothing else writes the target root meanwhile.
 		var st unix.Stat_t
 		switch err = unix.Fstatat(parent, base, &st, unix.AT_SYMLINK_NOFOLLOW); {

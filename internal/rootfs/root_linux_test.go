@@ -246,3 +246,14 @@ func TestCommitRefused(t *testing.T) {
 		}
 	}
 }
+
+// setDefaultACL sets the directory's default POSIX ACL (acl(5)) from its
+// xattr encoding.
+func setDefaultACL(dir string, acl []byte) error {
+	return syscall.Setxattr(dir, "system.posix_acl_default", acl, 0)
+}
+
+// exchange swaps the nodes at a and b (renameat2(2) RENAME_EXCHANGE).
+func exchange(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
+}

@@ -135,4 +135,6 @@ func (l *Loc) Close() {}
 func (l *Loc) Lstat() (Info, bool, error) { return Info{}, false, errUnsupported }
 
 // CreateTemp is unsupported on this system (see root.go).
-func (l *Loc) CreateTemp() (*Temp, error) { return nil, errUnsupported }
+func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
+	return nil, errUnsupported
+}

@@ -465,7 +465,7 @@ func TestCommitModeExact(t *testing.T) {
 		1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff, // user:: rw-
 		4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff, // group:: r--
 		0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff} // other:: ---
-	if err := syscall.Setxattr(filepath.Join(dir, "acl"), "system.posix_acl_default", acl, 0); err != nil {
+	if err := setDefaultACL(filepath.Join(dir, "acl"), acl); err != nil {
 		t.Logf("no default ACL on this filesystem (%v): that case is not checked", err)
 		return
 	}

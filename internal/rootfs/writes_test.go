@@ -412,7 +412,7 @@ func TestSwapRace(t *testing.T) {
 	if err := os.Symlink("../../outside", rel); err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, rel, unix.AT_FDCWD, rel, unix.RENAME_EXCHANGE); errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+	if err := exchange(rel, rel); errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		t.Skipf("the filesystem of %s cannot exchange names (renameat2 RENAME_EXCHANGE): %v", dir, err)
 	}
 	stop := make(chan struct{})
@@ -429,7 +429,7 @@ func TestSwapRace(t *testing.T) {
 			if i%2 == 1 {
 				with = rel
 			}
-			if err := unix.Renameat2(unix.AT_FDCWD, sw, unix.AT_FDCWD, with, unix.RENAME_EXCHANGE); err != nil {
+			if err := exchange(sw, with); err != nil {
 				done <- err
 				return
 			}
