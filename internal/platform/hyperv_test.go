@@ -1,9 +1,7 @@
 package platform
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/internal/guestchan/hyperv"
+	"github.com/flintboot/flint/internal/guestchan/hyperv/hypervtest"
 )
 
 // fakeRunner records the commands it is asked to run and answers from a
@@ -46,96 +45,6 @@ func (r *fakeRunner) lines() []string {
 		l = append(l, strings.Join(a, " "))
 	}
 	return l
-}
-
-// The host's messages (package guestchan/hyperv has the others), laid out by hand from struct hv_kvp_msg in
-// <linux/hyperv.h>: operation and pool bytes, 2 bytes of padding, then the
-// body; struct hv_kvp_exchg_msg_value is value_type, key_size, value_size
-// (the NUL counted), key[512], value[2048]. The whole message is 7430 bytes.
-func hostMsg(op, pool byte) []byte {
-	m := make([]byte, 7430)
-	m[0], m[1] = op, pool
-	return m
-}
-
-func hostSet(pool byte, key, value string) []byte {
-	m := hostMsg(1, pool)
-	binary.LittleEndian.PutUint32(m[4:], 1) // REG_SZ
-	binary.LittleEndian.PutUint32(m[8:], uint32(len(key)+1))
-	binary.LittleEndian.PutUint32(m[12:], uint32(len(value)+1))
-	copy(m[16:], key)
-	copy(m[16+512:], value)
-	return m
-}
-
-// fakeKVPDriver plays hv_utils' side of /dev/vmbus/hv_kvp.
-type fakeKVPDriver struct {
-	t *testing.T
-	// host is what the host sends after registration; endless repeats
-	// the last message forever (a host polling the auto pool).
-	host    [][]byte
-	endless bool
-	// sendErr fails the nth send (1-based).
-	sendErr map[int]error
-
-	registered bool
-	queue      [][]byte
-	replies    [][]byte
-	sends      int
-	closed     bool
-}
-
-func (d *fakeKVPDriver) Send(msg []byte) error {
-	d.sends++
-	if err := d.sendErr[d.sends]; err != nil {
-		return err
-	}
-	if len(msg) != 7430 {
-		d.t.Errorf("message of %d bytes, want sizeof(struct hv_kvp_msg) = 7430", len(msg))
-	}
-	if !d.registered {
-		if msg[0] != 100 {
-			d.t.Errorf("first message has operation %d, want KVP_OP_REGISTER1 (100)", msg[0])
-		}
-		d.registered = true
-		// The driver answers with its own registration and version.
-		echo := hostMsg(100, 0)
-		copy(echo[4:], "3.1")
-		d.queue = append([][]byte{echo}, d.host...)
-		return nil
-	}
-	d.replies = append(d.replies, bytes.Clone(msg))
-	return nil
-}
-
-func (d *fakeKVPDriver) Recv(timeout time.Duration) ([]byte, error) {
-	if !d.registered {
-		d.t.Error("recv before registration")
-	}
-	if len(d.queue) == 0 {
-		if d.endless && len(d.host) > 0 {
-			time.Sleep(time.Millisecond)
-			return bytes.Clone(d.host[len(d.host)-1]), nil
-		}
-		return nil, hyperv.ErrQuiet
-	}
-	m := d.queue[0]
-	d.queue = d.queue[1:]
-	return m, nil
-}
-
-func (d *fakeKVPDriver) Close() error {
-	d.closed = true
-	return nil
-}
-
-// poolRecord lays out one record of a pool file by hand: key NUL-padded to
-// 512 bytes, value NUL-padded to 2048.
-func poolRecord(key, value string) []byte {
-	r := make([]byte, 512+2048)
-	copy(r, key)
-	copy(r[512:], value)
-	return r
 }
 
 func TestHyperVConfigAssembly(t *testing.T) {
@@ -174,11 +83,11 @@ func TestHyperVFetchConfig(t *testing.T) {
 		wantErr   error
 		poolFiles int
 	}{
-		{name: "single key", host: [][]byte{hostSet(0, "ignition.config", config), hostSet(1, "g", "1")}, want: config, poolFiles: 2},
-		{name: "split keys", host: [][]byte{hostSet(0, "ignition.config.0", config[:10]), hostSet(0, "ignition.config.1", config[10:])}, want: config, poolFiles: 1},
-		{name: "no config", host: [][]byte{hostSet(0, "other", "x")}, wantErr: ErrNoConfig, poolFiles: 1},
+		{name: "single key", host: [][]byte{hypervtest.HostSet(0, "ignition.config", config), hypervtest.HostSet(1, "g", "1")}, want: config, poolFiles: 2},
+		{name: "split keys", host: [][]byte{hypervtest.HostSet(0, "ignition.config.0", config[:10]), hypervtest.HostSet(0, "ignition.config.1", config[10:])}, want: config, poolFiles: 1},
+		{name: "no config", host: [][]byte{hypervtest.HostSet(0, "other", "x")}, wantErr: ErrNoConfig, poolFiles: 1},
 		{name: "nothing at all", wantErr: ErrNoConfig},
-		{name: "daemon holds the channel", openErr: hyperv.ErrBusy, poolFile: append(poolRecord("ignition.config.0", config[:5]), poolRecord("ignition.config.1", config[5:])...), want: config},
+		{name: "daemon holds the channel", openErr: hyperv.ErrBusy, poolFile: append(hypervtest.PoolRecord("ignition.config.0", config[:5]), hypervtest.PoolRecord("ignition.config.1", config[5:])...), want: config},
 		{name: "daemon holds the channel, no pool file", openErr: hyperv.ErrBusy, wantErr: ErrNoConfig},
 		{name: "not Hyper-V", noDevice: true, wantErr: ErrNoProvider},
 		{name: "open fails", openErr: errOpen, wantErr: errOpen},
@@ -207,7 +116,7 @@ func TestHyperVFetchConfig(t *testing.T) {
 			if tt.runErr != nil {
 				runner.errs["modprobe hv_utils"] = tt.runErr
 			}
-			d := &fakeKVPDriver{t: t, host: tt.host}
+			d := hypervtest.NewDriver(t, hyperv.ErrQuiet, tt.host...)
 			p := newHyperV(Env{Root: root, Runner: runner, Logger: hvTestLogger(t), Wait: 50 * time.Millisecond}).(*hypervProvider)
 			p.quiet = 20 * time.Millisecond
 			p.openKVP = func(path string) (hyperv.Channel, error) {
@@ -238,7 +147,7 @@ func TestHyperVFetchConfig(t *testing.T) {
 					t.Errorf("FetchConfig() = %q, %v; want %q", got, err, tt.want)
 				}
 			}
-			if tt.openErr == nil && !tt.noDevice && !d.closed {
+			if tt.openErr == nil && !tt.noDevice && !d.Closed {
 				t.Error("the KVP channel was not closed")
 			}
 			files := p.KVPPoolFiles()

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/internal/guestchan/vmware"
+	"github.com/flintboot/flint/internal/guestchan/vmware/vmwaretest"
 )
 
 // hvTestLogger sends the hypervisor providers' logs to t.Log.
@@ -27,25 +28,6 @@ func (w hvLogWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
 	w.t.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
-}
-
-// guestinfoHandler answers info-get/info-set from vars, like the VMX.
-func guestinfoHandler(vars map[string]string) func(string) string {
-	return func(cmd string) string {
-		if key, ok := strings.CutPrefix(cmd, "info-get "); ok {
-			v, ok := vars[key]
-			if !ok {
-				return "0 No value found"
-			}
-			return "1 " + v
-		}
-		if rest, ok := strings.CutPrefix(cmd, "info-set "); ok {
-			key, value, _ := strings.Cut(rest, " ")
-			vars[key] = value
-			return "1 "
-		}
-		return "0 Unknown command"
-	}
 }
 
 func vmwGzip(t *testing.T, s string) string {
@@ -232,32 +214,6 @@ func TestPruneOVFProperties(t *testing.T) {
 	}
 }
 
-// fakeGuestRPC answers RPCI commands from a map, like the VMX; errs makes
-// the command for a key fail at the transport.
-type fakeGuestRPC struct {
-	vars map[string]string
-	errs map[string]error
-	// refuse makes info-set fail with a "0" reply.
-	refuse bool
-	cmds   []string
-}
-
-func (f *fakeGuestRPC) Call(_ context.Context, cmd string) ([]byte, error) {
-	f.cmds = append(f.cmds, cmd)
-	for key, err := range f.errs {
-		if strings.Contains(cmd, " "+key) && (strings.HasSuffix(cmd, key) || strings.HasPrefix(cmd, "info-set "+key+" ")) {
-			return nil, err
-		}
-	}
-	if f.refuse && strings.HasPrefix(cmd, "info-set ") {
-		return []byte("0 Permission denied"), nil
-	}
-	if f.vars == nil {
-		f.vars = map[string]string{}
-	}
-	return []byte(guestinfoHandler(f.vars)(cmd)), nil
-}
-
 // vmwareRoot returns a root whose DMI says vendor.
 func vmwareRoot(t *testing.T, vendor string) string {
 	t.Helper()
@@ -351,7 +307,7 @@ func TestVMwareFetchConfig(t *testing.T) {
 			case "-":
 				vendor = ""
 			}
-			rpc := &fakeGuestRPC{vars: tt.vars, errs: tt.errs}
+			rpc := &vmwaretest.RPC{Vars: tt.vars, Errs: tt.errs}
 			got, err := testVMware(t, vendor, rpc, tt.openErr).FetchConfig(context.Background())
 			switch {
 			case tt.wantErr != nil:
@@ -367,7 +323,7 @@ func TestVMwareFetchConfig(t *testing.T) {
 					t.Errorf("FetchConfig() = %q, %v; want %q", got, err, tt.want)
 				}
 			}
-			for _, cmd := range rpc.cmds {
+			for _, cmd := range rpc.Cmds {
 				if strings.HasPrefix(cmd, "info-set") {
 					t.Errorf("FetchConfig sent %q: fetching must not write", cmd)
 				}
@@ -432,7 +388,7 @@ func TestVMwareDeleteConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rpc := &fakeGuestRPC{vars: tt.vars, errs: tt.errs, refuse: tt.refuse}
+			rpc := &vmwaretest.RPC{Vars: tt.vars, Errs: tt.errs, Refuse: tt.refuse}
 			err := testVMware(t, "VMware, Inc.", rpc, nil).DeleteConfig(context.Background())
 			if tt.wantErr {
 				if err == nil {
@@ -443,22 +399,22 @@ func TestVMwareDeleteConfig(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DeleteConfig() error: %v", err)
 			}
-			if fmt.Sprint(rpc.vars) != fmt.Sprint(tt.wantVars) {
-				t.Errorf("after DeleteConfig guestinfo = %v, want %v", rpc.vars, tt.wantVars)
+			if fmt.Sprint(rpc.Vars) != fmt.Sprint(tt.wantVars) {
+				t.Errorf("after DeleteConfig guestinfo = %v, want %v", rpc.Vars, tt.wantVars)
 			}
 			sets := 0
-			for _, cmd := range rpc.cmds {
+			for _, cmd := range rpc.Cmds {
 				if strings.HasPrefix(cmd, "info-set ") {
 					sets++
 				}
 			}
 			if sets != tt.wantSets {
-				t.Errorf("DeleteConfig sent %d info-set commands, want %d (%q)", sets, tt.wantSets, rpc.cmds)
+				t.Errorf("DeleteConfig sent %d info-set commands, want %d (%q)", sets, tt.wantSets, rpc.Cmds)
 			}
 		})
 	}
 
-	p := testVMware(t, "Bochs", &fakeGuestRPC{}, nil)
+	p := testVMware(t, "Bochs", &vmwaretest.RPC{}, nil)
 	if err := p.DeleteConfig(context.Background()); !errors.Is(err, ErrNoProvider) {
 		t.Errorf("DeleteConfig on a non-VMware machine = %v, want ErrNoProvider", err)
 	}
@@ -474,15 +430,15 @@ func TestVMwareOverBackdoor(t *testing.T) {
 		"guestinfo.ignition.config.data":          base64.StdEncoding.EncodeToString([]byte(vmwGzip(t, config))),
 		"guestinfo.ignition.config.data.encoding": "gzip+base64",
 	}
-	rpc := &fakeGuestRPC{vars: vars}
+	rpc := &vmwaretest.RPC{Vars: vars}
 	p := testVMware(t, "VMware, Inc.", rpc, nil)
 	got, err := p.FetchConfig(context.Background())
 	if err != nil || string(got) != config {
 		t.Fatalf("FetchConfig() = %q, %v; want %q", got, err, config)
 	}
 	want := []string{"info-get guestinfo.ovfenv", "info-get guestinfo.ignition.config.data", "info-get guestinfo.ignition.config.data.encoding"}
-	if fmt.Sprint(rpc.cmds) != fmt.Sprint(want) {
-		t.Errorf("VMX received %q, want %q", rpc.cmds, want)
+	if fmt.Sprint(rpc.Cmds) != fmt.Sprint(want) {
+		t.Errorf("VMX received %q, want %q", rpc.Cmds, want)
 	}
 	if err := p.DeleteConfig(context.Background()); err != nil {
 		t.Fatalf("DeleteConfig() error: %v", err)
@@ -509,14 +465,14 @@ func TestVMwareNetworkKargs(t *testing.T) {
 		{"unset", map[string]string{}, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rpc := &fakeGuestRPC{vars: tt.vars}
+			rpc := &vmwaretest.RPC{Vars: tt.vars}
 			got, ok, err := testVMware(t, "VMware, Inc.", rpc, nil).NetworkKargs(context.Background())
 			if err != nil || got != tt.want || ok != tt.wantOK {
 				t.Errorf("NetworkKargs() = %q, %v, %v; want %q, %v", got, ok, err, tt.want, tt.wantOK)
 			}
 		})
 	}
-	if _, _, err := testVMware(t, "QEMU", &fakeGuestRPC{}, nil).NetworkKargs(context.Background()); !errors.Is(err, ErrNoProvider) {
+	if _, _, err := testVMware(t, "QEMU", &vmwaretest.RPC{}, nil).NetworkKargs(context.Background()); !errors.Is(err, ErrNoProvider) {
 		t.Errorf("NetworkKargs() off VMware = %v, want ErrNoProvider", err)
 	}
 }
@@ -547,7 +503,7 @@ func TestVMwareNetplanDoc(t *testing.T) {
 		{"no network key", map[string]string{"guestinfo.metadata": "instance-id: vm1\n"}, "", "no 'network' key found"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := testVMware(t, "VMware, Inc.", &fakeGuestRPC{vars: tt.vars}, nil).NetplanDoc(context.Background())
+			got, err := testVMware(t, "VMware, Inc.", &vmwaretest.RPC{Vars: tt.vars}, nil).NetplanDoc(context.Background())
 			if string(got) != tt.want || (err == nil) != (tt.wantErr == "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("NetplanDoc() = %q, %v; want %q, %q", got, err, tt.want, tt.wantErr)
 			}

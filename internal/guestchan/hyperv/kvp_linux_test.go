@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flintboot/flint/internal/guestchan/hyperv/hypervtest"
 )
 
 // TestKVPDeviceOverSocket runs the real poll/read/write code of device
@@ -42,10 +44,10 @@ func TestKVPDeviceOverSocket(t *testing.T) {
 			done <- errors.New("no registration")
 			return
 		}
-		unix.Write(driver, hostMsg(100, 0))
-		unix.Write(driver, hostSet(0, "ignition.config", "{}"))
+		unix.Write(driver, hypervtest.HostMsg(100, 0))
+		unix.Write(driver, hypervtest.HostSet(0, "ignition.config", "{}"))
 		n, err = unix.Read(driver, buf)
-		if err != nil || n != 7430 || replyStatus(buf) != 0 {
+		if err != nil || n != 7430 || hypervtest.ReplyStatus(buf) != 0 {
 			done <- errors.New("no reply to the SET")
 			return
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/guestchan/vmware/vmwaretest"
 )
 
 // fakeVMX plays the hypervisor's side of the backdoor message protocol
@@ -218,25 +220,6 @@ func (v *fakeVMX) hbIn(r *bdoorRegs, buf []byte) error {
 	return nil
 }
 
-// guestinfoHandler answers info-get/info-set from vars, like the VMX.
-func guestinfoHandler(vars map[string]string) func(string) string {
-	return func(cmd string) string {
-		if key, ok := strings.CutPrefix(cmd, "info-get "); ok {
-			v, ok := vars[key]
-			if !ok {
-				return "0 No value found"
-			}
-			return "1 " + v
-		}
-		if rest, ok := strings.CutPrefix(cmd, "info-set "); ok {
-			key, value, _ := strings.Cut(rest, " ")
-			vars[key] = value
-			return "1 "
-		}
-		return "0 Unknown command"
-	}
-}
-
 func TestBackdoorRPC(t *testing.T) {
 	long := strings.Repeat("0123456789abcdef", 300) + "xyz"
 	tests := []struct {
@@ -296,20 +279,20 @@ func TestBackdoorRPC(t *testing.T) {
 func TestBackdoorRPCErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("fault", func(t *testing.T) {
-		vmx := newFakeVMX(t, false, guestinfoHandler(nil))
+		vmx := newFakeVMX(t, false, vmwaretest.Guestinfo(nil))
 		vmx.fault = fmt.Errorf("faulted: %w", ErrUnreachable)
 		if _, err := (backdoorRPC{bd: vmx}).Call(ctx, "x"); !errors.Is(err, ErrUnreachable) {
 			t.Errorf("Call on a faulting backdoor = %v, want ErrUnreachable", err)
 		}
 	})
 	t.Run("open refused", func(t *testing.T) {
-		vmx := newFakeVMX(t, false, guestinfoHandler(nil))
+		vmx := newFakeVMX(t, false, vmwaretest.Guestinfo(nil))
 		if _, err := openChannel(vmx, 0x1234); !errors.Is(err, errMsgFailed) {
 			t.Errorf("openChannel(unknown protocol) = %v, want errMsgFailed", err)
 		}
 	})
 	t.Run("endless checkpoints", func(t *testing.T) {
-		vmx := newFakeVMX(t, false, guestinfoHandler(nil))
+		vmx := newFakeVMX(t, false, vmwaretest.Guestinfo(nil))
 		vmx.cpt[msgSendSize] = 100
 		_, err := backdoorRPC{bd: vmx}.Call(ctx, "info-get guestinfo.a")
 		if !errors.Is(err, errMsgCheckpoint) {
@@ -320,7 +303,7 @@ func TestBackdoorRPCErrors(t *testing.T) {
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		vmx := newFakeVMX(t, false, guestinfoHandler(nil))
+		vmx := newFakeVMX(t, false, vmwaretest.Guestinfo(nil))
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := (backdoorRPC{bd: vmx}).Call(cctx, "x"); !errors.Is(err, context.Canceled) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/guestchan/vmware/vmwaretest"
 )
 
 // TestGuestinfoOverBackdoor runs guestinfo end to end over the fake VMX:
@@ -19,7 +21,7 @@ func TestGuestinfoOverBackdoor(t *testing.T) {
 				"guestinfo.ignition.config.data":          data,
 				"guestinfo.ignition.config.data.encoding": "base64",
 			}
-			vmx := newFakeVMX(t, hb, guestinfoHandler(vars))
+			vmx := newFakeVMX(t, hb, vmwaretest.Guestinfo(vars))
 			g := Guestinfo{RPC: backdoorRPC{bd: vmx}}
 			ctx := context.Background()
 			if v, ok, err := g.Get(ctx, "ovfenv"); err != nil || ok {
