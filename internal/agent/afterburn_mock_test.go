@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/internal/platform"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // afterburnMock is one platform's file in testdata/afterburn: the
@@ -111,7 +113,7 @@ func TestAfterburnMockDocuments(t *testing.T) {
 		for _, c := range mock.Cases {
 			t.Run(id+"/"+c.Name, func(t *testing.T) {
 				var missing []string
-				var f *fakeService
+				var f *platformtest.Service
 				routes := map[string]http.HandlerFunc{}
 				bodies := c.Routes
 				if id == "azure" {
@@ -136,7 +138,7 @@ func TestAfterburnMockDocuments(t *testing.T) {
 							}
 						}
 						if c.Rebase != "" {
-							body = strings.ReplaceAll(body, c.Rebase, f.srv.URL)
+							body = strings.ReplaceAll(body, c.Rebase, f.URL)
 						}
 						if c.Token != "" && r.Method == http.MethodGet &&
 							r.Header.Get("Metadata-Token") != c.Token && r.Header.Get("X-Aws-Ec2-Metadata-Token") != c.Token {
@@ -150,8 +152,8 @@ func TestAfterburnMockDocuments(t *testing.T) {
 						io.WriteString(w, body)
 					}
 				}
-				f = newFakeService(t, routes)
-				a := newTestAgent(t, id, f.srv.URL, t.TempDir())
+				f = platformtest.NewService(t, routes)
+				a := newTestAgent(t, id, f.URL, t.TempDir())
 				ctx := context.Background()
 				if c.CheckIn != nil {
 					if err := a.platform.CheckIn(ctx, a.host()); err != nil {
@@ -159,19 +161,19 @@ func TestAfterburnMockDocuments(t *testing.T) {
 					}
 					for route, want := range c.CheckIn {
 						n := 0
-						for _, r := range f.requests() {
-							if r.method+" "+r.uri != route {
+						for _, r := range f.Requests() {
+							if r.Method+" "+r.URI != route {
 								continue
 							}
 							n++
 							for k, v := range want.Header {
-								if !strings.Contains(r.header.Get(k), v) {
-									t.Errorf("%s: %s = %q, want %q (%s)", route, k, r.header.Get(k), v, mock.Source)
+								if !strings.Contains(r.Header.Get(k), v) {
+									t.Errorf("%s: %s = %q, want %q (%s)", route, k, r.Header.Get(k), v, mock.Source)
 								}
 							}
 							for _, s := range want.Body {
-								if !strings.Contains(r.body, s) {
-									t.Errorf("%s: body without %q (%s):\n%s", route, s, mock.Source, r.body)
+								if !strings.Contains(r.Body, s) {
+									t.Errorf("%s: body without %q (%s):\n%s", route, s, mock.Source, r.Body)
 								}
 							}
 						}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/internal/platform"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // Afterburn's provider names that are no ignition.platform.id
@@ -19,9 +21,9 @@ func TestAfterburnOnlyProviders(t *testing.T) {
 
 	t.Run("openstack-metadata asks the service with a drive there", func(t *testing.T) {
 		tc := metadataCases["openstack"]
-		f := newFakeService(t, tc.routes)
+		f := platformtest.NewService(t, tc.routes)
 		root, mounter := driveRoot(t, "config-2", drive)
-		a := newTestAgent(t, "openstack-metadata", f.srv.URL, root)
+		a := newTestAgent(t, "openstack-metadata", f.URL, root)
 		a.d.Mounter = mounter
 		m, err := a.fetchMetadata(ctx, "test")
 		if err != nil || m.Hostname != tc.wantHostname || !slices.Equal(m.Keys, tc.wantKeys) {
@@ -36,9 +38,9 @@ func TestAfterburnOnlyProviders(t *testing.T) {
 	})
 	t.Run("cloudstack-metadata asks the router with a drive there", func(t *testing.T) {
 		tc := metadataCases["cloudstack"]
-		f := newFakeService(t, tc.routes)
+		f := platformtest.NewService(t, tc.routes)
 		root, mounter := driveRoot(t, "config-2", drive)
-		a := newTestAgent(t, "cloudstack-metadata", f.srv.URL, root)
+		a := newTestAgent(t, "cloudstack-metadata", f.URL, root)
 		a.d.Mounter = mounter
 		m, err := a.fetchMetadata(ctx, "test")
 		if err != nil || m.Hostname != tc.wantHostname || len(m.Attrs) != len(tc.wantAttrs) {
@@ -49,8 +51,8 @@ func TestAfterburnOnlyProviders(t *testing.T) {
 		}
 	})
 	t.Run("cloudstack-configdrive never asks the router", func(t *testing.T) {
-		f := newFakeService(t, metadataCases["cloudstack"].routes)
-		a := newTestAgent(t, "cloudstack-configdrive", f.srv.URL, t.TempDir())
+		f := platformtest.NewService(t, metadataCases["cloudstack"].routes)
+		a := newTestAgent(t, "cloudstack-configdrive", f.URL, t.TempDir())
 		if _, err := a.fetchMetadata(ctx, "test"); err == nil {
 			t.Errorf("cloudstack-configdrive without a drive = nil, want an error")
 		}
@@ -60,13 +62,13 @@ func TestAfterburnOnlyProviders(t *testing.T) {
 			"cloudstack/metadata/local-hostname.txt":    "cs-drive",
 			"cloudstack/metadata/availability-zone.txt": "zone-1",
 		})
-		a = newTestAgent(t, "cloudstack-configdrive", f.srv.URL, root)
+		a = newTestAgent(t, "cloudstack-configdrive", f.URL, root)
 		a.d.Mounter = mounter
 		m, err := a.fetchMetadata(ctx, "test")
 		if err != nil || m.Hostname != "cs-drive" || !slices.Equal(m.Keys, []string{"ssh-rsa AAAA csd"}) {
 			t.Errorf("cloudstack-configdrive: %q, %q, %v; want cs-drive and its key", m.Hostname, m.Keys, err)
 		}
-		if n := len(f.requests()); n != 0 {
+		if n := len(f.Requests()); n != 0 {
 			t.Errorf("cloudstack-configdrive made %d router requests, want none", n)
 		}
 	})

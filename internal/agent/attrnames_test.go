@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // afterburnNames is, for every platform, the attribute names Afterburn's
@@ -149,16 +151,16 @@ func TestAfterburnAttributeNames(t *testing.T) {
 			default:
 				routes := map[string]http.HandlerFunc{}
 				for route, body := range fullDocuments[row.id] {
-					routes[route] = answer(200, body)
+					routes[route] = platformtest.Answer(200, body)
 				}
-				var f *fakeService
+				var f *platformtest.Service
 				if len(routes) == 0 {
-					f = newFakeService(t, nil)
-					f.srv.Config.Handler = http.HandlerFunc(everyValue)
+					f = platformtest.NewService(t, nil)
+					f.Config.Handler = http.HandlerFunc(everyValue)
 				} else {
-					f = newFakeService(t, routes)
+					f = platformtest.NewService(t, routes)
 				}
-				a = newTestAgent(t, row.id, f.srv.URL, t.TempDir())
+				a = newTestAgent(t, row.id, f.URL, t.TempDir())
 			}
 			m, err := a.fetchMetadata(context.Background(), "test")
 			if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 func TestCheckAuthorizedKey(t *testing.T) {
@@ -41,9 +43,9 @@ func TestCheckAuthorizedKey(t *testing.T) {
 // written, as Afterburn refuses the lot.
 func TestSSHKeysRefusesMalformed(t *testing.T) {
 	doc := `{"hostname":"drop","public_keys":["` + testKeyOne + `","ssh-rsa AAAA broken@host"]}`
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": answer(200, doc)})
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": platformtest.Answer(200, doc)})
 	root := userRoot(t)
-	a := newTestAgent(t, "digitalocean", f.srv.URL, root)
+	a := newTestAgent(t, "digitalocean", f.URL, root)
 	err := a.SSHKeys(context.Background(), "core")
 	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `SSH key 2 of 2 ("broken@host")`) {
 		t.Errorf("SSHKeys() = %v, want ErrProtocol naming key 2", err)

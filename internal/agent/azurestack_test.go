@@ -14,12 +14,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // azureStackGoalState names a certificates URL on the fake itself (the
 // Host the agent asked), as WireServer names its own.
 func azureStackGoalState(w http.ResponseWriter, r *http.Request) {
-	io.WriteString(w, strings.Replace(goalStateXML, "<Configuration>",
+	io.WriteString(w, strings.Replace(platformtest.GoalStateXML, "<Configuration>",
 		"<Configuration><Certificates>http://"+r.Host+"/machine/c6d5526c?comp=certificates&amp;incarnation=7</Certificates>", 1))
 }
 
@@ -120,13 +122,13 @@ func makeSSHCerts(t *testing.T, dir string, n int) []string {
 func TestAzureStackSSHKeys(t *testing.T) {
 	dir := t.TempDir()
 	want := makeSSHCerts(t, dir, 2)
-	ws := newFakeService(t, map[string]http.HandlerFunc{
-		"GET /?comp=versions":                                   answer(200, versionsXML),
+	ws := platformtest.NewService(t, map[string]http.HandlerFunc{
+		"GET /?comp=versions":                                   platformtest.Answer(200, platformtest.VersionsXML),
 		"GET /machine/?comp=goalstate":                          azureStackGoalState,
 		"GET /machine/c6d5526c?comp=certificates&incarnation=7": certificatesService(t, dir),
 	})
 	root := userRoot(t)
-	a := newTestAgent(t, "azurestack", ws.srv.URL, root)
+	a := newTestAgent(t, "azurestack", ws.URL, root)
 	if err := a.SSHKeys(context.Background(), "core"); err != nil {
 		t.Fatalf("SSHKeys(core) = %v", err)
 	}
@@ -138,13 +140,13 @@ func TestAzureStackSSHKeys(t *testing.T) {
 	if w := strings.Join(want, "\n") + "\n"; string(got) != w {
 		t.Errorf("%s =\n%s\nwant\n%s", file, got, w)
 	}
-	reqs := ws.requests()
+	reqs := ws.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("WireServer got %d requests, want versions, goal state, certificates: %+v", len(reqs), reqs)
 	}
 	for _, r := range reqs[:2] {
-		if r.header.Get("x-ms-version") != "2012-11-30" || r.header.Get("x-ms-agent-name") != "flint" {
-			t.Errorf("%s %s: protocol headers missing: %v", r.method, r.uri, r.header)
+		if r.Header.Get("x-ms-version") != "2012-11-30" || r.Header.Get("x-ms-agent-name") != "flint" {
+			t.Errorf("%s %s: protocol headers missing: %v", r.Method, r.URI, r.Header)
 		}
 	}
 }
@@ -152,9 +154,9 @@ func TestAzureStackSSHKeys(t *testing.T) {
 // A goal state without a certificates URL: the VM has no keys, and the
 // file of an earlier boot goes.
 func TestAzureStackNoCertificates(t *testing.T) {
-	ws := newFakeService(t, map[string]http.HandlerFunc{
-		"GET /?comp=versions":          answer(200, versionsXML),
-		"GET /machine/?comp=goalstate": answer(200, goalStateXML),
+	ws := platformtest.NewService(t, map[string]http.HandlerFunc{
+		"GET /?comp=versions":          platformtest.Answer(200, platformtest.VersionsXML),
+		"GET /machine/?comp=goalstate": platformtest.Answer(200, platformtest.GoalStateXML),
 	})
 	root := userRoot(t)
 	file := filepath.Join(root, "home/core/.ssh/authorized_keys.d/flint")
@@ -164,14 +166,14 @@ func TestAzureStackNoCertificates(t *testing.T) {
 	if err := os.WriteFile(file, []byte("ssh-rsa OLD\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := newTestAgent(t, "azurestack", ws.srv.URL, root)
+	a := newTestAgent(t, "azurestack", ws.URL, root)
 	if err := a.SSHKeys(context.Background(), "core"); err != nil {
 		t.Fatalf("SSHKeys(core) = %v", err)
 	}
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s still there without certificates: %v", file, err)
 	}
-	if n := len(ws.requests()); n != 2 {
+	if n := len(ws.Requests()); n != 2 {
 		t.Errorf("WireServer got %d requests, want 2 (no certificates request)", n)
 	}
 }
@@ -187,12 +189,12 @@ func TestAzureStackCertificatesErrors(t *testing.T) {
 		"not XML":      `{"json": true`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			ws := newFakeService(t, map[string]http.HandlerFunc{
-				"GET /?comp=versions":                                   answer(200, versionsXML),
+			ws := platformtest.NewService(t, map[string]http.HandlerFunc{
+				"GET /?comp=versions":                                   platformtest.Answer(200, platformtest.VersionsXML),
 				"GET /machine/?comp=goalstate":                          azureStackGoalState,
-				"GET /machine/c6d5526c?comp=certificates&incarnation=7": answer(200, body),
+				"GET /machine/c6d5526c?comp=certificates&incarnation=7": platformtest.Answer(200, body),
 			})
-			a := newTestAgent(t, "azurestack", ws.srv.URL, t.TempDir())
+			a := newTestAgent(t, "azurestack", ws.URL, t.TempDir())
 			_, err := a.fetchMetadata(context.Background(), "SSH keys")
 			if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "/machine/c6d5526c") {
 				t.Errorf("metadata = %v, want ErrProtocol naming the certificates URL", err)
@@ -204,7 +206,7 @@ func TestAzureStackCertificatesErrors(t *testing.T) {
 // The hostname on Azure Stack is the VM's name on the identity endpoint,
 // asked with the Metadata header; WireServer is not asked at all.
 func TestAzureStackHostname(t *testing.T) {
-	f := newFakeService(t, map[string]http.HandlerFunc{
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{
 		"GET /Microsoft.Compute/identity?api-version=2019-03-11": func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Metadata") != "true" {
 				http.Error(w, "Required metadata header not specified", http.StatusBadRequest)
@@ -217,22 +219,22 @@ func TestAzureStackHostname(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(sysroot, "etc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := newTestAgent(t, "azurestack", f.srv.URL, t.TempDir())
+	a := newTestAgent(t, "azurestack", f.URL, t.TempDir())
 	if err := a.Hostname(context.Background(), sysroot); err != nil {
 		t.Fatalf("Hostname() = %v", err)
 	}
 	if got, err := os.ReadFile(filepath.Join(sysroot, "etc/hostname")); err != nil || string(got) != "stack-vm-01\n" {
 		t.Errorf("etc/hostname = %q, %v; want %q", got, err, "stack-vm-01\n")
 	}
-	if reqs := f.requests(); len(reqs) != 1 {
+	if reqs := f.Requests(); len(reqs) != 1 {
 		t.Errorf("got %d requests, want only the identity one: %+v", len(reqs), reqs)
 	}
 
 	// An answer that is not the identity document fails, naming the cause.
-	bad := newFakeService(t, map[string]http.HandlerFunc{
-		"GET /Microsoft.Compute/identity?api-version=2019-03-11": answer(200, "<html>"),
+	bad := platformtest.NewService(t, map[string]http.HandlerFunc{
+		"GET /Microsoft.Compute/identity?api-version=2019-03-11": platformtest.Answer(200, "<html>"),
 	})
-	a = newTestAgent(t, "azurestack", bad.srv.URL, t.TempDir())
+	a = newTestAgent(t, "azurestack", bad.URL, t.TempDir())
 	if err := a.Hostname(context.Background(), sysroot); !errors.Is(err, ErrProtocol) {
 		t.Errorf("Hostname() with a broken answer = %v, want ErrProtocol", err)
 	}
@@ -246,27 +248,27 @@ func TestAzureStackHostname(t *testing.T) {
 // src/providers/microsoft/azure/mod.rs fetch_hostname).
 func TestAzureStackHostnameRetriesAsIMDS(t *testing.T) {
 	const route = "GET /Microsoft.Compute/identity?api-version=2019-03-11"
-	ok := answer(200, `{"vmName":"stack-vm-02"}`)
-	f := newFakeService(t, map[string]http.HandlerFunc{
-		route: failing(1, http.StatusGone, failing(1, http.StatusNotFound, failing(1, http.StatusTooManyRequests, ok))),
+	ok := platformtest.Answer(200, `{"vmName":"stack-vm-02"}`)
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{
+		route: platformtest.Failing(1, http.StatusGone, platformtest.Failing(1, http.StatusNotFound, platformtest.Failing(1, http.StatusTooManyRequests, ok))),
 	})
 	sysroot := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(sysroot, "etc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a := newTestAgent(t, "azurestack", f.srv.URL, t.TempDir())
+	a := newTestAgent(t, "azurestack", f.URL, t.TempDir())
 	if err := a.Hostname(context.Background(), sysroot); err != nil {
 		t.Fatalf("Hostname() with IMDS coming up = %v, want the name after the retries", err)
 	}
 	if got, err := os.ReadFile(filepath.Join(sysroot, "etc/hostname")); err != nil || string(got) != "stack-vm-02\n" {
 		t.Errorf("etc/hostname = %q, %v; want %q", got, err, "stack-vm-02\n")
 	}
-	if n := f.count(route); n != 4 {
+	if n := f.Count(route); n != 4 {
 		t.Errorf("identity asked %d times, want 4 (410, 404, 429, then 200)", n)
 	}
-	for _, r := range f.requests() {
-		if r.header.Get("Metadata") != "true" {
-			t.Errorf("request %s without Metadata: true", r.uri)
+	for _, r := range f.Requests() {
+		if r.Header.Get("Metadata") != "true" {
+			t.Errorf("request %s without Metadata: true", r.URI)
 		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/internal/platform"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // userRoot makes a root with /etc/passwd naming core (the test's own
@@ -51,9 +53,9 @@ func checkMode(t *testing.T, path string, want fs.FileMode) {
 
 func TestSSHKeys(t *testing.T) {
 	keysDoc := `{"droplet_id":1,"hostname":"drop","public_keys":["` + testKeyOne + `","` + testKeyOne + `","` + testKeyTwo + `"]}`
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(keysDoc)) }})
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(keysDoc)) }})
 	root := userRoot(t)
-	a := newTestAgent(t, "digitalocean", f.srv.URL, root)
+	a := newTestAgent(t, "digitalocean", f.URL, root)
 	ctx := context.Background()
 	if err := a.SSHKeys(ctx, "core"); err != nil {
 		t.Fatalf("SSHKeys(core) = %v", err)
@@ -98,13 +100,13 @@ func TestSSHKeys(t *testing.T) {
 // A user who points ~/.ssh at a directory outside the home cannot make
 // the agent (root) write there.
 func TestSSHKeysSymlinkEscape(t *testing.T) {
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": answer(200, `{"public_keys":["ssh-rsa AAAA x"]}`)})
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": platformtest.Answer(200, `{"public_keys":["ssh-rsa AAAA x"]}`)})
 	root := userRoot(t)
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(root, "home/core/.ssh")); err != nil {
 		t.Fatal(err)
 	}
-	a := newTestAgent(t, "digitalocean", f.srv.URL, root)
+	a := newTestAgent(t, "digitalocean", f.URL, root)
 	if err := a.SSHKeys(context.Background(), "core"); err == nil {
 		t.Errorf("SSHKeys followed .ssh out of the home directory")
 	}
@@ -131,10 +133,10 @@ func TestHostname(t *testing.T) {
 		"FQDN fits":     {"node-1.example.com", "node-1.example.com\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFakeService(t, map[string]http.HandlerFunc{"GET /hetzner/v1/metadata/hostname": answer(200, tc.served)})
+			f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /hetzner/v1/metadata/hostname": platformtest.Answer(200, tc.served)})
 			sysroot := t.TempDir()
 			os.MkdirAll(filepath.Join(sysroot, "etc"), 0o755)
-			a := newTestAgent(t, "hetzner", f.srv.URL, t.TempDir())
+			a := newTestAgent(t, "hetzner", f.URL, t.TempDir())
 			if err := a.Hostname(context.Background(), sysroot); err != nil {
 				t.Fatalf("Hostname() = %v", err)
 			}
@@ -148,8 +150,8 @@ func TestHostname(t *testing.T) {
 	// No hostname in the metadata: nothing written, no error (Afterburn's
 	// rule, coreos/afterburn src/providers/mod.rs write_hostname), so the
 	// first boot goes on.
-	f := newFakeService(t, nil)
-	a := newTestAgent(t, "hetzner", f.srv.URL, t.TempDir())
+	f := platformtest.NewService(t, nil)
+	a := newTestAgent(t, "hetzner", f.URL, t.TempDir())
 	sysroot := t.TempDir()
 	if err := a.Hostname(context.Background(), sysroot); err != nil {
 		t.Errorf("Hostname() without one = %v, want nil", err)
@@ -158,19 +160,19 @@ func TestHostname(t *testing.T) {
 		t.Errorf("etc/hostname without a hostname: %v, want none written", err)
 	}
 	// AWS's DHCP names the machine: the agent leaves the hostname alone.
-	before := len(f.requests())
-	a = newTestAgent(t, "aws", f.srv.URL, t.TempDir())
+	before := len(f.Requests())
+	a = newTestAgent(t, "aws", f.URL, t.TempDir())
 	if err := a.Hostname(context.Background(), t.TempDir()); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Hostname() on aws = %v, want ErrUnsupported", err)
 	}
-	if n := len(f.requests()) - before; n != 0 {
+	if n := len(f.Requests()) - before; n != 0 {
 		t.Errorf("%d metadata requests on aws, want none", n)
 	}
 }
 
 func TestAttributes(t *testing.T) {
-	f := newFakeService(t, metadataCases["hetzner"].routes)
-	a := newTestAgent(t, "hetzner", f.srv.URL, t.TempDir())
+	f := platformtest.NewService(t, metadataCases["hetzner"].routes)
+	a := newTestAgent(t, "hetzner", f.URL, t.TempDir())
 	path := filepath.Join(t.TempDir(), "run/metadata/flint")
 	if err := a.Attributes(context.Background(), path); err != nil {
 		t.Fatalf("Attributes() = %v", err)
@@ -194,8 +196,8 @@ func TestAttributes(t *testing.T) {
 // TestAttributesAfterburnSet: the AFTERBURN_ lines are exactly Afterburn's
 // set; what flint knows besides (GCP's zone) is written once, as FLINT_….
 func TestAttributesAfterburnSet(t *testing.T) {
-	f := newFakeService(t, metadataCases["gcp"].routes)
-	a := newTestAgent(t, "gcp", f.srv.URL, t.TempDir())
+	f := platformtest.NewService(t, metadataCases["gcp"].routes)
+	a := newTestAgent(t, "gcp", f.URL, t.TempDir())
 	path := filepath.Join(t.TempDir(), "run/metadata/flint")
 	if err := a.Attributes(context.Background(), path); err != nil {
 		t.Fatalf("Attributes() = %v", err)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // driveMounter "mounts" a config drive by copying its files to the
@@ -84,8 +86,8 @@ func TestConfigDriveMetadata(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root, mounter := driveRoot(t, "config-2", c.files)
 			// The metadata service must not be asked when there is a drive.
-			f := newFakeService(t, nil)
-			a := newTestAgent(t, c.id, f.srv.URL, root)
+			f := platformtest.NewService(t, nil)
+			a := newTestAgent(t, c.id, f.URL, root)
 			a.d.Mounter = mounter
 			m, err := a.fetchMetadata(context.Background(), "test")
 			if err != nil {
@@ -100,7 +102,7 @@ func TestConfigDriveMetadata(t *testing.T) {
 			if len(mounter.mounts) != 1 || mounter.mounts[0] != filepath.Join(root, "dev/disk/by-label/config-2")+" iso9660" || len(mounter.unmount) != 1 {
 				t.Errorf("mounts %v, unmounts %v; want one read-only iso9660 mount, unmounted", mounter.mounts, mounter.unmount)
 			}
-			if n := len(f.requests()); n != 0 {
+			if n := len(f.Requests()); n != 0 {
 				t.Errorf("%d metadata service requests with a config drive", n)
 			}
 		})
@@ -110,19 +112,19 @@ func TestConfigDriveMetadata(t *testing.T) {
 // Without a drive, OpenStack asks the metadata service; PowerVS has
 // nothing else and fails, naming the drive.
 func TestConfigDriveMissing(t *testing.T) {
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /latest/meta-data/hostname": answer(200, "svc-1")})
-	a := newTestAgent(t, "openstack", f.srv.URL, t.TempDir())
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /latest/meta-data/hostname": platformtest.Answer(200, "svc-1")})
+	a := newTestAgent(t, "openstack", f.URL, t.TempDir())
 	m, err := a.fetchMetadata(context.Background(), "test")
 	if err != nil || m.Hostname != "svc-1" {
 		t.Errorf("openstack without a drive: hostname %q, %v; want svc-1 from the metadata service", m.Hostname, err)
 	}
-	a = newTestAgent(t, "powervs", f.srv.URL, t.TempDir())
+	a = newTestAgent(t, "powervs", f.URL, t.TempDir())
 	if _, err := a.fetchMetadata(context.Background(), "test"); err == nil {
 		t.Errorf("powervs without a drive: no error")
 	}
 
 	root, mounter := configDriveRoot(t, `{"uuid": 42`)
-	a = newTestAgent(t, "powervs", f.srv.URL, root)
+	a = newTestAgent(t, "powervs", f.URL, root)
 	a.d.Mounter = mounter
 	if _, err := a.fetchMetadata(context.Background(), "test"); !errors.Is(err, ErrProtocol) {
 		t.Errorf("broken meta_data.json: %v, want ErrProtocol", err)
@@ -146,8 +148,8 @@ func TestCloudStackConfigDrive(t *testing.T) {
 		"openstack/latest/vendor_data.json": "{}",
 	}
 	root, mounter := driveRoot(t, "config-2", files)
-	f := newFakeService(t, nil)
-	a := newTestAgent(t, "cloudstack", f.srv.URL, root)
+	f := platformtest.NewService(t, nil)
+	a := newTestAgent(t, "cloudstack", f.URL, root)
 	a.d.Mounter = mounter
 	m, err := a.fetchMetadata(context.Background(), "test")
 	if err != nil {
@@ -157,7 +159,7 @@ func TestCloudStackConfigDrive(t *testing.T) {
 	if m.Hostname != "vm-7" || !slices.Equal(m.Keys, []string{"ssh-rsa AAAAB3Nza user@host"}) || !slices.Equal(m.Attrs, want) {
 		t.Errorf("hostname %q, keys %q, attributes %v", m.Hostname, m.Keys, m.Attrs)
 	}
-	if n := len(f.requests()); n != 0 || len(mounter.mounts) != 1 || len(mounter.unmount) != 1 {
+	if n := len(f.Requests()); n != 0 || len(mounter.mounts) != 1 || len(mounter.unmount) != 1 {
 		t.Errorf("%d router requests, mounts %v, unmounts %v; want none, one, one", n, mounter.mounts, mounter.unmount)
 	}
 
@@ -169,7 +171,7 @@ func TestCloudStackConfigDrive(t *testing.T) {
 	full["cloudstack/metadata/instance-id.txt"] = "i-2-7-VM"
 	full["cloudstack/metadata/service-offering.txt"] = "Small Instance"
 	root, mounter = driveRoot(t, "config-2", full)
-	a = newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a = newTestAgent(t, "cloudstack", f.URL, root)
 	a.d.Mounter = mounter
 	if m, err = a.fetchMetadata(context.Background(), "test"); err != nil {
 		t.Fatalf("metadata: %v", err)
@@ -189,7 +191,7 @@ func TestCloudStackConfigDrive(t *testing.T) {
 	keys := filepath.Join(root, "home/core/.ssh/authorized_keys.d/flint")
 	os.MkdirAll(filepath.Dir(keys), 0o700)
 	os.WriteFile(keys, []byte("ssh-rsa OLD\n"), 0o600)
-	a = newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a = newTestAgent(t, "cloudstack", f.URL, root)
 	a.d.Mounter = mounter
 	if err := a.SSHKeys(context.Background(), "core"); err != nil {
 		t.Fatalf("ssh-keys: %v", err)
@@ -200,9 +202,9 @@ func TestCloudStackConfigDrive(t *testing.T) {
 
 	// A broken meta_data.json fails: no falling back to the router.
 	root, mounter = driveRoot(t, "config-2", map[string]string{"openstack/latest/meta_data.json": `{"uuid": 4`})
-	a = newTestAgent(t, "cloudstack", f.srv.URL, root)
+	a = newTestAgent(t, "cloudstack", f.URL, root)
 	a.d.Mounter = mounter
-	if _, err := a.fetchMetadata(context.Background(), "test"); !errors.Is(err, ErrProtocol) || len(f.requests()) != 0 {
-		t.Errorf("broken meta_data.json: %v after %d router requests, want ErrProtocol and none", err, len(f.requests()))
+	if _, err := a.fetchMetadata(context.Background(), "test"); !errors.Is(err, ErrProtocol) || len(f.Requests()) != 0 {
+		t.Errorf("broken meta_data.json: %v after %d router requests, want ErrProtocol and none", err, len(f.Requests()))
 	}
 }

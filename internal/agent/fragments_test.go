@@ -11,6 +11,8 @@ import (
 
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/platform"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // TestRenderIgnition: on Azure the fragments Afterburn 5.11 writes, valid
@@ -20,9 +22,9 @@ func TestRenderIgnition(t *testing.T) {
 	doc := `{"compute":{"name":"vm-7","vmSize":"Standard_B1s","osProfile":{"adminUsername":"azureuser","computerName":"other"},
 		"publicKeys":[{"keyData":"` + testKeyOne + `","path":"/home/azureuser/.ssh/authorized_keys"},
 		{"keyData":"` + testKeyTwo[:60] + `\r\n` + testKeyTwo[60:] + `","path":"/home/azureuser/.ssh/authorized_keys"}]}}`
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": need("Metadata", "true", 400, doc)})
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": need("Metadata", "true", 400, doc)})
 	root := t.TempDir()
-	a := newTestAgent(t, "azure", f.srv.URL, root)
+	a := newTestAgent(t, "azure", f.URL, root)
 	if err := a.RenderIgnition(context.Background(), DefaultFragmentsDir); err != nil {
 		t.Fatalf("RenderIgnition() = %v", err)
 	}
@@ -50,16 +52,16 @@ func TestRenderIgnition(t *testing.T) {
 	}
 
 	// No admin user nor keys: only the hostname fragment.
-	f2 := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": answer(200, `{"compute":{"name":"vm-8"}}`)})
+	f2 := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": platformtest.Answer(200, `{"compute":{"name":"vm-8"}}`)})
 	root2 := t.TempDir()
-	if err := newTestAgent(t, "azure", f2.srv.URL, root2).RenderIgnition(context.Background(), DefaultFragmentsDir); err != nil {
+	if err := newTestAgent(t, "azure", f2.URL, root2).RenderIgnition(context.Background(), DefaultFragmentsDir); err != nil {
 		t.Fatalf("RenderIgnition() without a user = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(root2, DefaultFragmentsDir, "user.ign")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("user.ign without an admin user: %v, want none", err)
 	}
 	// Only Azure has them.
-	if err := newTestAgent(t, "gcp", f2.srv.URL, t.TempDir()).RenderIgnition(context.Background(), DefaultFragmentsDir); !errors.Is(err, ErrUnsupported) {
+	if err := newTestAgent(t, "gcp", f2.URL, t.TempDir()).RenderIgnition(context.Background(), DefaultFragmentsDir); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("RenderIgnition() on gcp = %v, want ErrUnsupported", err)
 	}
 }
@@ -97,9 +99,9 @@ func TestRenderIgnitionPassword(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": answer(200, tt.doc)})
+			f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/instance?api-version=2021-02-01": platformtest.Answer(200, tt.doc)})
 			root := t.TempDir()
-			a := newTestAgent(t, "azure", f.srv.URL, root)
+			a := newTestAgent(t, "azure", f.URL, root)
 			asked := 0
 			a.d.AdminPasswordHash = func(context.Context, *platform.Host) (string, error) {
 				asked++

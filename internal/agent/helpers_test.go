@@ -1,97 +1,12 @@
 package agent
 
 import (
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flintboot/flint/internal/resource"
 )
-
-// request is one request a fake metadata service received.
-type request struct {
-	method, uri string
-	header      http.Header
-	body        string
-	remotePort  string
-}
-
-// fakeService is a local metadata service: it answers each route
-// ("GET /path?query") with its handler, everything else with 404, and
-// records every request.
-type fakeService struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	reqs   []request
-	routes map[string]http.HandlerFunc
-}
-
-func newFakeService(t *testing.T, routes map[string]http.HandlerFunc) *fakeService {
-	t.Helper()
-	f := &fakeService{routes: routes}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		_, port, _ := net.SplitHostPort(r.RemoteAddr)
-		f.mu.Lock()
-		f.reqs = append(f.reqs, request{r.Method, r.RequestURI, r.Header.Clone(), string(body), port})
-		h := f.routes[r.Method+" "+r.RequestURI]
-		f.mu.Unlock()
-		if h == nil {
-			http.NotFound(w, r)
-			return
-		}
-		h(w, r)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-// requests returns what the service received, in order.
-func (f *fakeService) requests() []request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]request(nil), f.reqs...)
-}
-
-// count returns how many requests hit "METHOD uri".
-func (f *fakeService) count(route string) int {
-	n := 0
-	for _, r := range f.requests() {
-		if r.method+" "+r.uri == route {
-			n++
-		}
-	}
-	return n
-}
-
-// answer replies with status and body.
-func answer(status int, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}
-}
-
-// failing answers failStatus the first n times, then as next does.
-func failing(n, failStatus int, next http.HandlerFunc) http.HandlerFunc {
-	var mu sync.Mutex
-	return func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		n--
-		fail := n >= 0
-		mu.Unlock()
-		if fail {
-			w.WriteHeader(failStatus)
-			return
-		}
-		next(w, r)
-	}
-}
 
 // testLogger sends the agent's log to the test's.
 func testLogger(t *testing.T) *slog.Logger {

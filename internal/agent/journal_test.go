@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // idRecorder is a slog handler that keeps the MESSAGE_ID of every record.
@@ -35,17 +37,17 @@ func (r idRecorder) Handle(_ context.Context, rec slog.Record) error {
 func TestMessageIDs(t *testing.T) {
 	var ids []string
 	rec := idRecorder{&sync.Mutex{}, &ids}
-	ok := packetService(t, answer(200, ""), nil)
-	broken := packetService(t, answer(400, ""), nil)
+	ok := packetService(t, platformtest.Answer(200, ""), nil)
+	broken := packetService(t, platformtest.Answer(400, ""), nil)
 	root := userRoot(t)
 	for _, step := range []struct {
 		base string
 		run  func(a *Agent) error
 		want string
 	}{
-		{ok.srv.URL, func(a *Agent) error { return a.CheckIn(context.Background()) }, MsgCheckedIn},
-		{broken.srv.URL, func(a *Agent) error { return a.CheckIn(context.Background()) }, MsgCheckInFailed},
-		{ok.srv.URL, func(a *Agent) error { return a.SSHKeys(context.Background(), "core") }, MsgKeysWritten},
+		{ok.URL, func(a *Agent) error { return a.CheckIn(context.Background()) }, MsgCheckedIn},
+		{broken.URL, func(a *Agent) error { return a.CheckIn(context.Background()) }, MsgCheckInFailed},
+		{ok.URL, func(a *Agent) error { return a.SSHKeys(context.Background(), "core") }, MsgKeysWritten},
 	} {
 		ids = nil
 		a := newTestAgent(t, "packet", step.base, root)
@@ -57,8 +59,8 @@ func TestMessageIDs(t *testing.T) {
 	}
 
 	ids = nil
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": answer(200, `{"public_keys":[]}`)})
-	a := newTestAgent(t, "digitalocean", f.srv.URL, root)
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata/v1.json": platformtest.Answer(200, `{"public_keys":[]}`)})
+	a := newTestAgent(t, "digitalocean", f.URL, root)
 	a.log = slog.New(rec)
 	if err := a.SSHKeys(context.Background(), "core"); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/internal/resource"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // metadataCase is one platform's metadata service as the real one
@@ -45,11 +47,11 @@ func need(name, value string, status int, body string) http.HandlerFunc {
 var metadataCases = map[string]metadataCase{
 	"cloudstack": {
 		routes: map[string]http.HandlerFunc{
-			"GET /latest/meta-data/local-hostname":   answer(200, "cs-1"),
-			"GET /latest/meta-data/public-keys":      answer(200, "ssh-rsa AAAA cs\n"),
-			"GET /latest/meta-data/instance-id":      answer(200, "7f2c"),
-			"GET /latest/meta-data/service-offering": answer(200, "Small Instance"),
-			"GET /latest/meta-data/local-ipv4":       answer(200, "10.1.1.20"),
+			"GET /latest/meta-data/local-hostname":   platformtest.Answer(200, "cs-1"),
+			"GET /latest/meta-data/public-keys":      platformtest.Answer(200, "ssh-rsa AAAA cs\n"),
+			"GET /latest/meta-data/instance-id":      platformtest.Answer(200, "7f2c"),
+			"GET /latest/meta-data/service-offering": platformtest.Answer(200, "Small Instance"),
+			"GET /latest/meta-data/local-ipv4":       platformtest.Answer(200, "10.1.1.20"),
 		},
 		wantHostname: "cs-1",
 		wantKeys:     []string{"ssh-rsa AAAA cs"},
@@ -76,9 +78,9 @@ var metadataCases = map[string]metadataCase{
 	// empty.
 	"akamai without ipv6": {
 		routes: map[string]http.HandlerFunc{
-			"PUT /v1/token":    answer(200, "TOK"),
-			"GET /v1/instance": answer(200, `{"id":7,"host_uuid":"h-7","label":"l7","region":"r","type":"t","tags":["a","b"]}`),
-			"GET /v1/network":  answer(200, `{"interfaces":[],"ipv4":{"public":[],"private":[],"shared":[]},"ipv6":{"slaac":"","link_local":"","ranges":[],"shared_ranges":[]}}`),
+			"PUT /v1/token":    platformtest.Answer(200, "TOK"),
+			"GET /v1/instance": platformtest.Answer(200, `{"id":7,"host_uuid":"h-7","label":"l7","region":"r","type":"t","tags":["a","b"]}`),
+			"GET /v1/network":  platformtest.Answer(200, `{"interfaces":[],"ipv4":{"public":[],"private":[],"shared":[]},"ipv6":{"slaac":"","link_local":"","ranges":[],"shared_ranges":[]}}`),
 		},
 		wantHostname: "l7",
 		wantAttrs: []string{"AKAMAI_INSTANCE_ID=7", "AKAMAI_INSTANCE_HOST_UUID=h-7", "AKAMAI_INSTANCE_LABEL=l7",
@@ -86,10 +88,10 @@ var metadataCases = map[string]metadataCase{
 	},
 	"oraclecloud": {
 		routes: map[string]http.HandlerFunc{
-			"GET /opc/v2/instance": failing(1, 429, answer(200, `{"id":"ocid1.instance.oc1..a","hostname":"oci-1","shape":"VM.Standard.E2.1.Micro",
+			"GET /opc/v2/instance": platformtest.Failing(1, 429, platformtest.Answer(200, `{"id":"ocid1.instance.oc1..a","hostname":"oci-1","shape":"VM.Standard.E2.1.Micro",
 				"canonicalRegionName":"eu-frankfurt-1","availabilityDomain":"Uocm:EU-FRANKFURT-1-AD-1","faultDomain":"FAULT-DOMAIN-2",
 				"metadata":{"ssh_authorized_keys":"ssh-rsa AAAA oci\nssh-ed25519 BBBB oci2"}}`)),
-			"GET /opc/v2/vnics/": answer(200, `[{"vnicId":"ocid1.vnic","privateIp":"10.0.0.10","macAddr":"02:00:17:00:00:01"}]`),
+			"GET /opc/v2/vnics/": platformtest.Answer(200, `[{"vnicId":"ocid1.vnic","privateIp":"10.0.0.10","macAddr":"02:00:17:00:00:01"}]`),
 		},
 		header:       http.Header{"Authorization": {"Bearer Oracle"}},
 		wantHostname: "oci-1",
@@ -101,16 +103,16 @@ var metadataCases = map[string]metadataCase{
 	"aws": {
 		routes: map[string]http.HandlerFunc{
 			"PUT /latest/api/token":                                    need("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "21600", 400, "TOKEN"),
-			"GET /2021-01-03/meta-data/hostname":                       answer(200, "ip-10-0-0-5.ec2.internal"),
-			"GET /2021-01-03/meta-data/public-keys":                    answer(200, "0=main\n1=backup"),
-			"GET /2021-01-03/meta-data/public-keys/0/openssh-key":      answer(200, "ssh-ed25519 AAAA main\n"),
-			"GET /2021-01-03/meta-data/public-keys/1/openssh-key":      answer(200, "ssh-rsa BBBB backup"),
-			"GET /2021-01-03/meta-data/local-ipv4":                     answer(200, "10.0.0.5"),
-			"GET /2021-01-03/meta-data/placement/availability-zone":    answer(200, "us-east-1a"),
-			"GET /2021-01-03/meta-data/placement/availability-zone-id": answer(200, "use1-az6"),
-			"GET /2021-01-03/dynamic/instance-identity/document":       answer(200, `{"region":"us-east-1","instanceId":"i-0abc"}`),
-			"GET /2021-01-03/meta-data/instance-id":                    answer(200, "i-0abc"),
-			"GET /2021-01-03/meta-data/instance-type":                  answer(200, "t3.micro"),
+			"GET /2021-01-03/meta-data/hostname":                       platformtest.Answer(200, "ip-10-0-0-5.ec2.internal"),
+			"GET /2021-01-03/meta-data/public-keys":                    platformtest.Answer(200, "0=main\n1=backup"),
+			"GET /2021-01-03/meta-data/public-keys/0/openssh-key":      platformtest.Answer(200, "ssh-ed25519 AAAA main\n"),
+			"GET /2021-01-03/meta-data/public-keys/1/openssh-key":      platformtest.Answer(200, "ssh-rsa BBBB backup"),
+			"GET /2021-01-03/meta-data/local-ipv4":                     platformtest.Answer(200, "10.0.0.5"),
+			"GET /2021-01-03/meta-data/placement/availability-zone":    platformtest.Answer(200, "us-east-1a"),
+			"GET /2021-01-03/meta-data/placement/availability-zone-id": platformtest.Answer(200, "use1-az6"),
+			"GET /2021-01-03/dynamic/instance-identity/document":       platformtest.Answer(200, `{"region":"us-east-1","instanceId":"i-0abc"}`),
+			"GET /2021-01-03/meta-data/instance-id":                    platformtest.Answer(200, "i-0abc"),
+			"GET /2021-01-03/meta-data/instance-type":                  platformtest.Answer(200, "t3.micro"),
 		},
 		wantHostname: "ip-10-0-0-5.ec2.internal",
 		wantKeys:     []string{"ssh-ed25519 AAAA main", "ssh-rsa BBBB backup"},
@@ -120,7 +122,7 @@ var metadataCases = map[string]metadataCase{
 	},
 	"azure": {
 		routes: map[string]http.HandlerFunc{
-			"GET /metadata/instance?api-version=2021-02-01": failing(1, 410, answer(200, `{"compute":{"location":"westeurope","vmSize":"Standard_B1s",
+			"GET /metadata/instance?api-version=2021-02-01": platformtest.Failing(1, 410, platformtest.Answer(200, `{"compute":{"location":"westeurope","vmSize":"Standard_B1s",
 				"name":"vmss_3","osProfile":{"adminUsername":"core","computerName":"vm-1"},
 				"publicKeys":[{"keyData":"ssh-rsa AAAA azure","path":"/home/core/.ssh/authorized_keys"},
 					{"keyData":"ssh-rsa AAAAB3Nza\r\nC1yc2E folded@host\r\n","path":"/home/core/.ssh/authorized_keys"}]},
@@ -139,7 +141,7 @@ var metadataCases = map[string]metadataCase{
 	},
 	"azure without osProfile": {
 		routes: map[string]http.HandlerFunc{
-			"GET /metadata/instance?api-version=2021-02-01": answer(200, `{"compute":{"name":"vm-2","vmSize":"Standard_B1s","publicKeys":[]}}`),
+			"GET /metadata/instance?api-version=2021-02-01": platformtest.Answer(200, `{"compute":{"name":"vm-2","vmSize":"Standard_B1s","publicKeys":[]}}`),
 		},
 		header:       http.Header{"Metadata": {"true"}},
 		wantHostname: "vm-2",
@@ -147,13 +149,13 @@ var metadataCases = map[string]metadataCase{
 	},
 	"gcp": {
 		routes: map[string]http.HandlerFunc{
-			"GET /computeMetadata/v1/instance/hostname":                                          answer(200, "vm.c.proj.internal"),
-			"GET /computeMetadata/v1/instance/attributes/ssh-keys":                               answer(200, "alice:ssh-ed25519 AAAA alice\nbob:ssh-rsa BBBB bob"),
-			"GET /computeMetadata/v1/project/attributes/ssh-keys":                                answer(200, "carol:ssh-rsa CCCC carol\n"),
-			"GET /computeMetadata/v1/instance/network-interfaces/0/ip":                           answer(200, "10.128.0.2"),
-			"GET /computeMetadata/v1/instance/network-interfaces/0/access-configs/0/external-ip": answer(200, "34.1.2.3"),
-			"GET /computeMetadata/v1/instance/machine-type":                                      answer(200, "projects/1/machineTypes/e2-small"),
-			"GET /computeMetadata/v1/instance/zone":                                              answer(200, "projects/1/zones/europe-west1-b"),
+			"GET /computeMetadata/v1/instance/hostname":                                          platformtest.Answer(200, "vm.c.proj.internal"),
+			"GET /computeMetadata/v1/instance/attributes/ssh-keys":                               platformtest.Answer(200, "alice:ssh-ed25519 AAAA alice\nbob:ssh-rsa BBBB bob"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":                                platformtest.Answer(200, "carol:ssh-rsa CCCC carol\n"),
+			"GET /computeMetadata/v1/instance/network-interfaces/0/ip":                           platformtest.Answer(200, "10.128.0.2"),
+			"GET /computeMetadata/v1/instance/network-interfaces/0/access-configs/0/external-ip": platformtest.Answer(200, "34.1.2.3"),
+			"GET /computeMetadata/v1/instance/machine-type":                                      platformtest.Answer(200, "projects/1/machineTypes/e2-small"),
+			"GET /computeMetadata/v1/instance/zone":                                              platformtest.Answer(200, "projects/1/zones/europe-west1-b"),
 		},
 		header:       http.Header{"Metadata-Flavor": {"Google"}},
 		wantHostname: "vm.c.proj.internal",
@@ -163,10 +165,10 @@ var metadataCases = map[string]metadataCase{
 	},
 	"gcp blocking project keys": {
 		routes: map[string]http.HandlerFunc{
-			"GET /computeMetadata/v1/instance/hostname":                          answer(200, "vm"),
-			"GET /computeMetadata/v1/instance/attributes/block-project-ssh-keys": answer(200, "TRUE"),
-			"GET /computeMetadata/v1/instance/attributes/sshKeys":                answer(200, "alice:ssh-ed25519 AAAA alice"),
-			"GET /computeMetadata/v1/project/attributes/ssh-keys":                answer(200, "carol:ssh-rsa CCCC carol\n"),
+			"GET /computeMetadata/v1/instance/hostname":                          platformtest.Answer(200, "vm"),
+			"GET /computeMetadata/v1/instance/attributes/block-project-ssh-keys": platformtest.Answer(200, "TRUE"),
+			"GET /computeMetadata/v1/instance/attributes/sshKeys":                platformtest.Answer(200, "alice:ssh-ed25519 AAAA alice"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":                platformtest.Answer(200, "carol:ssh-rsa CCCC carol\n"),
 		},
 		header:       http.Header{"Metadata-Flavor": {"Google"}},
 		wantHostname: "vm",
@@ -177,10 +179,10 @@ var metadataCases = map[string]metadataCase{
 	// (coreos/afterburn src/providers/gcp/mod.rs, fetch_all_ssh_keys).
 	"gcp legacy instance keys": {
 		routes: map[string]http.HandlerFunc{
-			"GET /computeMetadata/v1/instance/hostname":            answer(200, "vm"),
-			"GET /computeMetadata/v1/instance/attributes/sshKeys":  answer(200, "alice:ssh-ed25519 AAAA alice"),
-			"GET /computeMetadata/v1/instance/attributes/ssh-keys": answer(200, "bob:ssh-rsa BBBB bob"),
-			"GET /computeMetadata/v1/project/attributes/ssh-keys":  answer(200, "carol:ssh-rsa CCCC carol\n"),
+			"GET /computeMetadata/v1/instance/hostname":            platformtest.Answer(200, "vm"),
+			"GET /computeMetadata/v1/instance/attributes/sshKeys":  platformtest.Answer(200, "alice:ssh-ed25519 AAAA alice"),
+			"GET /computeMetadata/v1/instance/attributes/ssh-keys": platformtest.Answer(200, "bob:ssh-rsa BBBB bob"),
+			"GET /computeMetadata/v1/project/attributes/ssh-keys":  platformtest.Answer(200, "carol:ssh-rsa CCCC carol\n"),
 		},
 		header:       http.Header{"Metadata-Flavor": {"Google"}},
 		wantHostname: "vm",
@@ -189,7 +191,7 @@ var metadataCases = map[string]metadataCase{
 	},
 	"digitalocean": {
 		routes: map[string]http.HandlerFunc{
-			"GET /metadata/v1.json": answer(200, `{"droplet_id":1,"hostname":"drop","region":"ams3","public_keys":["ssh-ed25519 AAAA do"],
+			"GET /metadata/v1.json": platformtest.Answer(200, `{"droplet_id":1,"hostname":"drop","region":"ams3","public_keys":["ssh-ed25519 AAAA do"],
 				"interfaces":{"public":[{"ipv4":{"ip_address":"1.2.3.4"},"anchor_ipv4":{"ip_address":"10.18.0.5"},"ipv6":{"ip_address":"2a03::1"}}],
 				"private":[{"ipv4":{"ip_address":"10.110.0.2"}}]}}`),
 		},
@@ -203,7 +205,7 @@ var metadataCases = map[string]metadataCase{
 	// 5952), numbered by the interface's index.
 	"digitalocean spelled": {
 		routes: map[string]http.HandlerFunc{
-			"GET /metadata/v1.json": answer(200, `{"hostname":"drop","region":"nyc3","public_keys":[],
+			"GET /metadata/v1.json": platformtest.Answer(200, `{"hostname":"drop","region":"nyc3","public_keys":[],
 				"interfaces":{"public":[{"ipv4":{"ip_address":"104.131.20.105"},"ipv6":{"ip_address":"2604:A880:0800:0000:1000:0000:0000:0000"}}],
 				"private":[{"ipv4":{"ip_address":"10.132.0.2"}},{"ipv6":{"ip_address":"FD00:0000:0000:0000:0000:0000:0000:0001"}}]}}`),
 		},
@@ -223,7 +225,7 @@ var metadataCases = map[string]metadataCase{
 	},
 	"scaleway": {
 		routes: map[string]http.HandlerFunc{
-			"GET /conf?format=json": answer(200, `{"id":"9f1b","hostname":"scw-1","commercial_type":"DEV1-S","private_ip":"10.1.1.1",
+			"GET /conf?format=json": platformtest.Answer(200, `{"id":"9f1b","hostname":"scw-1","commercial_type":"DEV1-S","private_ip":"10.1.1.1",
 				"public_ip":{"address":"51.1.2.3"},"ipv6":null,"location":{"zone_id":"fr-par-1"},
 				"ssh_public_keys":[{"key":"ssh-ed25519 AAAA scw","fingerprint":"256 MD5:aa"}]}`),
 		},
@@ -234,12 +236,12 @@ var metadataCases = map[string]metadataCase{
 	},
 	"hetzner": {
 		routes: map[string]http.HandlerFunc{
-			"GET /hetzner/v1/metadata/hostname":    answer(200, "hz-1"),
-			"GET /hetzner/v1/metadata/public-keys": answer(200, `["ssh-ed25519 AAAA hz"]`),
-			"GET /hetzner/v1/metadata": answer(200, "availability-zone: fsn1-dc14\nhostname: hz-1\ninstance-id: 4242\nlocal-ipv4: ''\n"+
+			"GET /hetzner/v1/metadata/hostname":    platformtest.Answer(200, "hz-1"),
+			"GET /hetzner/v1/metadata/public-keys": platformtest.Answer(200, `["ssh-ed25519 AAAA hz"]`),
+			"GET /hetzner/v1/metadata": platformtest.Answer(200, "availability-zone: fsn1-dc14\nhostname: hz-1\ninstance-id: 4242\nlocal-ipv4: ''\n"+
 				"network-config:\n  version: 1\n  config:\n    - type: physical\n      name: eth0\n      subnets:\n        - type: dhcp\n          ipv4: true\n"+
 				"        - type: static\n          address: 2a01:4f8::1/64\n          ipv6: true\npublic-ipv4: 5.6.7.8\npublic-keys:\n  - ssh-ed25519 AAAA hz\nregion: eu-central\n"),
-			"GET /hetzner/v1/metadata/private-networks": answer(200, "- ip: 10.0.0.2\n  alias_ips: []\n- ip: 10.128.0.2\n"),
+			"GET /hetzner/v1/metadata/private-networks": platformtest.Answer(200, "- ip: 10.0.0.2\n  alias_ips: []\n- ip: 10.128.0.2\n"),
 		},
 		withHook:     true,
 		wantHostname: "hz-1",
@@ -253,10 +255,10 @@ var metadataCases = map[string]metadataCase{
 	// canonical form, and may come without a prefix length.
 	"hetzner gaps": {
 		routes: map[string]http.HandlerFunc{
-			"GET /hetzner/v1/metadata/hostname": answer(200, "hz-2"),
-			"GET /hetzner/v1/metadata": answer(200, "hostname: hz-2\nnetwork-config:\n  config:\n    - type: physical\n      subnets:\n"+
+			"GET /hetzner/v1/metadata/hostname": platformtest.Answer(200, "hz-2"),
+			"GET /hetzner/v1/metadata": platformtest.Answer(200, "hostname: hz-2\nnetwork-config:\n  config:\n    - type: physical\n      subnets:\n"+
 				"        - type: static\n          address: 2A01:04F8:0000:0000:0000:0000:0000:0001\n          ipv6: true\n"),
-			"GET /hetzner/v1/metadata/private-networks": answer(200, "- alias_ips: []\n- ip: 10.128.0.2\n"),
+			"GET /hetzner/v1/metadata/private-networks": platformtest.Answer(200, "- alias_ips: []\n- ip: 10.128.0.2\n"),
 		},
 		withHook:     true,
 		wantHostname: "hz-2",
@@ -264,13 +266,13 @@ var metadataCases = map[string]metadataCase{
 	},
 	"openstack": {
 		routes: map[string]http.HandlerFunc{
-			"GET /latest/meta-data/hostname":                  answer(200, "os-1.novalocal"),
-			"GET /latest/meta-data/public-keys":               answer(200, "0=mykey"),
-			"GET /latest/meta-data/public-keys/0/openssh-key": answer(200, "ssh-rsa AAAA os"),
-			"GET /latest/meta-data/instance-id":               answer(200, "i-0001"),
-			"GET /latest/meta-data/instance-type":             answer(200, "m1.small"),
-			"GET /latest/meta-data/local-ipv4":                answer(200, "192.168.0.5"),
-			"GET /openstack/2012-08-10/meta_data.json":        answer(200, `{"uuid":"99dcf33b-6eb5-4acf-9abb-d81723e0c949","name":"os-1"}`),
+			"GET /latest/meta-data/hostname":                  platformtest.Answer(200, "os-1.novalocal"),
+			"GET /latest/meta-data/public-keys":               platformtest.Answer(200, "0=mykey"),
+			"GET /latest/meta-data/public-keys/0/openssh-key": platformtest.Answer(200, "ssh-rsa AAAA os"),
+			"GET /latest/meta-data/instance-id":               platformtest.Answer(200, "i-0001"),
+			"GET /latest/meta-data/instance-type":             platformtest.Answer(200, "m1.small"),
+			"GET /latest/meta-data/local-ipv4":                platformtest.Answer(200, "192.168.0.5"),
+			"GET /openstack/2012-08-10/meta_data.json":        platformtest.Answer(200, `{"uuid":"99dcf33b-6eb5-4acf-9abb-d81723e0c949","name":"os-1"}`),
 		},
 		wantHostname: "os-1.novalocal",
 		wantKeys:     []string{"ssh-rsa AAAA os"},
@@ -279,12 +281,12 @@ var metadataCases = map[string]metadataCase{
 	},
 	"aliyun": {
 		routes: map[string]http.HandlerFunc{
-			"GET /latest/meta-data/hostname":                  answer(200, "ali-1"),
-			"GET /latest/meta-data/public-keys/":              answer(200, "0/\n"),
-			"GET /latest/meta-data/public-keys/0/openssh-key": answer(200, "ssh-rsa AAAA ali"),
-			"GET /latest/meta-data/instance-id":               answer(200, "i-bp1"),
-			"GET /latest/meta-data/instance/instance-type":    answer(200, "ecs.t5"),
-			"GET /latest/meta-data/region-id":                 answer(200, "cn-hangzhou"),
+			"GET /latest/meta-data/hostname":                  platformtest.Answer(200, "ali-1"),
+			"GET /latest/meta-data/public-keys/":              platformtest.Answer(200, "0/\n"),
+			"GET /latest/meta-data/public-keys/0/openssh-key": platformtest.Answer(200, "ssh-rsa AAAA ali"),
+			"GET /latest/meta-data/instance-id":               platformtest.Answer(200, "i-bp1"),
+			"GET /latest/meta-data/instance/instance-type":    platformtest.Answer(200, "ecs.t5"),
+			"GET /latest/meta-data/region-id":                 platformtest.Answer(200, "cn-hangzhou"),
 		},
 		wantHostname: "ali-1",
 		wantKeys:     []string{"ssh-rsa AAAA ali"},
@@ -292,11 +294,11 @@ var metadataCases = map[string]metadataCase{
 	},
 	"exoscale": {
 		routes: map[string]http.HandlerFunc{
-			"GET /1.0/meta-data/local-hostname":    answer(200, "exo-1"),
-			"GET /1.0/meta-data/public-keys":       answer(200, "ssh-ed25519 AAAA exo\nssh-rsa BBBB exo2\n"),
-			"GET /1.0/meta-data/instance-id":       answer(200, "b2c3"),
-			"GET /1.0/meta-data/availability-zone": answer(200, "ch-gva-2"),
-			"GET /1.0/meta-data/service-offering":  answer(200, "Micro"),
+			"GET /1.0/meta-data/local-hostname":    platformtest.Answer(200, "exo-1"),
+			"GET /1.0/meta-data/public-keys":       platformtest.Answer(200, "ssh-ed25519 AAAA exo\nssh-rsa BBBB exo2\n"),
+			"GET /1.0/meta-data/instance-id":       platformtest.Answer(200, "b2c3"),
+			"GET /1.0/meta-data/availability-zone": platformtest.Answer(200, "ch-gva-2"),
+			"GET /1.0/meta-data/service-offering":  platformtest.Answer(200, "Micro"),
 		},
 		wantHostname: "exo-1",
 		wantKeys:     []string{"ssh-ed25519 AAAA exo", "ssh-rsa BBBB exo2"},
@@ -305,11 +307,11 @@ var metadataCases = map[string]metadataCase{
 	},
 	"vultr": {
 		routes: map[string]http.HandlerFunc{
-			"GET /v1/hostname":          answer(200, "vultr-1"),
-			"GET /v1/public-keys":       answer(200, "ssh-ed25519 AAAA v\n"),
-			"GET /v1/instanceid":        answer(200, "123"),
-			"GET /v1/instance-v2-id":    answer(200, "a-b-c"),
-			"GET /v1/region/regioncode": answer(200, "AMS"),
+			"GET /v1/hostname":          platformtest.Answer(200, "vultr-1"),
+			"GET /v1/public-keys":       platformtest.Answer(200, "ssh-ed25519 AAAA v\n"),
+			"GET /v1/instanceid":        platformtest.Answer(200, "123"),
+			"GET /v1/instance-v2-id":    platformtest.Answer(200, "a-b-c"),
+			"GET /v1/region/regioncode": platformtest.Answer(200, "AMS"),
 		},
 		wantHostname: "vultr-1",
 		wantKeys:     []string{"ssh-ed25519 AAAA v"},
@@ -317,11 +319,11 @@ var metadataCases = map[string]metadataCase{
 	},
 	"upcloud": {
 		routes: map[string]http.HandlerFunc{
-			"GET /metadata/v1/hostname":    answer(200, "up-1"),
-			"GET /metadata/v1/instance_id": answer(200, "00ab"),
-			"GET /metadata/v1/region":      answer(200, "fi-hel1"),
-			"GET /metadata/v1/public_keys": answer(200, "ssh-rsa AAAA up\n"),
-			"GET /metadata/v1.json": answer(200, `{"hostname":"up-1","instance_id":"00ab","region":"fi-hel1","public_keys":["ssh-rsa AAAA up"],
+			"GET /metadata/v1/hostname":    platformtest.Answer(200, "up-1"),
+			"GET /metadata/v1/instance_id": platformtest.Answer(200, "00ab"),
+			"GET /metadata/v1/region":      platformtest.Answer(200, "fi-hel1"),
+			"GET /metadata/v1/public_keys": platformtest.Answer(200, "ssh-rsa AAAA up\n"),
+			"GET /metadata/v1.json": platformtest.Answer(200, `{"hostname":"up-1","instance_id":"00ab","region":"fi-hel1","public_keys":["ssh-rsa AAAA up"],
 				"network":{"interfaces":[{"type":"public","ip_addresses":[{"address":"94.1.2.3","family":"IPv4"},{"address":"2a04::1","family":"IPv6"}]},
 				{"type":"utility","ip_addresses":[{"address":"10.3.0.2","family":"IPv4"}]}]}}`),
 		},
@@ -336,13 +338,13 @@ func TestMetadata(t *testing.T) {
 	for name, tc := range metadataCases {
 		t.Run(name, func(t *testing.T) {
 			id, _, _ := strings.Cut(name, " ")
-			var f *fakeService
+			var f *platformtest.Service
 			if id == "packet" {
 				f = packetService(t, nil, nil)
 			} else {
-				f = newFakeService(t, tc.routes)
+				f = platformtest.NewService(t, tc.routes)
 			}
-			a := newTestAgent(t, id, f.srv.URL, t.TempDir())
+			a := newTestAgent(t, id, f.URL, t.TempDir())
 			m, err := a.fetchMetadata(context.Background(), "test")
 			if err != nil {
 				t.Fatalf("metadata: %v", err)
@@ -367,19 +369,19 @@ func TestMetadata(t *testing.T) {
 			}
 			var want []string
 			for _, kv := range tc.wantAttrs {
-				want = append(want, strings.ReplaceAll(kv, "{{URL}}", f.srv.URL))
+				want = append(want, strings.ReplaceAll(kv, "{{URL}}", f.URL))
 			}
 			if !slices.Equal(attrs, want) {
 				t.Errorf("attributes =\n%q\nwant\n%q", attrs, want)
 			}
-			for _, r := range f.requests() {
+			for _, r := range f.Requests() {
 				for k := range tc.header {
-					if r.header.Get(k) != tc.header.Get(k) {
-						t.Errorf("%s %s: %s = %q, want %q", r.method, r.uri, k, r.header.Get(k), tc.header.Get(k))
+					if r.Header.Get(k) != tc.header.Get(k) {
+						t.Errorf("%s %s: %s = %q, want %q", r.Method, r.URI, k, r.Header.Get(k), tc.header.Get(k))
 					}
 				}
-				if id == "aws" && r.method == "GET" && r.header.Get("X-Aws-Ec2-Metadata-Token") != "TOKEN" {
-					t.Errorf("%s: no IMDSv2 token", r.uri)
+				if id == "aws" && r.Method == "GET" && r.Header.Get("X-Aws-Ec2-Metadata-Token") != "TOKEN" {
+					t.Errorf("%s: no IMDSv2 token", r.URI)
 				}
 			}
 		})

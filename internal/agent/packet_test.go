@@ -11,91 +11,93 @@ import (
 	"time"
 
 	"github.com/flintboot/flint/internal/resource"
+
+	"github.com/flintboot/flint/internal/platform/platformtest"
 )
 
 // packetService fakes metadata.packet.net with its phone-home endpoint on
 // the same server.
-func packetService(t *testing.T, phoneHome, events http.HandlerFunc) *fakeService {
-	f := newFakeService(t, map[string]http.HandlerFunc{
+func packetService(t *testing.T, phoneHome, events http.HandlerFunc) *platformtest.Service {
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{
 		"POST /phone-home": phoneHome,
 		"POST /events":     events,
 	})
 	doc := `{"id":"2c2c", "hostname":"worker-1", "plan":"c3.small.x86", "facility":"am6", "metro":"am",
 		"ssh_keys":["` + testKeyOne + `", "` + testKeyTwo + `"],
-		"phone_home_url":"` + f.srv.URL + `/phone-home",
+		"phone_home_url":"` + f.URL + `/phone-home",
 		"network":{"addresses":[
 			{"address":"147.75.1.2","gateway":"147.75.1.1","public":true,"address_family":4},
 			{"address":"2604:1380::2","gateway":"2604:1380::1","public":true,"address_family":6},
 			{"address":"10.70.1.2","gateway":"10.70.1.1","public":false,"address_family":4}]}}`
-	f.routes["GET /metadata"] = func(w http.ResponseWriter, r *http.Request) {
+	f.Handle("GET /metadata", func(w http.ResponseWriter, r *http.Request) {
 		// The real service refuses the fetcher's default Accept header.
 		if r.Header.Get("Accept") != "*/*" {
 			w.WriteHeader(http.StatusNotAcceptable)
 			return
 		}
 		w.Write([]byte(doc))
-	}
+	})
 	return f
 }
 
 func TestPacketCheckIn(t *testing.T) {
-	f := packetService(t, answer(200, ""), nil)
-	a := newTestAgent(t, "packet", f.srv.URL, t.TempDir())
+	f := packetService(t, platformtest.Answer(200, ""), nil)
+	a := newTestAgent(t, "packet", f.URL, t.TempDir())
 	if err := a.CheckIn(context.Background()); err != nil {
 		t.Fatalf("CheckIn() = %v", err)
 	}
-	reqs := f.requests()
-	if len(reqs) != 2 || reqs[0].uri != "/metadata" || reqs[1].method+" "+reqs[1].uri != "POST /phone-home" {
+	reqs := f.Requests()
+	if len(reqs) != 2 || reqs[0].URI != "/metadata" || reqs[1].Method+" "+reqs[1].URI != "POST /phone-home" {
 		t.Fatalf("requests = %+v, want GET /metadata then POST /phone-home", reqs)
 	}
-	if ct := reqs[1].header.Get("Content-Type"); ct != "application/json" || reqs[1].body != "" {
-		t.Errorf("phone-home: Content-Type %q, body %q; want an empty JSON request", ct, reqs[1].body)
+	if ct := reqs[1].Header.Get("Content-Type"); ct != "application/json" || reqs[1].Body != "" {
+		t.Errorf("phone-home: Content-Type %q, body %q; want an empty JSON request", ct, reqs[1].Body)
 	}
 }
 
 func TestPacketCheckInGivesUp(t *testing.T) {
-	f := packetService(t, answer(502, ""), nil)
-	a := newTestAgent(t, "packet", f.srv.URL, t.TempDir())
+	f := packetService(t, platformtest.Answer(502, ""), nil)
+	a := newTestAgent(t, "packet", f.URL, t.TempDir())
 	a.d.Getter = testFetcher(t, 100*time.Millisecond)
 	err := a.CheckIn(context.Background())
 	if !errors.Is(err, resource.ErrTimeout) {
 		t.Fatalf("CheckIn() = %v, want ErrTimeout", err)
 	}
-	if n := f.count("POST /phone-home"); n < 2 {
+	if n := f.Count("POST /phone-home"); n < 2 {
 		t.Errorf("phoned home %d times, want retries", n)
 	}
 }
 
 func TestPacketReportFailure(t *testing.T) {
-	f := packetService(t, nil, answer(200, ""))
-	a := newTestAgent(t, "packet", f.srv.URL, t.TempDir())
+	f := packetService(t, nil, platformtest.Answer(200, ""))
+	a := newTestAgent(t, "packet", f.URL, t.TempDir())
 	if err := a.ReportFailure(context.Background(), "stage disks: device /dev/sdb: no such device"); err != nil {
 		t.Fatalf("ReportFailure() = %v", err)
 	}
-	if n := f.count("POST /phone-home"); n != 0 {
+	if n := f.Count("POST /phone-home"); n != 0 {
 		t.Errorf("a failed provisioning phoned home %d times", n)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	ev := reqs[len(reqs)-1]
-	if ev.method+" "+ev.uri != "POST /events" {
-		t.Fatalf("last request = %s %s, want POST /events", ev.method, ev.uri)
+	if ev.Method+" "+ev.URI != "POST /events" {
+		t.Fatalf("last request = %s %s, want POST /events", ev.Method, ev.URI)
 	}
 	var got map[string]string
-	if err := json.Unmarshal([]byte(ev.body), &got); err != nil {
-		t.Fatalf("event %q: %v", ev.body, err)
+	if err := json.Unmarshal([]byte(ev.Body), &got); err != nil {
+		t.Fatalf("event %q: %v", ev.Body, err)
 	}
 	want := map[string]string{"state": "failed", "message": "flint: provisioning failed: stage disks: device /dev/sdb: no such device"}
 	if len(got) != 2 || got["state"] != want["state"] || got["message"] != want["message"] {
 		t.Errorf("event = %v, want %v", got, want)
 	}
-	if ct := ev.header.Get("Content-Type"); ct != "application/json" {
+	if ct := ev.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("event Content-Type = %q", ct)
 	}
 }
 
 func TestPacketNoPhoneHomeURL(t *testing.T) {
-	f := newFakeService(t, map[string]http.HandlerFunc{"GET /metadata": answer(200, `{"hostname":"x"}`)})
-	a := newTestAgent(t, "packet", f.srv.URL, t.TempDir())
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"GET /metadata": platformtest.Answer(200, `{"hostname":"x"}`)})
+	a := newTestAgent(t, "packet", f.URL, t.TempDir())
 	if err := a.CheckIn(context.Background()); !errors.Is(err, ErrProtocol) {
 		t.Fatalf("CheckIn() = %v, want ErrProtocol", err)
 	}
@@ -117,23 +119,23 @@ func freePort(t *testing.T) int {
 // the request comes from the port the agent picked (unprivileged here, so
 // the test runs as any user).
 func TestScalewayCheckIn(t *testing.T) {
-	f := newFakeService(t, map[string]http.HandlerFunc{"PATCH /state": answer(200, "")})
-	a := newTestAgent(t, "scaleway", f.srv.URL, t.TempDir())
+	f := platformtest.NewService(t, map[string]http.HandlerFunc{"PATCH /state": platformtest.Answer(200, "")})
+	a := newTestAgent(t, "scaleway", f.URL, t.TempDir())
 	port := freePort(t)
 	a.d.LocalPort = func() int { return port }
 	if err := a.CheckIn(context.Background()); err != nil {
 		t.Fatalf("CheckIn() = %v", err)
 	}
-	reqs := f.requests()
+	reqs := f.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("requests = %+v, want one PATCH /state", reqs)
 	}
 	r := reqs[0]
-	if r.body != `{"state_detail":"booted"}` || r.header.Get("Content-Type") != "application/json" {
-		t.Errorf("state: body %q, Content-Type %q", r.body, r.header.Get("Content-Type"))
+	if r.Body != `{"state_detail":"booted"}` || r.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("state: body %q, Content-Type %q", r.Body, r.Header.Get("Content-Type"))
 	}
-	if r.remotePort != strconv.Itoa(port) {
-		t.Errorf("request came from port %s, want %d", r.remotePort, port)
+	if r.RemotePort != strconv.Itoa(port) {
+		t.Errorf("request came from port %s, want %d", r.RemotePort, port)
 	}
 }
 
