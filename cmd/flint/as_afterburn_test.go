@@ -3,19 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/flintboot/flint/internal/agent/afterburntest"
 )
 
 // The platforms each of Afterburn's units runs on: their
@@ -26,112 +24,6 @@ var (
 	afterburnHostnameUnit = []string{"aliyun", "azure", "azurestack", "digitalocean", "exoscale", "hetzner", "ibmcloud", "kubevirt", "oraclecloud", "proxmoxve", "scaleway", "upcloud", "vultr"}
 	afterburnCheckInUnits = []string{"azure", "azurestack", "scaleway", "packet"}
 )
-
-// abMock is one file of internal/agent/testdata/afterburn: the documents
-// Afterburn's own mock tests serve, and what they assert.
-type abMock struct {
-	Source string `json:"source"`
-	Cases  []struct {
-		Name       string            `json:"name"`
-		Routes     map[string]string `json:"routes"`
-		Rebase     string            `json:"rebase"`
-		Hostname   *string           `json:"hostname"`
-		AdminUser  *string           `json:"adminUser"`
-		Keys       []string          `json:"keys"`
-		Attributes map[string]string `json:"attributes"`
-		CheckIn    map[string]struct {
-			Header map[string]string `json:"header"`
-			Body   []string          `json:"body"`
-		} `json:"checkIn"`
-	} `json:"cases"`
-}
-
-// abService is a stateful fake metadata service answering a mock case's
-// routes, recording every request.
-type abService struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	reqs []abRequest
-}
-
-type abRequest struct {
-	route  string
-	header http.Header
-	body   string
-}
-
-func newABService(t *testing.T, id, rebase string, routes map[string]string) *abService {
-	f := &abService{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		route := r.Method + " " + r.RequestURI
-		f.mu.Lock()
-		f.reqs = append(f.reqs, abRequest{route, r.Header.Clone(), string(body)})
-		f.mu.Unlock()
-		answer, ok := routes[route]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		if strings.HasPrefix(id, "azure") && strings.HasPrefix(route, "GET /metadata/") && r.Header.Get("Metadata") != "true" {
-			http.Error(w, "Required metadata header not specified", http.StatusBadRequest)
-			return
-		}
-		if rebase != "" {
-			answer = strings.ReplaceAll(answer, rebase, f.srv.URL)
-		}
-		if status, ok := strings.CutPrefix(answer, "!"); ok {
-			n, _ := strconv.Atoi(status)
-			w.WriteHeader(n)
-			return
-		}
-		io.WriteString(w, answer)
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *abService) requests() []abRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.reqs)
-}
-
-// abInstanceDocument builds Azure's whole IMDS instance document, which
-// flint asks for, from the mocks' one-field-at-a-time routes (as
-// internal/agent's mock test does).
-func abInstanceDocument(t *testing.T, routes map[string]string) string {
-	doc := map[string]any{}
-	for route, body := range routes {
-		rest, ok := strings.CutPrefix(route, "GET /metadata/instance/")
-		if !ok {
-			continue
-		}
-		path, _, _ := strings.Cut(rest, "?")
-		parts := strings.Split(path, "/")
-		node := doc
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := node[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				node[p] = next
-			}
-			node = next
-		}
-		var v any = body
-		if s := strings.TrimSpace(body); strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") {
-			if err := json.Unmarshal([]byte(s), &v); err != nil {
-				t.Fatalf("route %s: %v", route, err)
-			}
-		}
-		node[parts[len(parts)-1]] = v
-	}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
 
 // abRoot is a machine's root for the front end: the kernel command line
 // naming the platform, and a user core whose home is under it.
@@ -164,43 +56,20 @@ func runAfterburnLine(t *testing.T, line []string, root, endpoint string) (code 
 // front end on every platform whose unit runs it, against the documents of
 // Afterburn's own mock tests: Afterburn's paths and names come out.
 func TestAfterburnUnitCommandLines(t *testing.T) {
-	files, err := filepath.Glob("../../internal/agent/testdata/afterburn/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Afterburn mock documents: %v", err)
-	}
 	checked := 0
-	for _, file := range files {
-		id := strings.TrimSuffix(filepath.Base(file), ".json")
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mock abMock
-		if err := json.Unmarshal(data, &mock); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+	for _, mock := range afterburntest.Mocks(t) {
+		id := mock.ID
 		for _, c := range mock.Cases {
 			t.Run(id+"/"+c.Name, func(t *testing.T) {
 				if id == "scaleway" && os.Getuid() != 0 {
 					t.Skip("Scaleway's service answers only from a privileged port: needs root")
 				}
-				routes := c.Routes
-				if id == "azure" {
-					routes = maps.Clone(routes)
-					routes["GET /metadata/instance?api-version=2021-02-01"] = abInstanceDocument(t, c.Routes)
-				}
-				for route := range c.CheckIn {
-					if _, ok := routes[route]; !ok {
-						routes = maps.Clone(routes)
-						routes[route] = ""
-					}
-				}
-				f := newABService(t, id, c.Rebase, routes)
+				f := afterburntest.Serve(t, id, c)
 				root := abRoot(t, "BOOT_IMAGE=/vmlinuz ignition.platform.id="+id+" console=ttyS0")
 
 				if c.Attributes != nil {
 					// afterburn.service
-					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--attributes=/run/metadata/afterburn"}, root, f.srv.URL)
+					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--attributes=/run/metadata/afterburn"}, root, f.URL)
 					if code != 0 {
 						t.Fatalf("afterburn --cmdline --attributes: exit %d\n%s", code, stderr)
 					}
@@ -232,7 +101,7 @@ func TestAfterburnUnitCommandLines(t *testing.T) {
 				}
 				if c.Keys != nil && slices.Contains(afterburnSSHKeysUnit, id) {
 					// afterburn-sshkeys@core.service
-					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--ssh-keys=core"}, root, f.srv.URL)
+					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--ssh-keys=core"}, root, f.URL)
 					if code != 0 {
 						t.Fatalf("afterburn --cmdline --ssh-keys=core: exit %d\n%s", code, stderr)
 					}
@@ -256,7 +125,7 @@ func TestAfterburnUnitCommandLines(t *testing.T) {
 				}
 				if c.Hostname != nil && slices.Contains(afterburnHostnameUnit, id) {
 					// afterburn-hostname.service, in the initramfs
-					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--hostname=/sysroot/etc/hostname"}, root, f.srv.URL)
+					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--hostname=/sysroot/etc/hostname"}, root, f.URL)
 					if code != 0 {
 						t.Fatalf("afterburn --cmdline --hostname: exit %d\n%s", code, stderr)
 					}
@@ -272,7 +141,7 @@ func TestAfterburnUnitCommandLines(t *testing.T) {
 				if id == "azure" && c.Hostname != nil && c.AdminUser == nil {
 					// afterburn-ignition-fragment.service (no admin user in
 					// this mock: no user fragment, no provisioning medium).
-					code, _, stderr := runAfterburnLine(t, []string{"render-ignition", "--cmdline", "--render-ignition-dir", "/etc/ignition/base.platform.d/azure/"}, root, f.srv.URL)
+					code, _, stderr := runAfterburnLine(t, []string{"render-ignition", "--cmdline", "--render-ignition-dir", "/etc/ignition/base.platform.d/azure/"}, root, f.URL)
 					if code != 0 {
 						t.Fatalf("afterburn render-ignition: exit %d\n%s", code, stderr)
 					}
@@ -284,33 +153,15 @@ func TestAfterburnUnitCommandLines(t *testing.T) {
 				}
 				if c.CheckIn != nil && slices.Contains(afterburnCheckInUnits, id) {
 					// afterburn-checkin.service, afterburn-firstboot-checkin.service
-					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--check-in"}, root, f.srv.URL)
+					code, _, stderr := runAfterburnLine(t, []string{"--cmdline", "--check-in"}, root, f.URL)
 					if code != 0 {
 						t.Fatalf("afterburn --cmdline --check-in: exit %d\n%s", code, stderr)
 					}
 					checked++
-					for route, want := range c.CheckIn {
-						n := 0
-						for _, r := range f.requests() {
-							if r.route != route {
-								continue
-							}
-							n++
-							for k, v := range want.Header {
-								if !strings.Contains(r.header.Get(k), v) {
-									t.Errorf("%s: %s = %q, want %q (%s)", route, k, r.header.Get(k), v, mock.Source)
-								}
-							}
-							for _, s := range want.Body {
-								if !strings.Contains(r.body, s) {
-									t.Errorf("%s: body without %q (%s)", route, s, mock.Source)
-								}
-							}
-						}
-						if n == 0 {
-							t.Errorf("check-in made no %s (%s)", route, mock.Source)
-						}
-					}
+					f.CheckCheckIn(t, c, mock.Source)
+				}
+				if missing := f.MissingToken(); len(missing) > 0 {
+					t.Errorf("requests without the token: %q", missing)
 				}
 			})
 		}

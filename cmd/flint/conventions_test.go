@@ -164,6 +164,56 @@ func TestInternalFamilies(t *testing.T) {
 	}
 }
 
+// TestHelperPackagesOnlyInTests keeps the test-helper packages (a folder
+// under internal/ named <something>test, internal/README.md) out of the
+// binary: outside the helper packages themselves, only _test.go files may
+// import one.
+func TestHelperPackagesOnlyInTests(t *testing.T) {
+	root := repoRoot(t)
+	const module = "github.com/flintboot/flint/"
+	isHelper := func(dir string) bool {
+		rel, err := filepath.Rel(filepath.Join(root, "internal"), dir)
+		return err == nil && !strings.HasPrefix(rel, "..") && rel != "." &&
+			strings.HasSuffix(filepath.Base(dir), "test")
+	}
+	helpers := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && p != root {
+				return filepath.SkipDir
+			}
+			if isHelper(p) {
+				helpers++
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || isHelper(filepath.Dir(p)) {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			if rest, ok := strings.CutPrefix(path, module); ok && isHelper(filepath.Join(root, filepath.FromSlash(rest))) {
+				rel, _ := filepath.Rel(root, p)
+				t.Errorf("%s imports the test helpers %s: only _test.go files may", rel, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if helpers == 0 {
+		t.Fatal("no test-helper packages found under internal/")
+	}
+}
+
 // forbiddenModules are never to be linked into flint: it replaces them.
 var forbiddenModules = []string{
 	"github.com/coreos/ignition",

@@ -2,185 +2,32 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"maps"
-	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/flintboot/flint/internal/agent/afterburntest"
 	"github.com/flintboot/flint/internal/platform"
-
-	"github.com/flintboot/flint/internal/platform/platformtest"
 )
-
-// afterburnMock is one platform's file in testdata/afterburn: the
-// documents coreos/afterburn's src/providers/<platform>/mock_tests.rs
-// serves (at 790aa94), and what those tests assert.
-type afterburnMock struct {
-	Source string `json:"source"`
-	Cases  []struct {
-		Name string `json:"name"`
-		// Routes answer "METHOD /path" with a body; "!403" answers that
-		// status instead. Other requests get 404.
-		Routes map[string]string `json:"routes"`
-		// Token, when set, must be on every GET (Akamai's Metadata-Token,
-		// AWS's IMDSv2 token), as the mocks match it.
-		Token string `json:"token"`
-		// Rebase is the address the documents name (WireServer's URLs in
-		// Azure's goal state): the fake serves them, so it is replaced by
-		// the fake's address in every body, as the mocks' client does
-		// with mock_base_url.
-		Rebase     string            `json:"rebase"`
-		Hostname   *string           `json:"hostname"`
-		AdminUser  *string           `json:"adminUser"`
-		Keys       []string          `json:"keys"`
-		Attributes map[string]string `json:"attributes"`
-		// CheckIn, when set, runs the check-in and checks what the mock
-		// matches on its requests: by route, headers and substrings of
-		// the body.
-		CheckIn map[string]struct {
-			Header map[string]string `json:"header"`
-			Body   []string          `json:"body"`
-		} `json:"checkIn"`
-	} `json:"cases"`
-}
-
-// azureIMDSFieldPrefix is where Afterburn asks Azure's IMDS one field at
-// a time; flint reads the whole instance document.
-const azureIMDSFieldPrefix = "GET /metadata/instance/"
-
-// azureInstanceDocument serves both shapes: it builds the instance
-// document flint asks for (/metadata/instance) from the field routes of
-// Afterburn's mocks (/metadata/instance/compute/name?…&format=text), each
-// field at its path; a body that is JSON (publicKeys) is kept as JSON.
-func azureInstanceDocument(t *testing.T, routes map[string]string) string {
-	doc := map[string]any{}
-	for route, body := range routes {
-		rest, ok := strings.CutPrefix(route, azureIMDSFieldPrefix)
-		if !ok {
-			continue
-		}
-		path, _, _ := strings.Cut(rest, "?")
-		parts := strings.Split(path, "/")
-		node := doc
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := node[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				node[p] = next
-			}
-			node = next
-		}
-		var v any = body
-		if s := strings.TrimSpace(body); strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") {
-			if err := json.Unmarshal([]byte(s), &v); err != nil {
-				t.Fatalf("route %s: %v", route, err)
-			}
-		}
-		node[parts[len(parts)-1]] = v
-	}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
 
 // TestAfterburnMockDocuments feeds the agent the documents of Afterburn's
 // mock tests and checks the hostname, keys and attributes those tests
 // assert. Attributes flint writes besides must be marked flint's own in
 // afterburnNames.
 func TestAfterburnMockDocuments(t *testing.T) {
-	files, err := filepath.Glob("testdata/afterburn/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/afterburn files: %v", err)
-	}
-	for _, file := range files {
-		id := strings.TrimSuffix(filepath.Base(file), ".json")
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mock afterburnMock
-		if err := json.Unmarshal(data, &mock); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+	for _, mock := range afterburntest.Mocks(t) {
+		id := mock.ID
 		for _, c := range mock.Cases {
 			t.Run(id+"/"+c.Name, func(t *testing.T) {
-				var missing []string
-				var f *platformtest.Service
-				routes := map[string]http.HandlerFunc{}
-				bodies := c.Routes
-				if id == "azure" {
-					bodies = maps.Clone(c.Routes)
-					bodies["GET /metadata/instance?api-version=2021-02-01"] = azureInstanceDocument(t, c.Routes)
-				}
-				for route := range c.CheckIn {
-					// The check-in's own requests are accepted with an
-					// empty answer, as the mocks' are.
-					if _, ok := bodies[route]; !ok {
-						bodies = maps.Clone(bodies)
-						bodies[route] = ""
-					}
-				}
-				for route, body := range bodies {
-					routes[route] = func(w http.ResponseWriter, r *http.Request) {
-						if strings.HasPrefix(id, "azure") && (strings.HasPrefix(route, "GET /metadata/") || strings.HasPrefix(route, "GET /Microsoft.Compute/")) {
-							// Afterburn's mocks match the header IMDS requires.
-							if r.Header.Get("Metadata") != "true" {
-								http.Error(w, "Required metadata header not specified", http.StatusBadRequest)
-								return
-							}
-						}
-						if c.Rebase != "" {
-							body = strings.ReplaceAll(body, c.Rebase, f.URL)
-						}
-						if c.Token != "" && r.Method == http.MethodGet &&
-							r.Header.Get("Metadata-Token") != c.Token && r.Header.Get("X-Aws-Ec2-Metadata-Token") != c.Token {
-							missing = append(missing, r.RequestURI)
-						}
-						if status, ok := strings.CutPrefix(body, "!"); ok {
-							n, _ := strconv.Atoi(status)
-							w.WriteHeader(n)
-							return
-						}
-						io.WriteString(w, body)
-					}
-				}
-				f = platformtest.NewService(t, routes)
+				f := afterburntest.Serve(t, id, c)
 				a := newTestAgent(t, id, f.URL, t.TempDir())
 				ctx := context.Background()
 				if c.CheckIn != nil {
 					if err := a.platform.CheckIn(ctx, a.host()); err != nil {
 						t.Fatalf("check-in (%s): %v", mock.Source, err)
 					}
-					for route, want := range c.CheckIn {
-						n := 0
-						for _, r := range f.Requests() {
-							if r.Method+" "+r.URI != route {
-								continue
-							}
-							n++
-							for k, v := range want.Header {
-								if !strings.Contains(r.Header.Get(k), v) {
-									t.Errorf("%s: %s = %q, want %q (%s)", route, k, r.Header.Get(k), v, mock.Source)
-								}
-							}
-							for _, s := range want.Body {
-								if !strings.Contains(r.Body, s) {
-									t.Errorf("%s: body without %q (%s):\n%s", route, s, mock.Source, r.Body)
-								}
-							}
-						}
-						if n == 0 {
-							t.Errorf("check-in made no %s (%s)", route, mock.Source)
-						}
-					}
+					f.CheckCheckIn(t, c, mock.Source)
 					return
 				}
 				// Where the hostname is apart (Azure Stack's identity
@@ -235,7 +82,7 @@ func TestAfterburnMockDocuments(t *testing.T) {
 						}
 					}
 				}
-				if len(missing) > 0 {
+				if missing := f.MissingToken(); len(missing) > 0 {
 					t.Errorf("requests without the token: %q", missing)
 				}
 			})
