@@ -139,16 +139,7 @@ func (m *cmdlineFakeMounter) Unmount(target string) error {
 		return fmt.Errorf("unmount %s: not mounted", target)
 	}
 	delete(m.mounted, target)
-	entries, err := os.ReadDir(target)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(target, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emptyMountPoint(target)
 }
 
 // cmdlineTestDrive makes root/dev/disk/by-label/<label> a small file with

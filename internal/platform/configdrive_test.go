@@ -63,6 +63,13 @@ func (m *driveMounter) Unmount(target string) error {
 	}
 	delete(m.active, target)
 	m.unmounts = append(m.unmounts, target)
+	return emptyMountPoint(target)
+}
+
+// emptyMountPoint empties a fake mount's target on unmount, as the real
+// unmount leaves the mount point as it was before: what the fake mounters
+// copied there goes.
+func emptyMountPoint(target string) error {
 	entries, err := os.ReadDir(target)
 	if err != nil {
 		return err

@@ -41,16 +41,7 @@ func (m *raceDriveMounter) Unmount(target string) error {
 	m.mu.Lock()
 	m.unmount = append(m.unmount, target)
 	m.mu.Unlock()
-	entries, err := os.ReadDir(target)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(target, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emptyMountPoint(target)
 }
 
 // addRaceDrive puts a config drive labelled label under env's root: an

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -30,23 +29,10 @@ func (w hvLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func vmwGzip(t *testing.T, s string) string {
-	t.Helper()
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write([]byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
-
 func TestDecodeGuestinfo(t *testing.T) {
 	const config = `{"ignition":{"version":"3.4.0"}}`
 	b64 := base64.StdEncoding.EncodeToString([]byte(config))
-	gz := vmwGzip(t, config)
+	gz := string(mdGzip(t, []byte(config)))
 	gzb64 := base64.StdEncoding.EncodeToString([]byte(gz))
 	wrapped := b64[:20] + "\n" + b64[20:40] + "\r\n" + b64[40:]
 	tests := []struct {
@@ -244,7 +230,7 @@ func testVMware(t *testing.T, vendor string, rpc vmware.RPC, openErr error) *vmw
 func TestVMwareFetchConfig(t *testing.T) {
 	const config = `{"ignition":{"version":"3.4.0"}}`
 	b64 := base64.StdEncoding.EncodeToString([]byte(config))
-	gzb64 := base64.StdEncoding.EncodeToString([]byte(vmwGzip(t, config)))
+	gzb64 := base64.StdEncoding.EncodeToString(mdGzip(t, []byte(config)))
 	ovf := func(data, encoding string) string {
 		return `<?xml version="1.0" encoding="UTF-8"?>
 <Environment xmlns="http://schemas.dmtf.org/ovf/environment/1" xmlns:oe="http://schemas.dmtf.org/ovf/environment/1">
@@ -427,7 +413,7 @@ func TestVMwareDeleteConfig(t *testing.T) {
 func TestVMwareOverBackdoor(t *testing.T) {
 	const config = `{"ignition":{"version":"3.4.0"},"storage":{"files":[{"path":"/etc/motd"}]}}`
 	vars := map[string]string{
-		"guestinfo.ignition.config.data":          base64.StdEncoding.EncodeToString([]byte(vmwGzip(t, config))),
+		"guestinfo.ignition.config.data":          base64.StdEncoding.EncodeToString(mdGzip(t, []byte(config))),
 		"guestinfo.ignition.config.data.encoding": "gzip+base64",
 	}
 	rpc := &vmwaretest.RPC{Vars: vars}
@@ -484,7 +470,7 @@ func TestVMwareNetplanDoc(t *testing.T) {
 	const meta = "instance-id: vm1\nnetwork:\n  version: 2\n  ethernets:\n    nics:\n      match:\n        name: ens*\n      dhcp4: yes\n"
 	const want = "network:\n  ethernets:\n    nics:\n      dhcp4: yes\n      match:\n        name: ens*\n  version: 2\n"
 	b64 := base64.StdEncoding.EncodeToString([]byte(meta))
-	gzb64 := base64.StdEncoding.EncodeToString([]byte(vmwGzip(t, meta)))
+	gzb64 := base64.StdEncoding.EncodeToString(mdGzip(t, []byte(meta)))
 	for _, tt := range []struct {
 		name    string
 		vars    map[string]string
