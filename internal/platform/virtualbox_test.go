@@ -69,20 +69,7 @@ func TestVirtualBoxFetchConfig(t *testing.T) {
 				tt.setup(dev)
 			}
 			got, err := testVirtualBox(t, dev, !tt.noDevice).FetchConfig(context.Background())
-			switch {
-			case tt.wantErr != nil:
-				if !errors.Is(err, tt.wantErr) {
-					t.Errorf("FetchConfig() = %.40q, %v; want %v", got, err, tt.wantErr)
-				}
-			case tt.errText != "":
-				if err == nil || !strings.Contains(err.Error(), tt.errText) {
-					t.Errorf("FetchConfig() error = %v, want one containing %q", err, tt.errText)
-				}
-			default:
-				if err != nil || string(got) != tt.want {
-					t.Errorf("FetchConfig() = %.40q, %v; want %.40q", got, err, tt.want)
-				}
-			}
+			checkFetchConfig(t, got, err, tt.want, tt.wantErr, tt.errText)
 			if len(dev.Calls) != tt.getProps {
 				t.Errorf("%d HGCM calls, want %d", len(dev.Calls), tt.getProps)
 			}

@@ -21,6 +21,27 @@ func hvTestLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(hvLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// checkFetchConfig checks what a hypervisor provider's FetchConfig gave:
+// an error that is wantErr, one whose text holds errText, or else the
+// config want.
+func checkFetchConfig(t *testing.T, got []byte, err error, want string, wantErr error, errText string) {
+	t.Helper()
+	switch {
+	case wantErr != nil:
+		if !errors.Is(err, wantErr) {
+			t.Errorf("FetchConfig() = %.40q, %v; want %v", got, err, wantErr)
+		}
+	case errText != "":
+		if err == nil || !strings.Contains(err.Error(), errText) {
+			t.Errorf("FetchConfig() error = %v, want one containing %q", err, errText)
+		}
+	default:
+		if err != nil || string(got) != want {
+			t.Errorf("FetchConfig() = %.40q, %v; want %.40q", got, err, want)
+		}
+	}
+}
+
 type hvLogWriter struct{ t *testing.T }
 
 func (w hvLogWriter) Write(p []byte) (int, error) {
@@ -295,20 +316,7 @@ func TestVMwareFetchConfig(t *testing.T) {
 			}
 			rpc := &vmwaretest.RPC{Vars: tt.vars, Errs: tt.errs}
 			got, err := testVMware(t, vendor, rpc, tt.openErr).FetchConfig(context.Background())
-			switch {
-			case tt.wantErr != nil:
-				if !errors.Is(err, tt.wantErr) {
-					t.Errorf("FetchConfig() = %q, %v; want %v", got, err, tt.wantErr)
-				}
-			case tt.errText != "":
-				if err == nil || !strings.Contains(err.Error(), tt.errText) {
-					t.Errorf("FetchConfig() error = %v, want one containing %q", err, tt.errText)
-				}
-			default:
-				if err != nil || string(got) != tt.want {
-					t.Errorf("FetchConfig() = %q, %v; want %q", got, err, tt.want)
-				}
-			}
+			checkFetchConfig(t, got, err, tt.want, tt.wantErr, tt.errText)
 			for _, cmd := range rpc.Cmds {
 				if strings.HasPrefix(cmd, "info-set") {
 					t.Errorf("FetchConfig sent %q: fetching must not write", cmd)

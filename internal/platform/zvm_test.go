@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -114,20 +113,7 @@ func TestZVMFetchConfig(t *testing.T) {
 			}
 			p := newZVM(Env{Runner: runner, Logger: hvTestLogger(t)})
 			got, err := p.FetchConfig(context.Background())
-			switch {
-			case tt.wantErr != nil:
-				if !errors.Is(err, tt.wantErr) {
-					t.Errorf("FetchConfig() = %q, %v; want %v", got, err, tt.wantErr)
-				}
-			case tt.errText != "":
-				if err == nil || !strings.Contains(err.Error(), tt.errText) {
-					t.Errorf("FetchConfig() error = %v, want one containing %q", err, tt.errText)
-				}
-			default:
-				if err != nil || !bytes.Equal(got, []byte(tt.want)) {
-					t.Errorf("FetchConfig() = %q, %v; want %q", got, err, tt.want)
-				}
-			}
+			checkFetchConfig(t, got, err, tt.want, tt.wantErr, tt.errText)
 			var lines []string
 			for _, l := range runner.lines() {
 				if strings.HasPrefix(l, "vmur re -f ") {
