@@ -44,23 +44,38 @@ func newScaleway(env Env) Provider {
 func randomPrivilegedPort() int { return 1 + rand.IntN(1023) }
 
 func (p scalewayProvider) FetchConfig(ctx context.Context) ([]byte, error) {
+	r := resource.Request{URL: p.url}
+	data, err := fromPrivilegedPort(p.env, p.port, &r, func() ([]byte, error) {
+		return getMetadata(ctx, p.env, "scaleway", r)
+	})
+	if errors.Is(err, resource.ErrNotFound) {
+		return nil, noUserData(p.env, "scaleway", r.URL, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return finishUserData(p.env, "scaleway", r.URL, data, nil)
+}
+
+// fromPrivilegedPort runs one request to Scaleway's metadata service from
+// a privileged local port picked by pick, set in r before each try, and
+// tries another port while the one picked is taken. The config side and
+// the agent's (the instance document, the boot check-in) both go through
+// it: a port in TIME_WAIT from an earlier request is as likely for either.
+func fromPrivilegedPort(env Env, pick func() int, r *resource.Request, do func() ([]byte, error)) ([]byte, error) {
 	var lastErr error
 	for range scalewayPortTries {
-		r := resource.Request{URL: p.url, LocalPort: p.port()}
-		data, err := getMetadata(ctx, p.env, "scaleway", r)
+		r.LocalPort = pick()
+		data, err := do()
 		switch {
 		case errors.Is(err, syscall.EADDRINUSE), errors.Is(err, syscall.EADDRNOTAVAIL):
-			p.env.logger().Debug("local port taken, trying another", "platform", "scaleway", "port", r.LocalPort)
+			env.logger().Debug("local port taken, trying another", "platform", "scaleway", "port", r.LocalPort)
 			lastErr = err
 			continue
 		case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 			return nil, fmt.Errorf("scaleway: the metadata service needs a privileged source port, and binding one needs CAP_NET_BIND_SERVICE: %w", err)
-		case errors.Is(err, resource.ErrNotFound):
-			return nil, noUserData(p.env, "scaleway", r.URL, err)
-		case err != nil:
-			return nil, err
 		}
-		return finishUserData(p.env, "scaleway", r.URL, data, nil)
+		return data, err
 	}
 	return nil, fmt.Errorf("scaleway: no free privileged local port after %d tries: %w", scalewayPortTries, lastErr)
 }

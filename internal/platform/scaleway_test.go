@@ -135,3 +135,43 @@ func TestScalewayPrivilegedSourcePort(t *testing.T) {
 		t.Errorf("source ports = %v, want one below 1024", sourcePorts)
 	}
 }
+
+// TestScalewayAgentLocalPort: the agent's requests (the instance document,
+// the boot check-in) replace a taken local port as the config's does; a
+// port in TIME_WAIT from an earlier request made `afterburn --hostname`
+// fail once before they did.
+func TestScalewayAgentLocalPort(t *testing.T) {
+	fake := newFakeMetadata(t, map[string]*fakeRoute{
+		"GET /conf?format=json": {answers: []fakeAnswer{answerOK(`{"hostname":"node-1"}`)}},
+		"PATCH /state":          {answers: []fakeAnswer{answerOK("")}},
+	})
+	for _, tc := range []struct {
+		name string
+		run  func(*Host) error
+	}{
+		{"metadata", func(h *Host) error {
+			md, err := scalewayMetadata(t.Context(), h)
+			if err == nil && md.Hostname != "node-1" {
+				t.Errorf("hostname = %q, want node-1", md.Hostname)
+			}
+			return err
+		}},
+		{"check-in", func(h *Host) error { return scalewayCheckIn(t.Context(), h) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &metadataGetter{dialErrs: []error{bindError(syscall.EADDRNOTAVAIL), bindError(syscall.EADDRINUSE)}}
+			next := 100
+			host := &Host{Env: metadataEnv(t, g, fake.url()), ID: "scaleway", LocalPort: func() int { next++; return next }}
+			if err := tc.run(host); err != nil {
+				t.Fatalf("%s: %v, want the third port to be used", tc.name, err)
+			}
+			var ports []int
+			for _, r := range g.requests() {
+				ports = append(ports, r.LocalPort)
+			}
+			if want := []int{101, 102, 103}; !slices.Equal(ports, want) {
+				t.Errorf("local ports = %v, want %v", ports, want)
+			}
+		})
+	}
+}
