@@ -195,10 +195,16 @@ func (f *fakeOS) Run(ctx context.Context, name string, args ...string) ([]byte, 
 		}
 		return []byte(out + "TYPE=" + p.Type + "\nUSAGE=filesystem\nPART_ENTRY_NUMBER=1\n"), nil
 	case "wipefs":
-		if args[0] == "-a" {
-			delete(f.sigs, dev)
+		if args[0] != "-a" {
+			return nil, nil
 		}
-		return nil, nil
+		// As wipefs(8) does, a line per signature erased.
+		p, ok := f.sigs[dev]
+		delete(f.sigs, dev)
+		if !ok || p.Type == "" {
+			return nil, nil
+		}
+		return []byte(dev + ": 2 bytes were erased at offset 0x00000438 (" + p.Type + "): 53 ef\n"), nil
 	}
 	return fail(127, name+": not faked")
 }

@@ -287,6 +287,12 @@ func (s *stage) checkFilesystemsBefore(ctx context.Context, disks []diskRun, fss
 		if affected {
 			continue
 		}
+		if isTrue(f.WipeFilesystem) {
+			// Replaced whatever it holds: no probe to read
+			// (decideFilesystems).
+			decided[f.Device] = "create"
+			continue
+		}
 		p, err := s.probe(ctx, node)
 		if err != nil {
 			errs = append(errs, err)

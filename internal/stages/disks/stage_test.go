@@ -210,6 +210,41 @@ func TestRunNumberZeroTakesADeletedNumber(t *testing.T) {
 	}
 }
 
+// TestRunWipeFilesystemIsNotProbed: with wipeFilesystem the device is
+// not probed (the reuse rule reads no probe, and a blkid process is 0.1 s
+// of a TCG boot's critical path); wipefs's list of what it erased is the
+// log's record of what the device held.
+func TestRunWipeFilesystemIsNotProbed(t *testing.T) {
+	f := newFakeOS()
+	f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 4096, "data"), part(2, 8192, 4096, "keep"))
+	f.sigs["/dev/vda1"] = Probed{Type: "xfs", Label: "old"}
+	f.sigs["/dev/vda2"] = Probed{Type: "ext4", Label: "keep"}
+	err, log := runStage(t, f, `{"ignition":{"version":"3.4.0"},"storage":{
+		"filesystems":[
+			{"device":"/dev/vda1","format":"ext4","label":"data","wipeFilesystem":true},
+			{"device":"/dev/vda2","format":"ext4","label":"keep"}]}}`)
+	if err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	// /dev/vda2 is probed before anything is written and again when the
+	// filesystems are decided; /dev/vda1 never.
+	checkCalls(t, f.argvs(), []string{
+		"blkid -p -o export /dev/vda2",
+		"blkid -p -o export /dev/vda2",
+		"wipefs -a /dev/vda1",
+		"mkfs.ext4 -F -L data /dev/vda1",
+	})
+	for _, want := range []string{
+		`decision="create: wipeFilesystem is true"`,
+		`signature="/dev/vda1: 2 bytes were erased at offset 0x00000438 (xfs): 53 ef"`,
+		`decision="keep: it matches the config"`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+}
+
 func TestRunFailsOnAForeignFilesystemBeforeTouchingAny(t *testing.T) {
 	f := newFakeOS()
 	f.addDisk("/dev/vda", 1024, 512).gpt(part(1, 2048, 2048, "a"), part(2, 4096, 2048, "b"), part(3, 6144, 2048, "c"))
