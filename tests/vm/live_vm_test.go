@@ -1,9 +1,11 @@
 package vm
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +94,42 @@ func TestLive(t *testing.T) {
 		s.checkSecondBoot(t, tdir, img, disk)
 	})
 
+	t.Run("iso-customize-bench", func(t *testing.T) {
+		rounds := liveBenchRounds(t)
+		if rounds == 0 {
+			t.Skip("FLINT_LIVE_BENCH is not set: tests/bench/livebench.sh runs this")
+		}
+		tdir := t.TempDir()
+		custom := filepath.Join(tdir, "custom.iso")
+		run(t, "", nil, s.flint, "iso", "customize", "--dest-device", "/dev/vda", "--dest-ignition", dest,
+			"--installer-config", installer, "--network-keyfile", keyfile, "-o", custom, live.iso)
+		// The live root's systemd logs its units to the kernel's log, so
+		// that the installer's unit has stamps on the console (the
+		// initramfs's boots in bootbench.sh get the same arguments).
+		run(t, "", nil, s.flint, "iso", "kargs", "modify", "-a", "printk.devkmsg=on", "-a", "systemd.log_target=kmsg", custom)
+		for round := 1; round <= rounds; round++ {
+			rdir := filepath.Join(tdir, strconv.Itoa(round))
+			if err := os.Mkdir(rdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			disk := img.blankDisk(t, rdir)
+			c := s.boot(t, rdir, vm{Name: "live", CDROM: custom, Disks: []string{disk}, Net: true, Timeout: installBootTimeout})
+			liveInstalled(t, c)
+			if t.Failed() {
+				return
+			}
+			first := s.checkFirstBoot(t, rdir, img, disk, "rd.neednet=1 ip=dhcp")
+			if t.Failed() {
+				return
+			}
+			f, err := liveFigures(c, first)
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			t.Logf("LIVEBENCH round=%d %s", round, f)
+		}
+	})
+
 	t.Run("pxe-customize", func(t *testing.T) {
 		tdir := t.TempDir()
 		custom := filepath.Join(tdir, "custom-initrd.img")
@@ -159,6 +197,52 @@ func reportLiveToFiles(t *testing.T, live, first console) {
 	pre := first.wall.Seconds() - firstEnd
 	t.Logf("figure: live kernel start → installed disk's files stage end: %.1f s (live %.1f s to reboot, first boot %.1f s before its kernel, %.1f s to files)",
 		liveEnd+pre+files, liveEnd, pre, files)
+}
+
+// liveBenchRounds is FLINT_LIVE_BENCH, the rounds of the
+// iso-customize-bench subtest that tests/bench/livebench.sh asks for; 0
+// when it is unset.
+func liveBenchRounds(t *testing.T) int {
+	v := os.Getenv("FLINT_LIVE_BENCH")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("FLINT_LIVE_BENCH=%q, want a positive number of rounds", v)
+	}
+	return n
+}
+
+// liveFigures reads the seconds of one live install from the consoles'
+// stamps, as key=value pairs for livebench.sh: total (the live boot's
+// kernel start to the installed disk's files-stage end), live (the live
+// kernel to its reboot), install (flint-installer.service's start to
+// its end, within live), pre (the first boot's firmware and GRUB, its
+// wall time less its kernel's time to its power-off), first (the first
+// boot's kernel start to its files stage's end).
+func liveFigures(live, first console) (string, error) {
+	var v [5]float64
+	for i, p := range []struct {
+		c   console
+		sub string
+	}{
+		{live, "reboot: Restarting system"},
+		{live, "systemd[1]: Starting flint-installer.service"},
+		{live, "systemd[1]: Finished flint-installer.service"},
+		{first, "files: stage finished"},
+		{first, "reboot: Power down"},
+	} {
+		f, ok := consoleStamp(p.c.text, p.sub)
+		if !ok {
+			return "", fmt.Errorf("no stamped console line %q", p.sub)
+		}
+		v[i] = f
+	}
+	liveEnd, instStart, instEnd, files, firstEnd := v[0], v[1], v[2], v[3], v[4]
+	pre := first.wall.Seconds() - firstEnd
+	return fmt.Sprintf("total=%.2f live=%.2f install=%.2f pre=%.2f first=%.2f",
+		liveEnd+pre+files, liveEnd, instEnd-instStart, pre, files), nil
 }
 
 // concat writes the files one after another to out.
