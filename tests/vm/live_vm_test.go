@@ -40,6 +40,10 @@ type liveImage struct {
 //   - iso-ignition-embed: the live system itself provisioned from the
 //     config embedded in the ISO (a PXE-to-live boot without a config
 //     server).
+//
+// iso-customize-bench runs only under tests/bench/livebench.sh
+// (FLINT_LIVE_BENCH=N): the live install and the first boot N times, a
+// line of figures each.
 func TestLive(t *testing.T) {
 	for _, tool := range []string{"xorriso", "cpio", "zstd"} {
 		if _, err := exec.LookPath(tool); err != nil {
