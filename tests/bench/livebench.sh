@@ -26,7 +26,8 @@
 #
 # The guest's stamps are its own clock under emulation (QEMU TCG): compare
 # them within one series, not across machines or loads. The last line is
-# the whole run's wall and CPU time (the images' build included).
+# the whole run's wall and CPU time (the images' build included). The
+# consoles are kept in tests/bench/out/live/consoles.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -50,7 +51,9 @@ log=$out/test.log
 
 echo "live ISO → installed disk's files stage, $n rounds; $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 rc=0
-FLINT_LIVE_BENCH=$n "$gnu_time" -f '%e %U %S' -o "$out/time.txt" \
+rm -rf "$out/consoles"
+mkdir -p "$out/consoles"
+FLINT_LIVE_BENCH=$n FLINT_VM_LOGDIR=$root/$out/consoles "$gnu_time" -f '%e %U %S' -o "$out/time.txt" \
 	go test -count=1 -v -timeout $((20 + n * 25))m -run 'TestLive/^iso-customize-bench$' ./tests/vm >"$log" 2>&1 || rc=$?
 grep -o 'LIVEBENCH round=.*' "$log" || true
 if [ "$rc" != 0 ] || [ "$(grep -c 'LIVEBENCH round=' "$log")" != "$n" ]; then

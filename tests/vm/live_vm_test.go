@@ -117,7 +117,7 @@ func TestLive(t *testing.T) {
 				t.Fatal(err)
 			}
 			disk := img.blankDisk(t, rdir)
-			c := s.boot(t, rdir, vm{Name: "live", CDROM: custom, Disks: []string{disk}, Net: true, Timeout: installBootTimeout})
+			c := s.boot(t, rdir, vm{Name: "live-" + strconv.Itoa(round), CDROM: custom, Disks: []string{disk}, Net: true, Timeout: installBootTimeout})
 			liveInstalled(t, c)
 			if t.Failed() {
 				return
@@ -237,9 +237,16 @@ func liveFigures(live, first console) (string, error) {
 		{first, "files: stage finished"},
 		{first, "reboot: Power down"},
 	} {
-		f, ok := consoleStamp(p.c.text, p.sub)
+		lines := strings.Split(p.c.text, "\n")
+		f, ok := stamp(lines, p.sub)
 		if !ok {
-			return "", fmt.Errorf("no stamped console line %q", p.sub)
+			var near []string
+			for _, l := range lines {
+				if strings.Contains(l, "flint-installer") && len(near) < 6 {
+					near = append(near, l)
+				}
+			}
+			return "", fmt.Errorf("no stamped console line %q; the lines naming flint-installer: %q", p.sub, near)
 		}
 		v[i] = f
 	}
