@@ -12,14 +12,14 @@
 # QEMU boots the ISO from its El Torito record, the live system installs
 # the OS image over HTTP from the test's server on 127.0.0.1 and reboots,
 # and the disk's first boot through GRUB provisions the config (each round
-# checked as TestLive checks it). The ISO's kernel arguments get
-# printk.devkmsg=on systemd.log_target=kmsg, so that the live root's units
-# have stamps. Per round, in seconds:
+# checked as TestLive checks it). Per round, in seconds:
 #
 #   total    the live boot's kernel start to the end of the installed
 #            disk's files stage: live + pre + first
 #   live     the live boot's kernel start to its reboot
-#   install  flint-installer.service's start to its end (inside live)
+#   install  `flint install --from-cmdline` in the live root, download,
+#            decompression and write of the OS image included (inside
+#            live; the uptimes the live root's init prints around it)
 #   pre      the first boot's firmware and GRUB (its wall time less its
 #            kernel's time to its power-off)
 #   first    the first boot's kernel start to its files stage's end

@@ -107,10 +107,6 @@ func TestLive(t *testing.T) {
 		custom := filepath.Join(tdir, "custom.iso")
 		run(t, "", nil, s.flint, "iso", "customize", "--dest-device", "/dev/vda", "--dest-ignition", dest,
 			"--installer-config", installer, "--network-keyfile", keyfile, "-o", custom, live.iso)
-		// The live root's systemd logs its units to the kernel's log, so
-		// that the installer's unit has stamps on the console (the
-		// initramfs's boots in bootbench.sh get the same arguments).
-		run(t, "", nil, s.flint, "iso", "kargs", "modify", "-a", "printk.devkmsg=on", "-a", "systemd.log_target=kmsg", custom)
 		for round := 1; round <= rounds; round++ {
 			rdir := filepath.Join(tdir, strconv.Itoa(round))
 			if err := os.Mkdir(rdir, 0o755); err != nil {
@@ -218,42 +214,51 @@ func liveBenchRounds(t *testing.T) int {
 	return n
 }
 
-// liveFigures reads the seconds of one live install from the consoles'
-// stamps, as key=value pairs for livebench.sh: total (the live boot's
-// kernel start to the installed disk's files-stage end), live (the live
-// kernel to its reboot), install (flint-installer.service's start to
-// its end, within live), pre (the first boot's firmware and GRUB, its
-// wall time less its kernel's time to its power-off), first (the first
-// boot's kernel start to its files stage's end).
+// liveFigures reads the seconds of one live install from the consoles,
+// as key=value pairs for livebench.sh: total (the live boot's kernel
+// start to the installed disk's files-stage end), live (the live kernel to
+// its reboot), install (flint install --from-cmdline in the live root,
+// between the uptimes mklive.sh's init prints before and after it), pre
+// (the first boot's firmware and GRUB, its wall time less its kernel's
+// time to its power-off) and first (the first boot's kernel start to its
+// files stage's end).
 func liveFigures(live, first console) (string, error) {
-	var v [5]float64
+	var v [3]float64
 	for i, p := range []struct {
 		c   console
 		sub string
 	}{
 		{live, "reboot: Restarting system"},
-		{live, "systemd[1]: Starting flint-installer.service"},
-		{live, "systemd[1]: Finished flint-installer.service"},
 		{first, "files: stage finished"},
 		{first, "reboot: Power down"},
 	} {
-		lines := strings.Split(p.c.text, "\n")
-		f, ok := stamp(lines, p.sub)
+		f, ok := consoleStamp(p.c.text, p.sub)
 		if !ok {
-			var near []string
-			for _, l := range lines {
-				if strings.Contains(l, "flint-installer") && len(near) < 6 {
-					near = append(near, l)
-				}
-			}
-			return "", fmt.Errorf("no stamped console line %q; the lines naming flint-installer: %q", p.sub, near)
+			return "", fmt.Errorf("no stamped console line %q", p.sub)
 		}
 		v[i] = f
 	}
-	liveEnd, instStart, instEnd, files, firstEnd := v[0], v[1], v[2], v[3], v[4]
+	liveEnd, files, firstEnd := v[0], v[1], v[2]
+	var up [2]float64
+	for i, sub := range []string{"flint-live: installing, uptime ", "flint-live: install complete, uptime "} {
+		_, after, ok := strings.Cut(live.text, sub)
+		if ok {
+			after, _, _ = strings.Cut(after, "\n")
+			up[i], ok = parseSeconds(after)
+		}
+		if !ok {
+			return "", fmt.Errorf("no console line %q with an uptime", sub)
+		}
+	}
 	pre := first.wall.Seconds() - firstEnd
 	return fmt.Sprintf("total=%.2f live=%.2f install=%.2f pre=%.2f first=%.2f",
-		liveEnd+pre+files, liveEnd, instEnd-instStart, pre, files), nil
+		liveEnd+pre+files, liveEnd, up[1]-up[0], pre, files), nil
+}
+
+// parseSeconds parses s, a number of seconds such as /proc/uptime's.
+func parseSeconds(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return f, err == nil
 }
 
 // concat writes the files one after another to out.
