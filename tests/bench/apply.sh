@@ -2,7 +2,8 @@
 # The apply benchmark: `flint apply` of a Butane config onto a 2 GiB disk
 # image (a GPT with one partition, ext4 on it as the root, a few hundred
 # files of 4 KiB inline), timed with GNU time: wall, user and system CPU
-# time, peak RSS.
+# time, peak RSS; every run, then the medians with their spread (min-max),
+# the date, the commit and the load average.
 #
 # usage: tests/bench/apply.sh [RUNS] [FILES]   (default 3 runs, 300 files;
 #                                               needs root, losetup, mkfs.ext4
@@ -54,6 +55,7 @@ payload="$(head -c 3072 /dev/urandom | base64 -w0)"
 } >"$dir/apply.bu"
 
 echo "flint apply: 2 GiB image, 1 partition, ext4, $files files of 4 KiB; $(nproc) CPUs"
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), load average $(cut -d' ' -f1-3 /proc/loadavg) before"
 printf '%-4s %8s %8s %8s %10s\n' run wall user sys "maxrss KiB"
 for r in $(seq 1 "$runs"); do
 	rm -f "$dir/disk.img"
@@ -63,6 +65,14 @@ for r in $(seq 1 "$runs"); do
 	read -r wall user sys rss <"$dir/time.$r"
 	printf '%-4s %7ss %7ss %7ss %10s\n' "$r" "$wall" "$user" "$sys" "$rss"
 done
+# The medians (min-max) of wall time and CPU time (user + system).
+for r in $(seq 1 "$runs"); do cat "$dir/time.$r"; done | awk -v avg="$(cut -d' ' -f1-3 /proc/loadavg)" '
+function ms(a, m,   i, j, t) {
+	for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	return sprintf("%.2f s (%.2f-%.2f)", m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2, a[1], a[m])
+}
+{ w[NR] = $1; c[NR] = $2 + $3 }
+END { printf "median of %d runs: wall %s, CPU (user+sys) %s; load average %s after\n", NR, ms(w, NR), ms(c, NR), avg }'
 if losetup --associated "$dir/disk.img" | grep -q .; then
 	echo "apply.sh: FAIL: the image is still attached" >&2
 	exit 1

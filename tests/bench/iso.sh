@@ -1,7 +1,9 @@
 #!/bin/bash
 # Times `flint iso ignition embed` and `flint iso customize` on a 1 GiB live
-# ISO against a plain `cp` of it: wall time and peak RSS, medians over RUNS
-# runs, to a new file (-o FILE) and in place.
+# ISO against a plain `cp` of it: wall time, CPU time (user + system) and
+# peak RSS, medians with their spread (min-max) over RUNS runs, to a new
+# file (-o FILE) and in place. The commands alternate run by run, so that a
+# change of the host's load affects them alike.
 #
 # usage: tests/bench/iso.sh [RUNS]     (default 5 runs; also RUNS=N in the environment)
 #
@@ -75,45 +77,60 @@ cat "$iso" >/dev/null
 
 samples="$out/samples.txt"
 : >"$samples"
-# measure NAME COMMAND...: RUNS samples of wall time and peak RSS (KiB).
+# measure NAME COMMAND...: one sample of wall time, CPU time and peak RSS (KiB).
 measure() {
 	local name="$1"
 	shift
-	for ((i = 1; i <= runs; i++)); do
-		rm -f "$out/copy.iso"
-		"$gnu_time" -f '%e %M' -o "$out/time.txt" "$@" >/dev/null 2>&1
-		echo "$name $(tail -n 1 "$out/time.txt")" >>"$samples"
-	done
+	rm -f "$out/copy.iso"
+	# The last copy's 1 GiB of dirty pages are written back before this
+	# command starts, not during it.
+	sync
+	"$gnu_time" -f '%e %U %S %M' -o "$out/time.txt" "$@" >/dev/null 2>&1
+	echo "$name $(tail -n 1 "$out/time.txt")" >>"$samples"
 }
-measure cp cp "$iso" "$out/copy.iso"
-measure embed-file bin/flint iso ignition embed -f -i "$cfg" -o "$out/copy.iso" "$iso"
-measure embed-inplace bin/flint iso ignition embed -f -i "$cfg" "$work"
-measure customize-file bin/flint iso customize -f --dest-device /dev/vda --dest-ignition "$cfg" --network-keyfile "$key" -o "$out/copy.iso" "$iso"
-measure customize-inplace bin/flint iso customize -f --dest-device /dev/vda --dest-ignition "$cfg" --network-keyfile "$key" "$work"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for ((i = 1; i <= runs; i++)); do
+	measure cp cp "$iso" "$out/copy.iso"
+	measure embed-file bin/flint iso ignition embed -f -i "$cfg" -o "$out/copy.iso" "$iso"
+	measure embed-inplace bin/flint iso ignition embed -f -i "$cfg" "$work"
+	measure customize-file bin/flint iso customize -f --dest-device /dev/vda --dest-ignition "$cfg" --network-keyfile "$key" -o "$out/copy.iso" "$iso"
+	measure customize-inplace bin/flint iso customize -f --dest-device /dev/vda --dest-ignition "$cfg" --network-keyfile "$key" "$work"
+done
 rm -f "$out/copy.iso" "$work"
 
-median() {
-	awk -v n="$1" -v f="$2" '$1 == n { print $f }' "$samples" | sort -n | awk '
-		{ v[NR] = $1 }
-		END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+# summary NAME: "median min max" of wall time, of CPU time (user + system)
+# and of peak RSS, over NAME's samples.
+summary() {
+	awk -v n="$1" '$1 == n { print $2, $3 + $4, $5 }' "$samples" | awk '
+	function ms(a, m,   i, j, t) {
+		for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+		return (m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2) " " a[1] " " a[m]
+	}
+	{ w[NR] = $1; c[NR] = $2; r[NR] = $3 }
+	END { print ms(w, NR), ms(c, NR), ms(r, NR) }'
 }
 
-awk -v runs="$runs" -v size="$(stat -c %s "$iso")" \
-	-v cp="$(median cp 2)" -v cp_rss="$(median cp 3)" \
-	-v ef="$(median embed-file 2)" -v ef_rss="$(median embed-file 3)" \
-	-v ei="$(median embed-inplace 2)" -v ei_rss="$(median embed-inplace 3)" \
-	-v cf="$(median customize-file 2)" -v cf_rss="$(median customize-file 3)" \
-	-v ci="$(median customize-inplace 2)" -v ci_rss="$(median customize-inplace 3)" \
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs, load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
+{
+	echo "cp ISO COPY|$(summary cp)"
+	echo "iso ignition embed -o FILE|$(summary embed-file)"
+	echo "iso ignition embed (in place)|$(summary embed-inplace)"
+	echo "iso customize -o FILE|$(summary customize-file)"
+	echo "iso customize (in place)|$(summary customize-inplace)"
+} | awk -F'|' -v runs="$runs" -v size="$(stat -c %s "$iso")" \
 	-v ratio="$target_ratio" -v inplace="$target_inplace_s" '
 function verdict(ok) { return ok ? "PASS" : "FAIL" }
-function row(name, t, rss) { printf "  %-34s %7.3f s  %7.1f MiB\n", name, t, rss / 1024 }
 BEGIN {
-	printf "a %.2f GiB live ISO, medians of %d runs (wall time, peak RSS)\n", size / 2^30, runs
-	row("cp ISO COPY", cp, cp_rss)
-	row("iso ignition embed -o FILE", ef, ef_rss)
-	row("iso ignition embed (in place)", ei, ei_rss)
-	row("iso customize -o FILE", cf, cf_rss)
-	row("iso customize (in place)", ci, ci_rss)
+	printf "a %.2f GiB live ISO, medians of %d runs (min-max)\n", size / 2^30, runs
+	printf "  %-31s %21s %21s %11s\n", "", "wall s", "CPU s (user+sys)", "peak RSS"
+}
+{
+	split($2, v, " ")
+	printf "  %-31s %6.3f (%5.3f-%5.3f) %6.3f (%5.3f-%5.3f) %7.1f MiB\n", $1, v[1], v[2], v[3], v[4], v[5], v[6], v[7] / 1024
+	wall[NR] = v[1]
+}
+END {
+	cp = wall[1]; ef = wall[2]; ei = wall[3]; cf = wall[4]; ci = wall[5]
 	ok1 = ef <= cp * ratio || ef <= 0.05
 	ok2 = cf <= cp * ratio || cf <= 0.05
 	ok3 = ei <= inplace

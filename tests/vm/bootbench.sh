@@ -1,5 +1,5 @@
 #!/bin/bash
-# bootbench.sh [-n N] [-o DIR] [-a ARGS] [-A NAME=ARGS] [NAME=INITRD ...]
+# bootbench.sh [-n N] [-o DIR] [-a ARGS] [-A NAME=ARGS] [-s] [NAME=INITRD ...]
 #
 # An on-demand benchmark of the first boot (not run by `make test`): boots
 # the demo (examples/demo.ign in fw_cfg, its web page served on
@@ -38,24 +38,32 @@
 # initramfs the table shows each median with its spread (min-max) and the
 # second's median over the first's.
 #
+# -s boots a real root with systemd instead of the busybox root: the
+# host's own installed systemd, udev, dbus, util-linux's mount, e2fsck and
+# kmod with the shared libraries they load (systemd_root below), whose
+# one unit of its own, ordered after multi-user.target, prints the marker
+# and powers off. The table then has the row "total:multi-user" (kernel
+# start to the real root's multi-user.target) beside the switch-root.
+#
 # Needs root (dracut, when it builds) and what `make demo` needs. Every
 # console is kept in DIR (default bin/bootbench).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
-n=3 out=bin/bootbench port=8765 extra=""
+n=3 out=bin/bootbench port=8765 extra="" sysd=""
 declare -A own=()
-while getopts n:o:a:A: opt; do
+while getopts n:o:a:A:s opt; do
     case $opt in
         n) n=$OPTARG ;;
         o) out=$OPTARG ;;
         a) extra=$OPTARG ;;
+        s) sysd=1 ;;
         A)
             [[ $OPTARG == *=* ]] || { echo "bootbench: -A $OPTARG: want NAME=ARGS" >&2; exit 2; }
             own[${OPTARG%%=*}]=${OPTARG#*=}
             ;;
         *)
-            echo "usage: $0 [-n N] [-o DIR] [-a ARGS] [-A NAME=ARGS] [NAME=INITRD ...]" >&2
+            echo "usage: $0 [-n N] [-o DIR] [-a ARGS] [-A NAME=ARGS] [-s] [NAME=INITRD ...]" >&2
             exit 2
             ;;
     esac
@@ -101,7 +109,88 @@ for arg in "$@"; do
     imgs+=("$(realpath "$img")")
 done
 
-tests/vm/mkroot.sh "$out" "$out/rootfs.img" > /dev/null
+# systemd_root WORK OUTPUT makes the root filesystem of -s: mkroot.sh's
+# tree (busybox, the files useradd needs, os-release) as a merged-/usr
+# tree whose init is the host's own systemd, with its units, generators
+# and udev rules, dbus (logind needs it), util-linux's mount (mount
+# units), e2fsck and kmod, every shared library they link (ldd) and the
+# NSS module DynamicUser= needs. The default target is multi-user.target;
+# flintvm-root.service, wanted by it and ordered after it, prints the
+# marker the boot waits for and powers off. Kernel modules stay out: the
+# initramfs loaded the VM's drivers before the switch. Prints the image's
+# size in MiB.
+systemd_root() {
+    local work=$1 img=$2 r=$1/rootfs f lib mb
+    tests/vm/mkroot.sh "$work" "$img" > /dev/null
+    mkdir -p "$r/usr/bin" "$r/usr/sbin" "$r/usr/lib" "$r/usr/lib64" "$r/usr/libexec" "$r/var/log" "$r/etc/systemd/system/multi-user.target.wants"
+    mv "$r"/bin/* "$r/usr/bin/"
+    mv "$r"/sbin/* "$r/usr/sbin/"
+    rmdir "$r/bin" "$r/sbin"
+    for f in bin sbin lib lib64; do ln -s "usr/$f" "$r/$f"; done
+    ln -sf ../lib/systemd/systemd "$r/usr/sbin/init"
+    for f in /usr/lib/systemd /usr/lib/udev /usr/lib/tmpfiles.d /usr/lib/sysusers.d /usr/lib/sysctl.d \
+        /usr/lib/x86_64-linux-gnu/systemd /usr/lib/x86_64-linux-gnu/libnss_systemd.so.2 /usr/lib/x86_64-linux-gnu/libgcc_s.so.1 \
+        /usr/share/dbus-1 /usr/bin/dbus-daemon /usr/bin/systemctl /usr/bin/journalctl /usr/bin/udevadm /usr/bin/systemd-tmpfiles \
+        /usr/bin/systemd-sysusers /usr/bin/systemd-machine-id-setup /usr/bin/systemd-firstboot /usr/bin/systemd-escape \
+        /usr/bin/systemd-notify /usr/bin/systemd-ask-password /usr/bin/systemd-tty-ask-password-agent /usr/bin/mount \
+        /usr/bin/umount /usr/sbin/e2fsck /usr/sbin/fsck /usr/sbin/fsck.ext4 /usr/bin/kmod /usr/sbin/modprobe /usr/sbin/agetty; do
+        [ -e "$f" ] || die "-s: $f: not on this host (the systemd root is built from the host's own systemd)"
+        mkdir -p "$r${f%/*}" && cp -a "$f" "$r$f"
+    done
+    # Only the units of the packages copied (dpkg's lists): the first
+    # boot's preset-all would enable and start every other service the
+    # host has a unit of.
+    command -v dpkg-query > /dev/null || die "-s: the systemd root is built from a Debian host's packages (no dpkg-query)"
+    dpkg-query -L systemd udev dbus dbus-daemon dbus-system-bus-common 2> /dev/null |
+        sed -n 's|^/\(usr/\)\{0,1\}lib/systemd/system/||p' | sort -u > "$work/units.keep"
+    (cd "$r/usr/lib/systemd/system" && find . \( -type f -o -type l \) -printf '%P\n') | sort |
+        comm -23 - "$work/units.keep" | while read -r f; do rm -f "$r/usr/lib/systemd/system/$f"; done
+    find "$r/usr" -type f \( -perm -u+x -o -name '*.so*' \) -exec ldd {} + 2> /dev/null |
+        awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(/ { print $1 }' | sort -u |
+        while read -r lib; do
+            [ -e "$r$lib" ] || { mkdir -p "$r${lib%/*}" && cp -L "$lib" "$r$lib"; }
+        done
+    printf 'passwd: files systemd\ngroup: files systemd\nshadow: files\n' > "$r/etc/nsswitch.conf"
+    printf 'messagebus:x:100:101::/nonexistent:/usr/sbin/nologin\n' >> "$r/etc/passwd"
+    printf 'messagebus:x:101:\n' >> "$r/etc/group"
+    ln -sf /usr/lib/systemd/system/multi-user.target "$r/etc/systemd/system/default.target"
+    # No machine-id, as an image's first boot has none; the first-boot
+    # wizard that would then wait on the console is masked, as an image's
+    # is (Fedora CoreOS ships it disabled).
+    ln -sf /dev/null "$r/etc/systemd/system/systemd-firstboot.service"
+    # The presets of systemd's own list, then "disable *", as Fedora's
+    # 99-default-disable.preset has it (Debian enables every unit).
+    mkdir -p "$r/etc/systemd/system-preset"
+    echo 'disable *' > "$r/etc/systemd/system-preset/99-default-disable.preset"
+    cat > "$r/usr/libexec/flintvm-root" << 'END'
+#!/bin/sh
+echo "FLINTVM-ROOT: init reached, uptime $(busybox cut -d' ' -f1 /proc/uptime)" > /dev/console
+END
+    chmod 0755 "$r/usr/libexec/flintvm-root"
+    cat > "$r/etc/systemd/system/flintvm-root.service" << 'END'
+[Unit]
+Description=flintvm: the real root reached multi-user.target
+After=multi-user.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/libexec/flintvm-root
+ExecStart=/usr/bin/systemctl --no-block --force poweroff
+END
+    ln -s ../flintvm-root.service "$r/etc/systemd/system/multi-user.target.wants/flintvm-root.service"
+    mb=$(($(du -sm "$r" | cut -f1) * 5 / 4 + 16))
+    rm -f "$img"
+    truncate -s "${mb}M" "$img"
+    mkfs.ext4 -q -F -L flintroot -d "$r" "$img"
+    echo "$mb"
+}
+
+rootmb=32
+if [ -n "$sysd" ]; then
+    rootmb=$(systemd_root "$out" "$out/rootfs.img")
+else
+    tests/vm/mkroot.sh "$out" "$out/rootfs.img" > /dev/null
+fi
 busybox httpd -f -p "127.0.0.1:$port" -h examples/demo-www 2> "$out/httpd.log" &
 httpd=$!
 trap 'kill "$httpd" 2> /dev/null || true' EXIT
@@ -113,8 +202,8 @@ boot() {
     local disk=$out/root.img data=$out/data.img args="$extra ${own[$1]:-}"
     args=$(echo $args)
     rm -f "$disk" "$data"
-    truncate -s 64M "$disk"
-    sgdisk -n 1:2048:+32M -t 1:8300 -c 1:root "$disk" > /dev/null
+    truncate -s $((rootmb + 32))M "$disk"
+    sgdisk -n 1:2048:+${rootmb}M -t 1:8300 -c 1:root "$disk" > /dev/null
     dd if="$out/rootfs.img" of="$disk" bs=1M seek=1 conv=notrunc,sparse status=none
     truncate -s 256M "$data"
     timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 2 -nodefaults -nographic \
@@ -131,8 +220,8 @@ boot() {
 # stamps LOG prints "UNIT START END" for every unit of interest (flint's
 # and Ignition's), "stage:S START END" for the unit of stage S whichever
 # provisions, and the pseudo-units "total:basic-target" (kernel start to
-# basic.target), "total:files-end" (to the files stage's end) and
-# "total:switch-root".
+# basic.target), "total:files-end" (to the files stage's end),
+# "total:switch-root" and, with -s, "total:multi-user".
 stamps() {
     awk '
     function stamp(line) { sub(/^\[ */, "", line); sub(/\].*/, "", line); return line + 0 }
@@ -151,6 +240,7 @@ stamps() {
     }
     /systemd\[1\]: Reached target basic\.target/ { if (basic == "") basic = stamp($0) }
     /systemd\[1\]: Switching root/ { sw = stamp($0) }
+    /systemd\[1\]: Reached target multi-user\.target/ { if (mu == "") mu = stamp($0) }
     END {
         for (i = 1; i <= k; i++) {
             u = order[i]
@@ -167,6 +257,7 @@ stamps() {
         if (basic != "") print "total:basic-target", 0, basic
         if (files != "") print "total:files-end", 0, files
         if (sw != "") print "total:switch-root", 0, sw
+        if (mu != "") print "total:multi-user", 0, mu
     }' "$1"
 }
 

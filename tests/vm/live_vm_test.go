@@ -1,9 +1,11 @@
 package vm
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +40,10 @@ type liveImage struct {
 //   - iso-ignition-embed: the live system itself provisioned from the
 //     config embedded in the ISO (a PXE-to-live boot without a config
 //     server).
+//
+// iso-customize-bench runs only under tests/bench/livebench.sh
+// (FLINT_LIVE_BENCH=N): the live install and the first boot N times, a
+// line of figures each.
 func TestLive(t *testing.T) {
 	for _, tool := range []string{"xorriso", "cpio", "zstd"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -90,6 +96,38 @@ func TestLive(t *testing.T) {
 			return
 		}
 		s.checkSecondBoot(t, tdir, img, disk)
+	})
+
+	t.Run("iso-customize-bench", func(t *testing.T) {
+		rounds := liveBenchRounds(t)
+		if rounds == 0 {
+			t.Skip("FLINT_LIVE_BENCH is not set: tests/bench/livebench.sh runs this")
+		}
+		tdir := t.TempDir()
+		custom := filepath.Join(tdir, "custom.iso")
+		run(t, "", nil, s.flint, "iso", "customize", "--dest-device", "/dev/vda", "--dest-ignition", dest,
+			"--installer-config", installer, "--network-keyfile", keyfile, "-o", custom, live.iso)
+		for round := 1; round <= rounds; round++ {
+			rdir := filepath.Join(tdir, strconv.Itoa(round))
+			if err := os.Mkdir(rdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			disk := img.blankDisk(t, rdir)
+			c := s.boot(t, rdir, vm{Name: "live-" + strconv.Itoa(round), CDROM: custom, Disks: []string{disk}, Net: true, Timeout: installBootTimeout})
+			liveInstalled(t, c)
+			if t.Failed() {
+				return
+			}
+			first := s.checkFirstBoot(t, rdir, img, disk, "rd.neednet=1 ip=dhcp")
+			if t.Failed() {
+				return
+			}
+			f, err := liveFigures(c, first)
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			t.Logf("LIVEBENCH round=%d %s", round, f)
+		}
 	})
 
 	t.Run("pxe-customize", func(t *testing.T) {
@@ -159,6 +197,68 @@ func reportLiveToFiles(t *testing.T, live, first console) {
 	pre := first.wall.Seconds() - firstEnd
 	t.Logf("figure: live kernel start → installed disk's files stage end: %.1f s (live %.1f s to reboot, first boot %.1f s before its kernel, %.1f s to files)",
 		liveEnd+pre+files, liveEnd, pre, files)
+}
+
+// liveBenchRounds is FLINT_LIVE_BENCH, the rounds of the
+// iso-customize-bench subtest that tests/bench/livebench.sh asks for; 0
+// when it is unset.
+func liveBenchRounds(t *testing.T) int {
+	v := os.Getenv("FLINT_LIVE_BENCH")
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("FLINT_LIVE_BENCH=%q, want a positive number of rounds", v)
+	}
+	return n
+}
+
+// liveFigures reads the seconds of one live install from the consoles,
+// as key=value pairs for livebench.sh: total (the live boot's kernel
+// start to the installed disk's files-stage end), live (the live kernel to
+// its reboot), install (flint install --from-cmdline in the live root,
+// between the uptimes mklive.sh's init prints before and after it), pre
+// (the first boot's firmware and GRUB, its wall time less its kernel's
+// time to its power-off) and first (the first boot's kernel start to its
+// files stage's end).
+func liveFigures(live, first console) (string, error) {
+	var v [3]float64
+	for i, p := range []struct {
+		c   console
+		sub string
+	}{
+		{live, "reboot: Restarting system"},
+		{first, "files: stage finished"},
+		{first, "reboot: Power down"},
+	} {
+		f, ok := consoleStamp(p.c.text, p.sub)
+		if !ok {
+			return "", fmt.Errorf("no stamped console line %q", p.sub)
+		}
+		v[i] = f
+	}
+	liveEnd, files, firstEnd := v[0], v[1], v[2]
+	var up [2]float64
+	for i, sub := range []string{"flint-live: installing, uptime ", "flint-live: install complete, uptime "} {
+		_, after, ok := strings.Cut(live.text, sub)
+		if ok {
+			after, _, _ = strings.Cut(after, "\n")
+			up[i], ok = parseSeconds(after)
+		}
+		if !ok {
+			return "", fmt.Errorf("no console line %q with an uptime", sub)
+		}
+	}
+	pre := first.wall.Seconds() - firstEnd
+	return fmt.Sprintf("total=%.2f live=%.2f install=%.2f pre=%.2f first=%.2f",
+		liveEnd+pre+files, liveEnd, up[1]-up[0], pre, files), nil
+}
+
+// parseSeconds parses s, a number of seconds such as /proc/uptime's.
+func parseSeconds(s string) (float64, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return f, err == nil
 }
 
 // concat writes the files one after another to out.

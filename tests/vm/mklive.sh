@@ -88,8 +88,9 @@ if [ ! -L /run/flint-live-units/default.target ]; then
     $bb sync
     $bb poweroff -f
 fi
+echo "flint-live: installing, uptime $($bb cut -d' ' -f1 /proc/uptime)"
 if flint install --from-cmdline; then
-    echo "flint-live: install complete"
+    echo "flint-live: install complete, uptime $($bb cut -d' ' -f1 /proc/uptime)"
     $bb sync
     if [ -e /run/flint-installer-reboot ]; then
         echo "flint-live: rebooting into the installed disk"
