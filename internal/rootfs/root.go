@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -439,7 +440,7 @@ func infoOf(st *unix.Stat_t) Info {
 	if st.Mode&unix.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
-	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), Size: int64(st.Size)}
+	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), Size: int64(st.Size), Ctime: st.Ctim.Nano()}
 }
 
 // MkdirAll makes the directory p and its missing parents (parents 0755,
@@ -499,6 +500,16 @@ type Temp struct {
 	// Real is the target's real path inside the root.
 	Real string
 	done bool
+	// direct says the file was created at the target's own name
+	// (Loc.CreateNew): Commit renames nothing, Abort removes the target.
+	direct bool
+	// sum hashes what Write wrote, unless sumLost: a Rewind to
+	// anywhere but the start lost what the hash had seen.
+	sum     hash.Hash
+	sumLost bool
+	// final is the file as Commit left it (Final).
+	final    Info
+	hasFinal bool
 }
 
 // unknownMode is a Temp's mode when it cannot be known without a stat.
@@ -617,9 +628,7 @@ func (t *Temp) CommitNewOrSame(mode fs.FileMode, uid, gid int) (same bool, err e
 	}
 	err = t.commit(mode, uid, gid, true)
 	if err == nil {
-		t.done = true
-		unix.Close(t.fd)
-		t.dir.close()
+		t.close()
 		return false, nil
 	}
 	if errors.Is(err, fs.ErrExist) {
@@ -714,14 +723,28 @@ func (t *Temp) finish(mode fs.FileMode, uid, gid int, noReplace bool) error {
 		t.Abort()
 		return err
 	}
+	t.close()
+	return nil
+}
+
+// close ends a committed file: what it is now (Final), then its
+// descriptors.
+func (t *Temp) close() {
+	var st unix.Stat_t
+	if unix.Fstat(t.fd, &st) == nil {
+		t.final, t.hasFinal = infoOf(&st), true
+	}
 	t.done = true
 	unix.Close(t.fd)
 	t.dir.close()
-	return nil
 }
 
 // Write appends b to the temporary file.
 func (t *Temp) Write(b []byte) (int, error) {
+	if t.sum == nil {
+		t.sum = sha256.New()
+	}
+	t.sum.Write(b)
 	n := 0
 	for n < len(b) {
 		m, err := unix.Write(t.fd, b[n:])
@@ -750,6 +773,10 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 		if err := unix.Fchmod(fd, m); err != nil {
 			return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
 		}
+	}
+	if t.direct {
+		// Created at its name: there is nothing to rename.
+		return nil
 	}
 	parent, base := t.dir.parent, t.dir.base
 	if !noReplace {
@@ -789,14 +816,17 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	return nil
 }
 
-// Abort removes the temporary file; the target is untouched. It is a
-// no-op after Commit, so callers can defer it.
+// Abort removes the temporary file; the target is untouched (a file
+// CreateNew made is removed: it is the target). It is a no-op after
+// Commit, so callers can defer it.
 func (t *Temp) Abort() {
 	if t.done {
 		return
 	}
 	t.done = true
 	unix.Close(t.fd)
+	// A direct file's name is the target's, which it created: nothing
+	// else was there to keep.
 	unix.Unlinkat(t.dir.parent, t.tmp, 0)
 	t.dir.close()
 }
@@ -1195,6 +1225,55 @@ func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	return l.r.createTempIn(dir, l.path, mode, uid, gid)
 }
 
+// CreateNew creates the file at the located path itself, for a file to
+// be committed with mode, uid and gid, when nothing is there (O_EXCL, so
+// the check and the creation are one step, and O_NOFOLLOW): no temporary
+// name and no rename, which on ext4 is about a third of what writing a
+// small file costs (each is a search and an insertion in the directory).
+// Readers of the target may then see the file before it is whole, so it
+// is for a root nobody reads yet (a first boot's), and for contents
+// written at once. Commit renames nothing; Abort removes the file. When
+// something is there the error is fs.ErrExist and the Loc stays open,
+// for CreateTemp; otherwise the file takes the Loc's directory over.
+func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
+	if l.l.parent < 0 {
+		// Missing parents: make them, as CreateTemp would.
+		dir, err := l.r.walk(l.path, true)
+		if err != nil {
+			return nil, l.r.pathError("create", l.path, err)
+		}
+		l.l = dir
+	}
+	if l.l.base == "." {
+		return nil, l.r.pathError("create", l.path, unix.EISDIR)
+	}
+	perm, created := l.r.initialMode(l.l, mode, uid, gid)
+	fd, err := unix.Openat(l.l.parent, l.l.base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return nil, l.r.pathError("create", l.path, err)
+	}
+	dir := l.l
+	l.l.parent = -1
+	return &Temp{r: l.r, fd: fd, dir: dir, tmp: dir.base, mode: created, Real: dir.real, direct: true}, nil
+}
+
+// Direct says the file was made at its target's name (CreateNew).
+func (t *Temp) Direct() bool { return t.direct }
+
+// Final is the file as Commit left it, and the SHA-256 of what Write
+// wrote; ok is false before Commit, or when the hash is unknown (a Rewind
+// to the middle of the file).
+func (t *Temp) Final() (info Info, sum [sha256.Size]byte, ok bool) {
+	if !t.hasFinal || t.sumLost {
+		return Info{}, sum, false
+	}
+	if t.sum == nil {
+		return t.final, sha256.Sum256(nil), true
+	}
+	t.sum.Sum(sum[:0])
+	return t.final, sum, true
+}
+
 // Offset is where the next write to the temporary file goes
 // (resource.Rewinder).
 func (t *Temp) Offset() (int64, error) {
@@ -1211,6 +1290,11 @@ func (t *Temp) Rewind(off int64) error {
 		return &fs.PathError{Op: "seek", Path: t.Real, Err: err}
 	}
 	t.off = off
+	if off == 0 && t.sum != nil {
+		t.sum.Reset()
+	} else if off != 0 {
+		t.sumLost = true
+	}
 	return nil
 }
 

@@ -455,3 +455,69 @@ func TestSwapRace(t *testing.T) {
 	}
 	assertOutsideUntouched(t, outside)
 }
+
+// TestCreateNew: a file made at its name holds what was written with its
+// mode, and makes missing parents; a node already there (a file, a
+// symlink, dangling or not) is fs.ErrExist, left untouched, with the Loc
+// still usable for a temporary file; Abort removes what it made; symlinks
+// in the parents stay inside the root.
+func TestCreateNew(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	create := func(p string) (*Temp, *Loc, error) {
+		t.Helper()
+		at, err := r.Locate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := at.CreateNew(0o640, -1, -1)
+		return f, at, err
+	}
+	for _, p := range []string{"/real/new", "/missing/parents/new", "/etc/real/through-link", "/abs-out/inside"} {
+		f, at, err := create(p)
+		if err != nil {
+			t.Fatalf("CreateNew(%s) = %v", p, err)
+		}
+		at.Close()
+		if !f.Direct() {
+			t.Errorf("CreateNew(%s).Direct() = false", p)
+		}
+		f.Write([]byte("data"))
+		if err := f.Commit(0o640, -1, -1); err != nil {
+			t.Fatalf("Commit(%s) = %v", p, err)
+		}
+		real, _ := r.Resolve(p)
+		fi, err := os.Lstat(filepath.Join(dir, real))
+		if b, _ := os.ReadFile(filepath.Join(dir, real)); err != nil || string(b) != "data" || fi.Mode() != 0o640 {
+			t.Errorf("CreateNew(%s) made %v, %q (%v); want data 0640", p, fi, b, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "inside")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("CreateNew through abs-out wrote outside the root: %v", err)
+	}
+	for _, p := range []string{"/real/new", "/dangling", "/real-link"} {
+		before, _ := os.Readlink(filepath.Join(dir, p))
+		f, at, err := create(p)
+		if !errors.Is(err, fs.ErrExist) || f != nil {
+			t.Errorf("CreateNew(%s) over a node = %v, want fs.ErrExist", p, err)
+		}
+		if after, _ := os.Readlink(filepath.Join(dir, p)); after != before {
+			t.Errorf("CreateNew(%s) changed the link: %q, was %q", p, after, before)
+		}
+		tmp, err := at.CreateTemp(0o644, -1, -1)
+		if err != nil {
+			t.Errorf("CreateTemp(%s) after CreateNew refused = %v", p, err)
+			continue
+		}
+		tmp.Abort()
+	}
+	f, at, err := create("/real/aborted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at.Close()
+	f.Write([]byte("part"))
+	f.Abort()
+	if _, err := os.Lstat(filepath.Join(dir, "real/aborted")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("real/aborted after Abort: %v, want it gone", err)
+	}
+}

@@ -123,6 +123,22 @@ type stage struct {
 	// appends maps each file AppendJournal records to the SHA-256 of
 	// its contents (nil until read).
 	appends map[string]string
+	// inPlace says files with contents from the config are made at their
+	// names when nothing is there (rootfs.Loc.CreateNew): the root is a
+	// first boot's, which nothing reads before the stage ends. Apply and
+	// `flint apply` (NoResult) write through temporary files and
+	// renames, for readers of a root in use.
+	inPlace bool
+	// written maps the config path of each file the stage wrote to what
+	// it left there, for the manifest (nil: nothing kept).
+	written map[string]writtenFile
+}
+
+// writtenFile is a file as the stage left it: the node, and the SHA-256
+// of its contents.
+type writtenFile struct {
+	info rootfs.Info
+	sum  [32]byte
 }
 
 // op starts an operation on the stage's logger.

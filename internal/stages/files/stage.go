@@ -57,6 +57,12 @@ func Run(ctx context.Context, d Deps) error {
 	root := s.root
 	defer root.Close()
 	d = s.Deps
+	if !d.NoResult {
+		// A first boot: nothing reads the root yet, and the manifest
+		// is written from what the stage knows it wrote.
+		s.inPlace = true
+		s.written = map[string]writtenFile{}
+	}
 	if err := s.detectSELinux(); err != nil {
 		return err
 	}
