@@ -129,6 +129,9 @@ type stage struct {
 	// `flint apply` (NoResult) write through temporary files and
 	// renames, for readers of a root in use.
 	inPlace bool
+	// flush writes the root back while the stage writes (nil: not
+	// started).
+	flush *flusher
 	// written maps the config path of each file the stage wrote to what
 	// it left there, for the manifest (nil: nothing kept).
 	written map[string]writtenFile

@@ -550,6 +550,9 @@ func (s *stage) commit(j *fileJob) error {
 		s.root.Forget()
 	}
 	s.remember(j.f.Path, j.tmp)
+	if n, err := j.tmp.Offset(); err == nil {
+		s.flush.wrote(n)
+	}
 	j.op.Finish(ownerAttrs(j.mode, j.uid, j.gid)...)
 	return s.recordDone("file " + j.f.Path)
 }
