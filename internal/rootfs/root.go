@@ -500,8 +500,9 @@ type Temp struct {
 	// Real is the target's real path inside the root.
 	Real string
 	done bool
-	// direct says the file was created at the target's own name
-	// (Loc.CreateNew): Commit renames nothing, Abort removes the target.
+	// direct says the file was created with no name (Loc.CreateNew):
+	// Commit links it to the target's name instead of renaming it, and
+	// tmp is the target's name.
 	direct bool
 	// sum hashes what Write wrote, unless sumLost: a Rewind to
 	// anywhere but the start lost what the hash had seen.
@@ -659,7 +660,7 @@ func (t *Temp) sameAsTarget() (bool, error) {
 		theirs.Uid != mine.Uid || theirs.Gid != mine.Gid || theirs.Size != mine.Size {
 		return false, nil
 	}
-	a, err := unix.Openat(parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	a, err := t.readFd()
 	if err != nil {
 		return false, &fs.PathError{Op: "open", Path: t.Real, Err: err}
 	}
@@ -774,11 +775,14 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 			return &fs.PathError{Op: "chmod", Path: t.Real, Err: err}
 		}
 	}
+	parent, base := t.dir.parent, t.dir.base
 	if t.direct {
-		// Created at its name: there is nothing to rename.
+		// A file with no name gets one; it never replaces anything.
+		if err := t.linkNew(); err != nil {
+			return &fs.PathError{Op: "link", Path: t.Real, Err: err}
+		}
 		return nil
 	}
-	parent, base := t.dir.parent, t.dir.base
 	if !noReplace {
 		node := t.dir.node
 		if node == nodeUnknown {
@@ -816,18 +820,18 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 	return nil
 }
 
-// Abort removes the temporary file; the target is untouched (a file
-// CreateNew made is removed: it is the target). It is a no-op after
-// Commit, so callers can defer it.
+// Abort removes the temporary file; the target is untouched. It is a
+// no-op after Commit, so callers can defer it.
 func (t *Temp) Abort() {
 	if t.done {
 		return
 	}
 	t.done = true
 	unix.Close(t.fd)
-	// A direct file's name is the target's, which it created: nothing
-	// else was there to keep.
-	unix.Unlinkat(t.dir.parent, t.tmp, 0)
+	if !t.direct {
+		// A CreateNew file has no name: closed, it is gone.
+		unix.Unlinkat(t.dir.parent, t.tmp, 0)
+	}
 	t.dir.close()
 }
 
@@ -1225,16 +1229,17 @@ func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	return l.r.createTempIn(dir, l.path, mode, uid, gid)
 }
 
-// CreateNew creates the file at the located path itself, for a file to
-// be committed with mode, uid and gid, when nothing is there (O_EXCL, so
-// the check and the creation are one step, and O_NOFOLLOW): no temporary
-// name and no rename, which on ext4 is about a third of what writing a
-// small file costs (each is a search and an insertion in the directory).
-// Readers of the target may then see the file before it is whole, so it
-// is for a root nobody reads yet (a first boot's), and for contents
-// written at once. Commit renames nothing; Abort removes the file. When
-// something is there the error is fs.ErrExist and the Loc stays open,
-// for CreateTemp; otherwise the file takes the Loc's directory over.
+// CreateNew creates the file for the located path with no name
+// (O_TMPFILE, in the directory it goes to), for a file to be committed
+// with mode, uid and gid: Commit gives it its mode and owner and then its
+// name (linkat, which never replaces: something there is fs.ErrExist, as
+// for CommitNew), so a reader of the target sees nothing or the whole
+// file, and a process killed before finds nothing, there being no name
+// to leave behind. No temporary name and no rename: on ext4 a named
+// temporary file and its rename (a search and an insertion in the
+// directory each) are about a third of what writing a small file costs.
+// A filesystem without O_TMPFILE is an error, with the Loc still open for
+// CreateTemp; otherwise the file takes the Loc's directory over.
 func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	if l.l.parent < 0 {
 		// Missing parents: make them, as CreateTemp would.
@@ -1248,7 +1253,8 @@ func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
 		return nil, l.r.pathError("create", l.path, unix.EISDIR)
 	}
 	perm, created := l.r.initialMode(l.l, mode, uid, gid)
-	fd, err := unix.Openat(l.l.parent, l.l.base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	// O_RDWR: CommitNewOrSame reads it back to compare.
+	fd, err := unix.Openat(l.l.parent, ".", unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return nil, l.r.pathError("create", l.path, err)
 	}
@@ -1257,7 +1263,36 @@ func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	return &Temp{r: l.r, fd: fd, dir: dir, tmp: dir.base, mode: created, Real: dir.real, direct: true}, nil
 }
 
-// Direct says the file was made at its target's name (CreateNew).
+// linkNew gives a CreateNew file its name; EEXIST when something is
+// there. linkat(2) of a descriptor (AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH
+// (flint has it as root); without it, its /proc/self/fd link is followed.
+func (t *Temp) linkNew() error {
+	err := unix.Linkat(t.fd, "", t.dir.parent, t.dir.base, unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT) {
+		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(t.fd), t.dir.parent, t.dir.base, unix.AT_SYMLINK_FOLLOW)
+	}
+	return err
+}
+
+// readFd is a descriptor that reads the temporary file from its start,
+// for the caller to close: a CreateNew file has no name to open, so its
+// own descriptor is duplicated (sharing its offset, which the reader
+// leaves at the end when it reads to it).
+func (t *Temp) readFd() (int, error) {
+	if !t.direct {
+		return unix.Openat(t.dir.parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	fd, err := unix.Dup(t.fd)
+	if err == nil {
+		if _, err = unix.Seek(fd, 0, io.SeekStart); err != nil {
+			unix.Close(fd)
+		}
+	}
+	return fd, err
+}
+
+// Direct says the file was made with no name (CreateNew): it has no
+// rename to record, and appears at its name whole or not at all.
 func (t *Temp) Direct() bool { return t.direct }
 
 // Final is the file as Commit left it, and the SHA-256 of what Write
@@ -1309,7 +1344,7 @@ func (t *Temp) Sync() error {
 
 // Sum256 is the SHA-256 of what was written to the temporary file.
 func (t *Temp) Sum256() ([sha256.Size]byte, error) {
-	fd, err := unix.Openat(t.dir.parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := t.readFd()
 	if err != nil {
 		return [sha256.Size]byte{}, &fs.PathError{Op: "open", Path: t.Real, Err: err}
 	}

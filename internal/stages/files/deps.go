@@ -123,11 +123,11 @@ type stage struct {
 	// appends maps each file AppendJournal records to the SHA-256 of
 	// its contents (nil until read).
 	appends map[string]string
-	// inPlace says files with contents from the config are made at their
-	// names when nothing is there (rootfs.Loc.CreateNew): the root is a
-	// first boot's, which nothing reads before the stage ends. Apply and
-	// `flint apply` (NoResult) write through temporary files and
-	// renames, for readers of a root in use.
+	// inPlace says files with contents from the config are made with no
+	// name and linked to theirs when nothing is there
+	// (rootfs.Loc.CreateNew): a first boot's root. Apply and `flint
+	// apply` (NoResult) write through named temporary files and renames
+	// as they always did.
 	inPlace bool
 	// flush writes the root back while the stage writes (nil: not
 	// started).

@@ -10,7 +10,7 @@
 //     remote contents are fetched concurrently into temporary files beside
 //     their targets, verified, and renamed into place in the config's
 //     order; on a first boot, contents from the config are written into
-//     a new file at its own name when nothing is there (Run, not Apply);
+//     a file with no name, linked to its own when whole (Run, not Apply);
 //  3. systemd units, drop-ins, presets and masks (package unitfile);
 //  4. /etc/crypttab and the LUKS key files the disks stage left in the
 //     state;

@@ -384,14 +384,13 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	}
 	if s.inPlace && fresh && !exists {
 		// A first boot's root, nothing known there, contents from
-		// the config written at once: the file is made at its name,
-		// no temporary name and no rename (rootfs.Loc.CreateNew).
-		// Something there after all takes the temporary file's way,
-		// which compares it with what this entry writes.
-		j.tmp, err = at.CreateNew(mode, uid, gid)
-		if err != nil && !errors.Is(err, fs.ErrExist) {
-			close(j.done)
-			return j.op.Fail(fmt.Errorf("%s: %w", what, err))
+		// the config written at once: the file is made with no name
+		// and linked to its own, no temporary name and no rename
+		// (rootfs.Loc.CreateNew). Something there after all is
+		// compared with it as with a temporary file (commit). A
+		// filesystem without O_TMPFILE takes the temporary file's way.
+		if j.tmp, err = at.CreateNew(mode, uid, gid); err != nil {
+			j.tmp = nil
 		}
 	}
 	if j.tmp == nil {
@@ -517,9 +516,10 @@ func (s *stage) commit(j *fileJob) error {
 		}
 	}
 	if !j.tmp.Direct() {
-		// A file made at its name has no rename to record: a run
-		// after a crash finds it there, and compares it with what
-		// the entry writes, as it does any file already there.
+		// A file made with no name has no rename to record: it
+		// appears whole or not at all, and a run after a crash that
+		// finds it compares it with what the entry writes, as it
+		// does any file already there.
 		if err := s.recordPending("file "+j.f.Path, j.tmp); err != nil {
 			j.tmp.Abort()
 			return j.op.Fail(err)

@@ -372,10 +372,11 @@ func TestRerunAfterPowerLossRelabels(t *testing.T) {
 }
 
 // TestRerunMadeInPlace: a first boot makes a file with contents from the
-// config at its name, with no Pending record (there is no rename). A run
-// killed before its Done record finds the file there on the rerun, sees it
-// is exactly what the entry writes, and keeps it; a file the kill left
-// empty (made, not written) is refused with the way out.
+// config with no name and links it to its own, with no Pending record
+// (there is no rename). A run killed before its Done record finds the file
+// there on the rerun, sees it is exactly what the entry writes, and keeps
+// it; an empty file there (as a power loss leaves one) is still refused
+// with the way out.
 func TestRerunMadeInPlace(t *testing.T) {
 	const cfg = `{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}}]}}`
 	tg := newTarget(t)
@@ -385,7 +386,7 @@ func TestRerunMadeInPlace(t *testing.T) {
 		t.Fatalf("first run = %v, want it killed", err)
 	}
 	if len(p.pending) != 0 {
-		t.Errorf("pending records = %v, want none: the file was made at its name", p.pending)
+		t.Errorf("pending records = %v, want none: the file was linked to its name, not renamed", p.pending)
 	}
 	if got := tg.read("etc/motd"); got != "hello" {
 		t.Fatalf("etc/motd after the kill = %q, want hello", got)
@@ -405,7 +406,7 @@ func TestRerunMadeInPlace(t *testing.T) {
 	}
 }
 
-// TestMadeInPlaceOnlyOnFirstBoot: Run makes a new file at its name,
+// TestMadeInPlaceOnlyOnFirstBoot: Run makes a new file with no name,
 // `flint apply` (NoResult) through a temporary file and a rename, whose
 // Pending record names the temporary file's inode, now the file's.
 func TestMadeInPlaceOnlyOnFirstBoot(t *testing.T) {
@@ -427,7 +428,7 @@ func TestMadeInPlaceOnlyOnFirstBoot(t *testing.T) {
 }
 
 // TestMadeInPlaceRemovedOnFailure: contents that fail their check leave
-// nothing at the path a first boot made the file at.
+// nothing at the path of a file a first boot made with no name.
 func TestMadeInPlaceRemovedOnFailure(t *testing.T) {
 	tg := newTarget(t)
 	const src = "data:;base64,aGVsbG8="
