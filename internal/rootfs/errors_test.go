@@ -344,7 +344,7 @@ func TestLstatDescribesEveryKind(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := fi.Sys().(*syscall.Stat_t)
-		want := Info{Mode: tt.want, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink), Size: st.Size}
+		want := Info{Mode: tt.want, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink), Size: st.Size, Ctime: st.Ctim.Nano()}
 		if info != want || fi.Mode() != tt.want {
 			t.Errorf("Lstat(%s) = %+v, want %+v (os.Lstat: %v)", tt.p, info, want, fi.Mode())
 		}

@@ -10,6 +10,11 @@ type Info struct {
 	// Nlink is the number of hard links to the node.
 	Nlink uint64
 	Size  int64
+	// Ctime is the node's status change time in nanoseconds: any write,
+	// chmod, chown, link or rename of it moves it, so an Info equal to
+	// one taken earlier says nothing changed the node since (but for a
+	// change within the filesystem's clock tick).
+	Ctime int64
 }
 
 // IsDir says the node is a directory.

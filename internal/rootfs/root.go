@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -438,7 +439,7 @@ func infoOf(st *unix.Stat_t) Info {
 	if st.Mode&unix.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
-	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), Size: int64(st.Size)}
+	return Info{Mode: m, UID: int(st.Uid), GID: int(st.Gid), Dev: uint64(st.Dev), Ino: uint64(st.Ino), Nlink: uint64(st.Nlink), Size: int64(st.Size), Ctime: st.Ctim.Nano()}
 }
 
 // MkdirAll makes the directory p and its missing parents (parents 0755,
@@ -498,6 +499,17 @@ type Temp struct {
 	// Real is the target's real path inside the root.
 	Real string
 	done bool
+	// direct says the file was created with no name (Loc.CreateNew):
+	// Commit links it to the target's name instead of renaming it, and
+	// tmp is the target's name.
+	direct bool
+	// sum hashes what Write wrote, unless sumLost: a Rewind to
+	// anywhere but the start lost what the hash had seen.
+	sum     hash.Hash
+	sumLost bool
+	// final is the file as Commit left it (Final).
+	final    Info
+	hasFinal bool
 }
 
 // unknownMode is a Temp's mode when it cannot be known without a stat.
@@ -616,9 +628,7 @@ func (t *Temp) CommitNewOrSame(mode fs.FileMode, uid, gid int) (same bool, err e
 	}
 	err = t.commit(mode, uid, gid, true)
 	if err == nil {
-		t.done = true
-		unix.Close(t.fd)
-		t.dir.close()
+		t.close()
 		return false, nil
 	}
 	if errors.Is(err, fs.ErrExist) {
@@ -649,7 +659,7 @@ func (t *Temp) sameAsTarget() (bool, error) {
 		theirs.Uid != mine.Uid || theirs.Gid != mine.Gid || theirs.Size != mine.Size {
 		return false, nil
 	}
-	a, err := unix.Openat(parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	a, err := t.readFd()
 	if err != nil {
 		return false, &fs.PathError{Op: "open", Path: t.Real, Err: err}
 	}
@@ -713,14 +723,28 @@ func (t *Temp) finish(mode fs.FileMode, uid, gid int, noReplace bool) error {
 		t.Abort()
 		return err
 	}
+	t.close()
+	return nil
+}
+
+// close ends a committed file: what it is now (Final), then its
+// descriptors.
+func (t *Temp) close() {
+	var st unix.Stat_t
+	if unix.Fstat(t.fd, &st) == nil {
+		t.final, t.hasFinal = infoOf(&st), true
+	}
 	t.done = true
 	unix.Close(t.fd)
 	t.dir.close()
-	return nil
 }
 
 // Write appends b to the temporary file.
 func (t *Temp) Write(b []byte) (int, error) {
+	if t.sum == nil {
+		t.sum = sha256.New()
+	}
+	t.sum.Write(b)
 	n := 0
 	for n < len(b) {
 		m, err := unix.Write(t.fd, b[n:])
@@ -751,6 +775,13 @@ func (t *Temp) commit(mode fs.FileMode, uid, gid int, noReplace bool) error {
 		}
 	}
 	parent, base := t.dir.parent, t.dir.base
+	if t.direct {
+		// A file with no name gets one; it never replaces anything.
+		if err := t.linkNew(); err != nil {
+			return &fs.PathError{Op: "link", Path: t.Real, Err: err}
+		}
+		return nil
+	}
 	if !noReplace {
 		node := t.dir.node
 		if node == nodeUnknown {
@@ -796,7 +827,10 @@ func (t *Temp) Abort() {
 	}
 	t.done = true
 	unix.Close(t.fd)
-	unix.Unlinkat(t.dir.parent, t.tmp, 0)
+	if !t.direct {
+		// A CreateNew file has no name: closed, it is gone.
+		unix.Unlinkat(t.dir.parent, t.tmp, 0)
+	}
 	t.dir.close()
 }
 
@@ -1194,6 +1228,86 @@ func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	return l.r.createTempIn(dir, l.path, mode, uid, gid)
 }
 
+// CreateNew creates the file for the located path with no name
+// (O_TMPFILE, in the directory it goes to), for a file to be committed
+// with mode, uid and gid: Commit gives it its mode and owner and then its
+// name (linkat, which never replaces: something there is fs.ErrExist, as
+// for CommitNew), so a reader of the target sees nothing or the whole
+// file, and a process killed before finds nothing, there being no name
+// to leave behind. No temporary name and no rename: on ext4 a named
+// temporary file and its rename (a search and an insertion in the
+// directory each) are about a third of what writing a small file costs.
+// A filesystem without O_TMPFILE is an error, with the Loc still open for
+// CreateTemp; otherwise the file takes the Loc's directory over.
+func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
+	if l.l.parent < 0 {
+		// Missing parents: make them, as CreateTemp would.
+		dir, err := l.r.walk(l.path, true)
+		if err != nil {
+			return nil, l.r.pathError("create", l.path, err)
+		}
+		l.l = dir
+	}
+	if l.l.base == "." {
+		return nil, l.r.pathError("create", l.path, unix.EISDIR)
+	}
+	perm, created := l.r.initialMode(l.l, mode, uid, gid)
+	// O_RDWR: CommitNewOrSame reads it back to compare.
+	fd, err := unix.Openat(l.l.parent, ".", unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return nil, l.r.pathError("create", l.path, err)
+	}
+	dir := l.l
+	l.l.parent = -1
+	return &Temp{r: l.r, fd: fd, dir: dir, tmp: dir.base, mode: created, Real: dir.real, direct: true}, nil
+}
+
+// linkNew gives a CreateNew file its name; EEXIST when something is
+// there. linkat(2) of a descriptor (AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH
+// (flint has it as root); without it, its /proc/self/fd link is followed.
+func (t *Temp) linkNew() error {
+	err := unix.Linkat(t.fd, "", t.dir.parent, t.dir.base, unix.AT_EMPTY_PATH)
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT) {
+		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(t.fd), t.dir.parent, t.dir.base, unix.AT_SYMLINK_FOLLOW)
+	}
+	return err
+}
+
+// readFd is a descriptor that reads the temporary file from its start,
+// for the caller to close: a CreateNew file has no name to open, so its
+// own descriptor is duplicated (sharing its offset, which the reader
+// leaves at the end when it reads to it).
+func (t *Temp) readFd() (int, error) {
+	if !t.direct {
+		return unix.Openat(t.dir.parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	fd, err := unix.Dup(t.fd)
+	if err == nil {
+		if _, err = unix.Seek(fd, 0, io.SeekStart); err != nil {
+			unix.Close(fd)
+		}
+	}
+	return fd, err
+}
+
+// Direct says the file was made with no name (CreateNew): it has no
+// rename to record, and appears at its name whole or not at all.
+func (t *Temp) Direct() bool { return t.direct }
+
+// Final is the file as Commit left it, and the SHA-256 of what Write
+// wrote; ok is false before Commit, or when the hash is unknown (a Rewind
+// to the middle of the file).
+func (t *Temp) Final() (info Info, sum [sha256.Size]byte, ok bool) {
+	if !t.hasFinal || t.sumLost {
+		return Info{}, sum, false
+	}
+	if t.sum == nil {
+		return t.final, sha256.Sum256(nil), true
+	}
+	t.sum.Sum(sum[:0])
+	return t.final, sum, true
+}
+
 // Offset is where the next write to the temporary file goes
 // (resource.Rewinder).
 func (t *Temp) Offset() (int64, error) {
@@ -1210,6 +1324,11 @@ func (t *Temp) Rewind(off int64) error {
 		return &fs.PathError{Op: "seek", Path: t.Real, Err: err}
 	}
 	t.off = off
+	if off == 0 && t.sum != nil {
+		t.sum.Reset()
+	} else if off != 0 {
+		t.sumLost = true
+	}
 	return nil
 }
 
@@ -1224,7 +1343,7 @@ func (t *Temp) Sync() error {
 
 // Sum256 is the SHA-256 of what was written to the temporary file.
 func (t *Temp) Sum256() ([sha256.Size]byte, error) {
-	fd, err := unix.Openat(t.dir.parent, t.tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := t.readFd()
 	if err != nil {
 		return [sha256.Size]byte{}, &fs.PathError{Op: "open", Path: t.Real, Err: err}
 	}

@@ -134,6 +134,15 @@ func (l *Loc) Close() {}
 // Lstat is unsupported on this system (see root.go).
 func (l *Loc) Lstat() (Info, bool, error) { return Info{}, false, errUnsupported }
 
+// CreateNew is unsupported on this system (see root.go).
+func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) { return nil, errUnsupported }
+
+// Direct is false on this system (see root.go).
+func (t *Temp) Direct() bool { return false }
+
+// Final is unsupported on this system (see root.go).
+func (t *Temp) Final() (Info, [32]byte, bool) { return Info{}, [32]byte{}, false }
+
 // CreateTemp is unsupported on this system (see root.go).
 func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	return nil, errUnsupported

@@ -3,6 +3,7 @@
 package rootfs
 
 import (
+	"crypto/sha256"
 	"errors"
 	"io/fs"
 	"os"
@@ -454,4 +455,75 @@ func TestSwapRace(t *testing.T) {
 		t.Fatalf("exchanging the directory and the link: %v", err)
 	}
 	assertOutsideUntouched(t, outside)
+}
+
+// TestCreateNew: a file made with no name appears at its path only when
+// committed, with what was written and its mode, and makes missing
+// parents; over a node already there (a file, a symlink, dangling or not)
+// Commit is fs.ErrExist and leaves the node untouched, and
+// CommitNewOrSame accepts only exactly the same file; Abort leaves
+// nothing; symlinks in the parents stay inside the root.
+func TestCreateNew(t *testing.T) {
+	r, dir, outside := attackRoot(t)
+	create := func(p string) *Temp {
+		t.Helper()
+		at, err := r.Locate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer at.Close()
+		f, err := at.CreateNew(0o640, -1, -1)
+		if err != nil {
+			t.Fatalf("CreateNew(%s) = %v", p, err)
+		}
+		if !f.Direct() {
+			t.Errorf("CreateNew(%s).Direct() = false", p)
+		}
+		f.Write([]byte("data"))
+		return f
+	}
+	for _, p := range []string{"/real/new", "/missing/parents/new", "/etc/real/through-link", "/abs-out/inside"} {
+		f := create(p)
+		real, _ := r.Resolve(p)
+		if _, err := os.Lstat(filepath.Join(dir, real)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s before Commit: %v, want nothing there", p, err)
+		}
+		if err := f.Commit(0o640, -1, -1); err != nil {
+			t.Fatalf("Commit(%s) = %v", p, err)
+		}
+		fi, err := os.Lstat(filepath.Join(dir, real))
+		if b, _ := os.ReadFile(filepath.Join(dir, real)); err != nil || string(b) != "data" || fi.Mode() != 0o640 {
+			t.Errorf("CreateNew(%s) made %v, %q (%v); want data 0640", p, fi, b, err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "inside")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("CreateNew through abs-out wrote outside the root: %v", err)
+	}
+	for _, p := range []string{"/real/new", "/dangling", "/real-link"} {
+		before, _ := os.Readlink(filepath.Join(dir, p))
+		if err := create(p).Commit(0o640, -1, -1); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("Commit(%s) over a node = %v, want fs.ErrExist", p, err)
+		}
+		if after, _ := os.Readlink(filepath.Join(dir, p)); after != before {
+			t.Errorf("Commit(%s) changed the link: %q, was %q", p, after, before)
+		}
+	}
+	if same, err := create("/real/new").CommitNewOrSame(0o640, -1, -1); !same || err != nil {
+		t.Errorf("CommitNewOrSame over the same file = %v, %v; want same", same, err)
+	}
+	f := create("/real/new")
+	f.Write([]byte("more"))
+	if same, err := f.CommitNewOrSame(0o640, -1, -1); same || !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CommitNewOrSame over another file = %v, %v; want fs.ErrExist", same, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "real/new")); string(b) != "data" {
+		t.Errorf("real/new = %q after the refused commits, want data", b)
+	}
+	create("/real/aborted").Abort()
+	if _, err := os.Lstat(filepath.Join(dir, "real/aborted")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("real/aborted after Abort: %v, want nothing", err)
+	}
+	if sum, err := create("/real/summed").Sum256(); err != nil || sum != sha256.Sum256([]byte("data")) {
+		t.Errorf("Sum256 of a CreateNew file = %x, %v", sum, err)
+	}
 }

@@ -25,6 +25,8 @@ func Apply(ctx context.Context, d Deps) error {
 	if err := s.loadDB(); err != nil {
 		return err
 	}
+	s.flush = startFlusher(root.Sync)
+	defer s.flush.finish()
 	if err := s.nodes(ctx); err != nil {
 		return err
 	}

@@ -123,6 +123,25 @@ type stage struct {
 	// appends maps each file AppendJournal records to the SHA-256 of
 	// its contents (nil until read).
 	appends map[string]string
+	// inPlace says files with contents from the config are made with no
+	// name and linked to theirs when nothing is there
+	// (rootfs.Loc.CreateNew): a first boot's root. Apply and `flint
+	// apply` (NoResult) write through named temporary files and renames
+	// as they always did.
+	inPlace bool
+	// flush writes the root back while the stage writes (nil: not
+	// started).
+	flush *flusher
+	// written maps the config path of each file the stage wrote to what
+	// it left there, for the manifest (nil: nothing kept).
+	written map[string]writtenFile
+}
+
+// writtenFile is a file as the stage left it: the node, and the SHA-256
+// of its contents.
+type writtenFile struct {
+	info rootfs.Info
+	sum  [32]byte
 }
 
 // op starts an operation on the stage's logger.

@@ -9,7 +9,8 @@
 //     outside the root whatever the target's symlinks say;
 //     remote contents are fetched concurrently into temporary files beside
 //     their targets, verified, and renamed into place in the config's
-//     order;
+//     order; on a first boot, contents from the config are written into
+//     a file with no name, linked to its own when whole (Run, not Apply);
 //  3. systemd units, drop-ins, presets and masks (package unitfile);
 //  4. /etc/crypttab and the LUKS key files the disks stage left in the
 //     state;

@@ -93,9 +93,33 @@ func Describe(r NodeReader, p string) (ManifestNode, error) {
 	return n, nil
 }
 
+// remember records what a committed file left at p, for the manifest.
+func (s *stage) remember(p string, t *rootfs.Temp) {
+	if s.written == nil {
+		return
+	}
+	if info, sum, ok := t.Final(); ok {
+		s.written[p] = writtenFile{info: info, sum: sum}
+	}
+}
+
+// describeWritten is Describe for a path the stage wrote a file to: when
+// the node there is still the one it left (the same inode, size, mode,
+// owner and change time: nothing wrote, chmodded, chowned, linked or
+// renamed it since), its hash is the one taken as it was written, and the
+// file is not read back.
+func describeWritten(r NodeReader, p string, w writtenFile) (ManifestNode, error) {
+	info, err := r.Lstat(p)
+	if err != nil || info != w.info {
+		return Describe(r, p)
+	}
+	return ManifestNode{Path: p, Type: "file", Mode: uint32(rootfs.ModeToUnix(info.Mode) & 0o7777), UID: info.UID, GID: info.GID,
+		Hash: "sha256-" + hex.EncodeToString(w.sum[:])}, nil
+}
+
 // manifest describes every node and unit of the config as the stage left
-// them.
-func manifest(r NodeReader, cfg config.Config) (Manifest, error) {
+// them; written is what the stage knows it wrote (may be nil).
+func manifest(r NodeReader, cfg config.Config, written map[string]writtenFile) (Manifest, error) {
 	m := Manifest{Version: 1, Nodes: []ManifestNode{}, Units: []ManifestUnit{}}
 	var paths []string
 	for _, d := range cfg.Storage.Directories {
@@ -120,7 +144,13 @@ func manifest(r NodeReader, cfg config.Config) (Manifest, error) {
 		}
 	}
 	for _, p := range paths {
-		n, err := Describe(r, p)
+		var n ManifestNode
+		var err error
+		if w, ok := written[p]; ok && w.info.Size <= maxManifestHash {
+			n, err = describeWritten(r, p, w)
+		} else {
+			n, err = Describe(r, p)
+		}
 		if err != nil {
 			return m, fmt.Errorf("manifest: %w", err)
 		}
@@ -133,7 +163,7 @@ func manifest(r NodeReader, cfg config.Config) (Manifest, error) {
 // machine's business).
 func (s *stage) writeManifest(ctx context.Context) error {
 	op := s.op("files", "writing the manifest "+ManifestPath)
-	m, err := manifest(s.root, s.Config)
+	m, err := manifest(s.root, s.Config, s.written)
 	if err != nil {
 		return op.Fail(err)
 	}

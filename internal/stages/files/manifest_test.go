@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/flintboot/flint/internal/rootfs"
 )
 
 func TestManifest(t *testing.T) {
@@ -50,5 +52,51 @@ func TestManifest(t *testing.T) {
 	}
 	if strings.Contains(raw, "hunter2") {
 		t.Errorf("the manifest holds the file's contents: %s", raw)
+	}
+}
+
+// TestManifestWrittenStale: the hash taken as the stage wrote a file is
+// used only while the node is still the one it left; a file changed since
+// (appended to, chmodded, replaced) is read again.
+func TestManifestWrittenStale(t *testing.T) {
+	dir := t.TempDir()
+	r, err := rootfs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return "sha256-" + hex.EncodeToString(h[:]) }
+	for _, tt := range []struct {
+		name   string
+		change func(p string)
+		want   string
+	}{
+		{"unchanged", func(string) {}, sum("hello")},
+		{"appended to", func(p string) { r.AppendFile(p, []byte("!"), 0o644) }, sum("hello!")},
+		{"replaced", func(p string) { r.WriteFile(p, []byte("HELLO"), 0o644) }, sum("HELLO")},
+	} {
+		p := "/" + strings.ReplaceAll(tt.name, " ", "-")
+		at, err := r.Locate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := at.CreateNew(0o644, -1, -1)
+		at.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("hello"))
+		if err := f.Commit(0o644, -1, -1); err != nil {
+			t.Fatal(err)
+		}
+		info, h, ok := f.Final()
+		if !ok {
+			t.Fatalf("%s: Final() not ok after Commit", tt.name)
+		}
+		tt.change(p)
+		n, err := describeWritten(r, p, writtenFile{info: info, sum: h})
+		if err != nil || n.Hash != tt.want || n.Type != "file" {
+			t.Errorf("describeWritten(%s) = %+v, %v; want hash %s", tt.name, n, err, tt.want)
+		}
 	}
 }

@@ -382,9 +382,22 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 	default:
 		j.op = s.quick("files", "writing "+what)
 	}
-	if j.tmp, err = at.CreateTemp(mode, uid, gid); err != nil {
-		close(j.done)
-		return j.op.Fail(fmt.Errorf("%s: %w", what, err))
+	if s.inPlace && fresh && !exists {
+		// A first boot's root, nothing known there, contents from
+		// the config written at once: the file is made with no name
+		// and linked to its own, no temporary name and no rename
+		// (rootfs.Loc.CreateNew). Something there after all is
+		// compared with it as with a temporary file (commit). A
+		// filesystem without O_TMPFILE takes the temporary file's way.
+		if j.tmp, err = at.CreateNew(mode, uid, gid); err != nil {
+			j.tmp = nil
+		}
+	}
+	if j.tmp == nil {
+		if j.tmp, err = at.CreateTemp(mode, uid, gid); err != nil {
+			close(j.done)
+			return j.op.Fail(fmt.Errorf("%s: %w", what, err))
+		}
 	}
 	j.real = j.tmp.Real
 	if existing != nil {
@@ -502,9 +515,15 @@ func (s *stage) commit(j *fileJob) error {
 			return j.op.Fail(fmt.Errorf("file %s: %w", j.f.Path, err))
 		}
 	}
-	if err := s.recordPending("file "+j.f.Path, j.tmp); err != nil {
-		j.tmp.Abort()
-		return j.op.Fail(err)
+	if !j.tmp.Direct() {
+		// A file made with no name has no rename to record: it
+		// appears whole or not at all, and a run after a crash that
+		// finds it compares it with what the entry writes, as it
+		// does any file already there.
+		if err := s.recordPending("file "+j.f.Path, j.tmp); err != nil {
+			j.tmp.Abort()
+			return j.op.Fail(err)
+		}
 	}
 	var err error
 	if j.fresh {
@@ -529,6 +548,10 @@ func (s *stage) commit(j *fileJob) error {
 	}
 	if j.forget {
 		s.root.Forget()
+	}
+	s.remember(j.f.Path, j.tmp)
+	if n, err := j.tmp.Offset(); err == nil {
+		s.flush.wrote(n)
 	}
 	j.op.Finish(ownerAttrs(j.mode, j.uid, j.gid)...)
 	return s.recordDone("file " + j.f.Path)

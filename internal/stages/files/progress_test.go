@@ -161,20 +161,22 @@ func TestRerunAfterCrash(t *testing.T) {
 
 // TestRerunRenameHappened is a crash between the rename of a file that
 // may not overwrite and its record: the file is there, and it is the one
-// recorded as pending, so the run after it skips it.
+// recorded as pending, so the run after it skips it. The runs write as
+// `flint apply` does (NoResult), through a temporary file and a rename:
+// a first boot makes such a file at its name (TestRerunMadeInPlace).
 func TestRerunRenameHappened(t *testing.T) {
 	tg := newTarget(t)
 	const cfg = `{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}}]}}`
 	p := newFakeProgress()
 	p.crashAt = 2 // the Done after the rename
-	if err := tg.run(cfg, func(d *Deps) { d.Progress = p }); !errors.Is(err, errCrash) {
+	if err := tg.run(cfg, func(d *Deps) { d.Progress = p; d.NoResult = true }); !errors.Is(err, errCrash) {
 		t.Fatalf("first run = %v, want it killed", err)
 	}
 	if _, ok := p.pending["file /etc/motd"]; !ok {
 		t.Fatalf("no pending record for /etc/motd: %v", p.pending)
 	}
 	p.crashAt = 0
-	if err := tg.run(cfg, func(d *Deps) { d.Progress = p }); err != nil {
+	if err := tg.run(cfg, func(d *Deps) { d.Progress = p; d.NoResult = true }); err != nil {
 		t.Fatalf("run after the crash = %v", err)
 	}
 	if !p.done["file /etc/motd"] || !strings.Contains(tg.logs.String(), "applied by an earlier run") {
@@ -366,5 +368,77 @@ func TestRerunAfterPowerLossRelabels(t *testing.T) {
 	}
 	if _, err := os.Lstat(tg.path("etc/.flint-files-appends")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the append record stays after the run: %v", err)
+	}
+}
+
+// TestRerunMadeInPlace: a first boot makes a file with contents from the
+// config with no name and links it to its own, with no Pending record
+// (there is no rename). A run killed before its Done record finds the file
+// there on the rerun, sees it is exactly what the entry writes, and keeps
+// it; an empty file there (as a power loss leaves one) is still refused
+// with the way out.
+func TestRerunMadeInPlace(t *testing.T) {
+	const cfg = `{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"data:,hello"}}]}}`
+	tg := newTarget(t)
+	p := newFakeProgress()
+	p.crashAt = 1 // the Done after the file was made
+	if err := tg.run(cfg, func(d *Deps) { d.Progress = p }); !errors.Is(err, errCrash) {
+		t.Fatalf("first run = %v, want it killed", err)
+	}
+	if len(p.pending) != 0 {
+		t.Errorf("pending records = %v, want none: the file was linked to its name, not renamed", p.pending)
+	}
+	if got := tg.read("etc/motd"); got != "hello" {
+		t.Fatalf("etc/motd after the kill = %q, want hello", got)
+	}
+	p.crashAt = 0
+	if err := tg.run(cfg, func(d *Deps) { d.Progress = p }); err != nil {
+		t.Fatalf("run after the kill = %v", err)
+	}
+	if !p.done["file /etc/motd"] || !strings.Contains(tg.logs.String(), "already there: the same contents") {
+		t.Errorf("the file was not recognised: done = %v", p.done)
+	}
+
+	tg = newTarget(t)
+	tg.write("etc/motd", "")
+	if err := tg.run(cfg); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "it is empty") {
+		t.Errorf("run over an empty file = %v, want ErrExists saying it is empty", err)
+	}
+}
+
+// TestMadeInPlaceOnlyOnFirstBoot: Run makes a new file with no name,
+// `flint apply` (NoResult) through a temporary file and a rename, whose
+// Pending record names the temporary file's inode, now the file's.
+func TestMadeInPlaceOnlyOnFirstBoot(t *testing.T) {
+	const cfg = `{"storage":{"files":[{"path":"/etc/motd","mode":384,"contents":{"source":"data:,hello"}}]}}`
+	for _, apply := range []bool{false, true} {
+		tg := newTarget(t)
+		p := newFakeProgress()
+		if err := tg.run(cfg, func(d *Deps) { d.Progress = p; d.NoResult = apply }); err != nil {
+			t.Fatalf("run (NoResult %v) = %v", apply, err)
+		}
+		fi, err := os.Stat(tg.path("etc/motd"))
+		if err != nil || fi.Mode().Perm() != 0o600 || tg.read("etc/motd") != "hello" {
+			t.Fatalf("etc/motd (NoResult %v) = %v, %v, want hello 0600", apply, fi, err)
+		}
+		if _, pend := p.pending["file /etc/motd"]; pend || p.calls != map[bool]int{false: 1, true: 2}[apply] {
+			t.Errorf("records (NoResult %v) = %d calls, pending %v; want %d", apply, p.calls, p.pending, map[bool]int{false: 1, true: 2}[apply])
+		}
+	}
+}
+
+// TestMadeInPlaceRemovedOnFailure: contents that fail their check leave
+// nothing at the path of a file a first boot made with no name.
+func TestMadeInPlaceRemovedOnFailure(t *testing.T) {
+	tg := newTarget(t)
+	const src = "data:;base64,aGVsbG8="
+	tg.fetch.data[src] = "hello"
+	tg.fetch.fail[src] = true
+	err := tg.run(`{"storage":{"files":[{"path":"/etc/motd","contents":{"source":"` + src + `"}}]}}`)
+	if err == nil || !strings.Contains(err.Error(), "hash mismatch") {
+		t.Fatalf("run = %v, want the hash mismatch", err)
+	}
+	if _, err := os.Lstat(tg.path("etc/motd")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("etc/motd after the failure: %v, want it absent", err)
 	}
 }

@@ -57,6 +57,12 @@ func Run(ctx context.Context, d Deps) error {
 	root := s.root
 	defer root.Close()
 	d = s.Deps
+	if !d.NoResult {
+		// A first boot: nothing reads the root yet, and the manifest
+		// is written from what the stage knows it wrote.
+		s.inPlace = true
+		s.written = map[string]writtenFile{}
+	}
 	if err := s.detectSELinux(); err != nil {
 		return err
 	}
@@ -68,6 +74,8 @@ func Run(ctx context.Context, d Deps) error {
 	}
 	// The shadow tools changed the tree behind the resolver's back.
 	root.Forget()
+	s.flush = startFlusher(root.Sync)
+	defer s.flush.finish()
 	if err := s.nodes(ctx); err != nil {
 		return err
 	}
@@ -93,12 +101,17 @@ func Run(ctx context.Context, d Deps) error {
 }
 
 // syncRoot makes the stage's writes durable with one syncfs instead of an
-// fsync per file (at a fraction of the cost, before the umount stage),
+// fsync per file (at a fraction of the cost, before the umount stage;
+// most of the writeback is done by then, flush.go),
 // then removes the appends' journal (nodes), which the synced root no
 // longer needs.
 func (s *stage) syncRoot() error {
 	op := s.op("files", "syncing the filesystem of "+s.Root)
-	if err := s.root.Sync(); err != nil {
+	err := s.flush.finish()
+	if err == nil {
+		err = s.root.Sync()
+	}
+	if err != nil {
 		return op.Fail(fmt.Errorf("syncing %s: %w", s.Root, err))
 	}
 	op.Finish()
