@@ -1253,24 +1253,13 @@ func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	}
 	perm, created := l.r.initialMode(l.l, mode, uid, gid)
 	// O_RDWR: CommitNewOrSame reads it back to compare.
-	fd, err := unix.Openat(l.l.parent, ".", unix.O_RDWR|unix.O_TMPFILE|unix.O_CLOEXEC, perm)
+	fd, err := openUnnamed(l.l.parent, perm)
 	if err != nil {
 		return nil, l.r.pathError("create", l.path, err)
 	}
 	dir := l.l
 	l.l.parent = -1
 	return &Temp{r: l.r, fd: fd, dir: dir, tmp: dir.base, mode: created, Real: dir.real, direct: true}, nil
-}
-
-// linkNew gives a CreateNew file its name; EEXIST when something is
-// there. linkat(2) of a descriptor (AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH
-// (flint has it as root); without it, its /proc/self/fd link is followed.
-func (t *Temp) linkNew() error {
-	err := unix.Linkat(t.fd, "", t.dir.parent, t.dir.base, unix.AT_EMPTY_PATH)
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT) {
-		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(t.fd), t.dir.parent, t.dir.base, unix.AT_SYMLINK_FOLLOW)
-	}
-	return err
 }
 
 // readFd is a descriptor that reads the temporary file from its start,
