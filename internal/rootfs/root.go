@@ -503,7 +503,8 @@ type Temp struct {
 	// Commit links it to the target's name instead of renaming it, and
 	// tmp is the target's name.
 	direct bool
-	// sum hashes what Write wrote, unless sumLost: a Rewind to
+	// sum hashes what Write wrote (nil unless Keep was called), unless
+	// sumLost: a Rewind to
 	// anywhere but the start lost what the hash had seen.
 	sum     hash.Hash
 	sumLost bool
@@ -730,9 +731,11 @@ func (t *Temp) finish(mode fs.FileMode, uid, gid int, noReplace bool) error {
 // close ends a committed file: what it is now (Final), then its
 // descriptors.
 func (t *Temp) close() {
-	var st unix.Stat_t
-	if unix.Fstat(t.fd, &st) == nil {
-		t.final, t.hasFinal = infoOf(&st), true
+	if t.sum != nil {
+		var st unix.Stat_t
+		if unix.Fstat(t.fd, &st) == nil {
+			t.final, t.hasFinal = infoOf(&st), true
+		}
 	}
 	t.done = true
 	unix.Close(t.fd)
@@ -741,10 +744,9 @@ func (t *Temp) close() {
 
 // Write appends b to the temporary file.
 func (t *Temp) Write(b []byte) (int, error) {
-	if t.sum == nil {
-		t.sum = sha256.New()
+	if t.sum != nil {
+		t.sum.Write(b)
 	}
-	t.sum.Write(b)
 	n := 0
 	for n < len(b) {
 		m, err := unix.Write(t.fd, b[n:])
@@ -1283,15 +1285,21 @@ func (t *Temp) readFd() (int, error) {
 // rename to record, and appears at its name whole or not at all.
 func (t *Temp) Direct() bool { return t.direct }
 
-// Final is the file as Commit left it, and the SHA-256 of what Write
-// wrote; ok is false before Commit, or when the hash is unknown (a Rewind
-// to the middle of the file).
-func (t *Temp) Final() (info Info, sum [sha256.Size]byte, ok bool) {
-	if !t.hasFinal || t.sumLost {
-		return Info{}, sum, false
-	}
+// Keep asks for Final: from now on Write hashes what it writes, and
+// Commit keeps the file's Info. Called before the first Write; without
+// it a Temp costs neither the hash nor the stat.
+func (t *Temp) Keep() {
 	if t.sum == nil {
-		return t.final, sha256.Sum256(nil), true
+		t.sum = sha256.New()
+	}
+}
+
+// Final is the file as Commit left it, and the SHA-256 of what Write
+// wrote; ok is false without Keep, before Commit, or when the hash is
+// unknown (a Rewind to the middle of the file).
+func (t *Temp) Final() (info Info, sum [sha256.Size]byte, ok bool) {
+	if t.sum == nil || !t.hasFinal || t.sumLost {
+		return Info{}, sum, false
 	}
 	t.sum.Sum(sum[:0])
 	return t.final, sum, true

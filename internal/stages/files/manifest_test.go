@@ -85,6 +85,7 @@ func TestManifestWrittenStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		f.Keep()
 		f.Write([]byte("hello"))
 		if err := f.Commit(0o644, -1, -1); err != nil {
 			t.Fatal(err)
@@ -98,5 +99,24 @@ func TestManifestWrittenStale(t *testing.T) {
 		if err != nil || n.Hash != tt.want || n.Type != "file" {
 			t.Errorf("describeWritten(%s) = %+v, %v; want hash %s", tt.name, n, err, tt.want)
 		}
+	}
+
+	// Without Keep a Temp neither hashes nor keeps its Info: Final is
+	// not ok, and the manifest reads the file.
+	at, err := r.Locate("/not-kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := at.CreateNew(0o644, -1, -1)
+	at.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("hello"))
+	if err := f.Commit(0o644, -1, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := f.Final(); ok {
+		t.Errorf("Final() without Keep = ok, want not ok")
 	}
 }

@@ -400,6 +400,11 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		}
 	}
 	j.real = j.tmp.Real
+	if s.written != nil {
+		// The manifest takes the file's hash as it is written
+		// (remember).
+		j.tmp.Keep()
+	}
 	if existing != nil {
 		// Appending to an existing file: the temporary file starts as
 		// a copy, so a failed fragment leaves the file as it was.
