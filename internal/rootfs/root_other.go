@@ -143,6 +143,9 @@ func (t *Temp) Direct() bool { return false }
 // Final is unsupported on this system (see root.go).
 func (t *Temp) Final() (Info, [32]byte, bool) { return Info{}, [32]byte{}, false }
 
+// Keep does nothing on this system (see root.go).
+func (t *Temp) Keep() {}
+
 // CreateTemp is unsupported on this system (see root.go).
 func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	return nil, errUnsupported
