@@ -15,24 +15,33 @@ import (
 // (linux/blkpg.h), as partx(8) and parted do. It holds an exclusive BSD
 // lock on the disk while open, so that udev neither probes it half
 // written nor re-reads its table under flint (systemd's "Locking Block
-// Device Access", https://systemd.io/BLOCK_DEVICE_LOCKING/).
+// Device Access", https://systemd.io/BLOCK_DEVICE_LOCKING/). The lock is
+// taken on a read-only descriptor of its own, so that the writable one
+// can be closed while the disk stays locked (CloseWriter), as
+// systemd-repart holds its lock apart from the descriptor it writes.
 type Disk struct {
 	f    *os.File
+	lock *os.File // nil for DiskFromFile's
 	path string
 }
 
 // OpenDisk opens the whole disk at path for reading and writing, and
 // locks it. A disk someone else holds locked is waited for.
 func OpenDisk(path string) (*Disk, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_CLOEXEC, 0)
+	lock, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening disk %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("locking disk %s: %w", path, err)
 	}
-	return &Disk{f: f, path: path}, nil
+	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening disk %s: %w", path, err)
+	}
+	return &Disk{f: f, lock: lock, path: path}, nil
 }
 
 // DiskFromFile is the Disk of a whole disk the caller opened itself (flint
@@ -54,12 +63,35 @@ func (d *Disk) Sync() error {
 	return nil
 }
 
-// Close unlocks and closes the disk.
-func (d *Disk) Close() error {
-	if err := d.f.Close(); err != nil {
+// CloseWriter closes the writable descriptor and keeps the disk locked:
+// udev's watch sees the close (IN_CLOSE_WRITE) while the disk is locked,
+// so systemd-udevd cannot take the lock to re-read the partition table
+// (BLKRRPART, which would remove and re-add every partition) and
+// synthesizes "change" events for the disk and its partitions instead
+// (systemd src/udev/udevd.c, synthesize_change). Nothing but Close may
+// follow.
+func (d *Disk) CloseWriter() error {
+	if d.f == nil {
+		return nil
+	}
+	err := d.f.Close()
+	d.f = nil
+	if err != nil {
 		return fmt.Errorf("closing disk %s: %w", d.path, err)
 	}
 	return nil
+}
+
+// Close closes the disk and unlocks it.
+func (d *Disk) Close() error {
+	err := d.CloseWriter()
+	if d.lock != nil {
+		if lerr := d.lock.Close(); lerr != nil && err == nil {
+			err = fmt.Errorf("closing disk %s: %w", d.path, lerr)
+		}
+		d.lock = nil
+	}
+	return err
 }
 
 // AddPartition tells the kernel that partition number spans length bytes

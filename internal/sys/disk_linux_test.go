@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // loop attaches a sparse image of mib MiB to a free loop device with
@@ -149,5 +151,80 @@ func TestDiskFromFile(t *testing.T) {
 	}
 	if _, _, ok := kernelPart(t, dev, 1); ok {
 		t.Errorf("partition 1 is still in sysfs after rereading a disk with no table")
+	}
+}
+
+// TestCloseWriterKeepsTheLock: the disk stays locked after CloseWriter,
+// whose close a watch sees (IN_CLOSE_WRITE, what udevd's watch answers)
+// while the lock is held; Close releases it. A regular file stands in for
+// the disk: flock and inotify treat them alike.
+func TestCloseWriterKeepsTheLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "disk")
+	if err := os.WriteFile(path, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, path, unix.IN_CLOSE_WRITE); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	locked := func() bool {
+		err := unix.Flock(int(other.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			unix.Flock(int(other.Fd()), unix.LOCK_UN)
+			return false
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			t.Fatalf("flock: %v", err)
+		}
+		return true
+	}
+	closeWrites := func() int {
+		b := make([]byte, 4096)
+		n, err := unix.Read(in, b)
+		if errors.Is(err, unix.EAGAIN) {
+			return 0
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n / unix.SizeofInotifyEvent
+	}
+
+	d, err := OpenDisk(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WriteAt([]byte("table"), 512); err != nil {
+		t.Fatal(err)
+	}
+	if !locked() {
+		t.Fatal("OpenDisk: the disk is not locked")
+	}
+	if err := d.CloseWriter(); err != nil {
+		t.Fatal(err)
+	}
+	if n := closeWrites(); n != 1 {
+		t.Errorf("CloseWriter: %d IN_CLOSE_WRITE events, want 1", n)
+	}
+	if !locked() {
+		t.Error("CloseWriter: the disk is no longer locked")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if locked() {
+		t.Error("Close: the disk is still locked")
+	}
+	if n := closeWrites(); n != 0 {
+		t.Errorf("Close: %d more IN_CLOSE_WRITE events, want 0 (the lock's descriptor is read-only)", n)
 	}
 }

@@ -42,3 +42,6 @@ func (*Disk) DeletePartition(number int) error { return errors.ErrUnsupported }
 
 // ResizePartition is never reached: OpenDisk fails.
 func (*Disk) ResizePartition(number int, start, length int64) error { return errors.ErrUnsupported }
+
+// CloseWriter is never reached: OpenDisk fails.
+func (*Disk) CloseWriter() error { return errors.ErrUnsupported }
