@@ -7,11 +7,13 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/gpt"
+	"github.com/flintboot/flint/internal/oplog"
 )
 
 // applyPlan writes one disk's plan: it reads the GPT on the disk (or
@@ -50,8 +52,24 @@ func (s *stage) applyPlan(ctx context.Context, plan DiskPlan) error {
 		return op.Fail(fmt.Errorf("disk %s: writing the partition table: %w", plan.Device, err))
 	}
 	op.Finish()
-	if err := s.syncKernel(d, dev, plan); err != nil {
+	// Watching before the kernel is told, so that no event of the
+	// partitions is missed.
+	var watch UdevWatch
+	if s.Udev && s.UdevEvents != nil {
+		if watch, err = s.UdevEvents.Watch(); err != nil {
+			s.log.Warn("watching udev's events failed; settling with udevadm instead", "op", "partition", "device", plan.Device, "error", err)
+			watch = nil
+		} else {
+			defer watch.Close()
+		}
+	}
+	steps, err := s.syncKernel(d, dev, plan)
+	if err != nil {
 		return err
+	}
+	if watch != nil && steps.announce(plan) {
+		closed = true
+		return s.settlePartitions(ctx, d, dev, plan, watch, steps)
 	}
 	// Closing unlocks the disk: udev delays the events of a locked disk,
 	// so the trigger comes after.
@@ -60,11 +78,97 @@ func (s *stage) applyPlan(ctx context.Context, plan DiskPlan) error {
 		return err
 	}
 	if s.Udev {
-		if _, err := s.Runner.Run(ctx, "udevadm", "trigger", "--settle", plan.Device); err != nil {
-			s.log.Warn("udevadm trigger failed", "op", "partition", "device", plan.Device, "error", err)
-		}
+		s.triggerSettle(ctx, "partition", plan.Device)
 	}
 	return nil
+}
+
+// triggerSettle runs `udevadm trigger --settle dev`: a change event for
+// dev, waited for until udev has processed it, and with it every event of
+// dev's disk and partitions queued before it (udevd orders a device's
+// events after those of its parent and children).
+func (s *stage) triggerSettle(ctx context.Context, opName, dev string) {
+	if _, err := s.Runner.Run(ctx, "udevadm", "trigger", "--settle", dev); err != nil {
+		s.log.Warn("udevadm trigger failed", "op", opName, "device", dev, "error", err)
+	}
+}
+
+// udevPingTimeout bounds the wait for udevd to answer a ping (udevadm
+// control --ping waits 60 s; udevd answers within milliseconds unless
+// it hangs).
+const udevPingTimeout = 10 * time.Second
+
+// settlePartitions closes the disk's writable descriptor while the disk
+// is still locked, waits for udevd to have seen the close, unlocks the
+// disk and waits for udevd to have processed the events of the
+// partitions the kernel was told of (their /dev/disk/by-* links made or
+// removed). udevd answers the close of a disk opened for writing (its
+// inotify watch, OPTIONS+="watch" in 60-block.rules) by re-reading the
+// partition table with BLKRRPART when it can take the disk's lock, which
+// removes and re-adds every partition, a moment after flint added them;
+// finding the disk locked, it synthesizes "change" events for the disk
+// and its partitions instead (systemd src/udev/udevd.c,
+// synthesize_change), which remove nothing. udevd handles the close
+// before it answers a ping (its control socket is served at idle
+// priority), so once the ping is answered no partition of the disk will
+// be removed: the stage may probe and format them as soon as the events
+// that make their links are processed, without waiting for the
+// synthesized ones (a "change" re-probes what is there; the trigger after
+// mkfs waits for them). Anything unexpected falls back to `udevadm
+// trigger --settle` of the disk, as the stage did before.
+func (s *stage) settlePartitions(ctx context.Context, d Disk, dev blockdev.Device, plan DiskPlan, watch UdevWatch, steps kernelSteps) error {
+	op := s.op("partition", "waiting for udev to process the partitions of "+plan.Device)
+	werr := d.CloseWriter()
+	var perr error
+	if werr == nil {
+		pctx, cancel := context.WithTimeout(ctx, udevPingTimeout)
+		perr = s.UdevEvents.Ping(pctx)
+		cancel()
+	}
+	if err := d.Close(); err != nil {
+		return op.Fail(err)
+	}
+	if err := errors.Join(werr, perr); err != nil {
+		return s.settleFallback(ctx, op, plan.Device, err)
+	}
+	// udevd retries the events it found the disk locked for when a new
+	// one of the disk comes (event_queue_assume_block_device_unlocked):
+	// this one.
+	if err := s.UdevEvents.Trigger(dev.Name, ""); err != nil {
+		return s.settleFallback(ctx, op, plan.Device, err)
+	}
+	want := steps.events(dev.Path)
+	wctx, cancel := context.WithTimeout(ctx, s.DeviceTimeout)
+	defer cancel()
+	for len(want) > 0 {
+		ev, err := watch.Next(wctx)
+		if err != nil {
+			return s.settleFallback(ctx, op, plan.Device, fmt.Errorf("waiting for %s: %w", describeEvents(want), err))
+		}
+		if ev.Seqnum > watch.Since() && want[ev.Devname] == ev.Action {
+			delete(want, ev.Devname)
+		}
+	}
+	op.Finish()
+	return nil
+}
+
+// settleFallback logs why the partitions could not be waited for one by
+// one, and settles the disk's events with udevadm.
+func (s *stage) settleFallback(ctx context.Context, op *oplog.Op, disk string, err error) error {
+	op.Log().Warn("waiting with udevadm instead", "error", err)
+	s.triggerSettle(ctx, "partition", disk)
+	op.Finish("fallback", "udevadm trigger --settle")
+	return nil
+}
+
+func describeEvents(want map[string]string) string {
+	var ds []string
+	for dev, action := range want {
+		ds = append(ds, fmt.Sprintf("the %s event of %s", action, dev))
+	}
+	slices.Sort(ds)
+	return strings.Join(ds, ", ")
 }
 
 // buildTable is the table the plan leaves on the disk. The table read
@@ -191,11 +295,11 @@ func want(plan DiskPlan) map[int]kernelExtent {
 // partition overlaps a stale one. A partition in use cannot be removed:
 // the kernel refuses (EBUSY), and so does the stage. Then the kernel's
 // view is checked against the plan.
-func (s *stage) syncKernel(k PartitionKernel, disk blockdev.Device, plan DiskPlan) error {
+func (s *stage) syncKernel(k PartitionKernel, disk blockdev.Device, plan DiskPlan) (kernelSteps, error) {
 	w := want(plan)
 	have, err := s.kernelView(disk)
 	if err != nil {
-		return err
+		return kernelSteps{}, err
 	}
 	var del, upd, add []int
 	for n, h := range have {
@@ -242,10 +346,56 @@ func (s *stage) syncKernel(k PartitionKernel, disk blockdev.Device, plan DiskPla
 			op.Finish()
 		}
 	}
+	steps := kernelSteps{del: del, upd: upd, add: add}
 	if err := s.verifyKernel(disk, w); err != nil {
-		return errors.Join(append([]error{err}, errs...)...)
+		return steps, errors.Join(append([]error{err}, errs...)...)
 	}
-	return nil
+	return steps, nil
+}
+
+// kernelSteps are the partition numbers syncKernel removed, resized and
+// added in the kernel (a moved partition is removed, then added).
+type kernelSteps struct{ del, upd, add []int }
+
+// announce says whether every partition the plan changes was removed or
+// added in the kernel, each with its uevent: a resize, or an entry
+// rewritten in place, has none (udev learns of it from the synthesized
+// change events, which settlePartitions does not wait for).
+func (k kernelSteps) announce(plan DiskPlan) bool {
+	for _, pp := range plan.Partitions {
+		switch {
+		case pp.Action == Keep:
+		case pp.Action == Delete && !slices.Contains(k.del, pp.Number):
+			return false
+		case pp.Action != Delete && !slices.Contains(k.add, pp.Number):
+			return false
+		}
+	}
+	return true
+}
+
+// events are the processed events that settle the steps, by node: the
+// add of each partition added, the remove of each removed and not added
+// again (a partition's add is processed after its earlier remove).
+func (k kernelSteps) events(disk string) map[string]string {
+	want := map[string]string{}
+	for _, n := range k.del {
+		want[partitionNode(disk, n)] = "remove"
+	}
+	for _, n := range k.add {
+		want[partitionNode(disk, n)] = "add"
+	}
+	return want
+}
+
+// partitionNode is the node of partition n of the disk at node disk, as
+// the kernel names partitions (block/partitions/core.c: a "p" between a
+// disk name ending in a digit and the number).
+func partitionNode(disk string, n int) string {
+	if c := disk[len(disk)-1]; c >= '0' && c <= '9' {
+		return fmt.Sprintf("%sp%d", disk, n)
+	}
+	return fmt.Sprintf("%s%d", disk, n)
 }
 
 func (s *stage) kernelView(disk blockdev.Device) (map[int]kernelExtent, error) {

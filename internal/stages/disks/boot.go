@@ -28,6 +28,10 @@ func (s Stage) Run(ctx context.Context, e *stages.Env) error {
 		runner.Env = append(os.Environ(), NoUdevEnv()...)
 	}
 	var m madeList
+	var events UdevEvents
+	if udev {
+		events = sysUdev{}
+	}
 	err := Run(ctx, Deps{
 		Config:        e.Config,
 		Logger:        e.Logger,
@@ -35,6 +39,7 @@ func (s Stage) Run(ctx context.Context, e *stages.Env) error {
 		Devices:       kernel,
 		Users:         kernel,
 		Udev:          udev,
+		UdevEvents:    events,
 		DeviceTimeout: s.DeviceTimeout,
 		Fetcher:       e.Fetcher,
 		KeepKey: func(name, dataURL string) {

@@ -38,6 +38,13 @@ type Deps struct {
 	// processed it (blockdev.UdevProcessed). Where the directory does
 	// not exist, the stage runs `udevadm settle` before looking instead.
 	UdevDB string
+	// UdevEvents, with Udev, is udevd spoken to without udevadm's
+	// processes (sysUdev): around a partition table's write the stage
+	// keeps the disk locked until udevd has seen it closed, then waits
+	// for the events of the partitions it told the kernel of, and after
+	// mkfs it triggers and waits for the new filesystem's event itself.
+	// nil means `udevadm trigger --settle` for both.
+	UdevEvents UdevEvents
 	// DeviceTimeout bounds the wait for devices; 0 means
 	// DefaultDeviceTimeout.
 	DeviceTimeout time.Duration
@@ -100,6 +107,9 @@ type Disk interface {
 	io.WriterAt
 	io.Closer
 	Sync() error
+	// CloseWriter closes what writes and keeps the disk locked until
+	// Close (sys.Disk.CloseWriter).
+	CloseWriter() error
 	PartitionKernel
 }
 
@@ -110,6 +120,56 @@ type PartitionKernel interface {
 	DeletePartition(number int) error
 	ResizePartition(number int, start, length int64) error
 }
+
+// UdevEvents is udevd, spoken to directly; sysUdev is the real one.
+type UdevEvents interface {
+	// Watch starts receiving the events udevd processes.
+	Watch() (UdevWatch, error)
+	// Ping returns once udevd has handled the inotify events and
+	// uevents it had when called (sys.UdevPing).
+	Ping(ctx context.Context) error
+	// Trigger has the kernel send a "change" uevent for the block
+	// device of kernel name name, tagged with uuid unless it is "".
+	Trigger(name, uuid string) error
+}
+
+// UdevWatch receives the events udevd has processed since it started.
+type UdevWatch interface {
+	// Since is the kernel's last uevent sequence number when the watch
+	// started: a uevent sent after has a larger one.
+	Since() uint64
+	// Next waits for the next processed event until ctx ends.
+	Next(ctx context.Context) (sys.UdevEvent, error)
+	Close() error
+}
+
+// sysUdev is the real UdevEvents.
+type sysUdev struct{}
+
+func (sysUdev) Watch() (UdevWatch, error) {
+	m, err := sys.OpenUdevMonitor()
+	if err != nil {
+		return nil, err
+	}
+	// Read after the monitor is open: an event with a larger number is
+	// seen once processed.
+	n, err := sys.UeventSeqnum()
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return sysWatch{m, n}, nil
+}
+
+func (sysUdev) Ping(ctx context.Context) error  { return sys.UdevPing(ctx) }
+func (sysUdev) Trigger(name, uuid string) error { return sys.TriggerUevent(name, uuid) }
+
+type sysWatch struct {
+	*sys.UdevMonitor
+	since uint64
+}
+
+func (w sysWatch) Since() uint64 { return w.since }
 
 // DiskReader is a whole disk open for reading.
 type DiskReader interface {

@@ -59,6 +59,9 @@ type fakeOS struct {
 	// enters the device it names and, for a disk, its partitions, as
 	// udev does once it processed their events.
 	udevDB string
+	// udevd, when set, is told of the uevents BLKPG sends and of the
+	// disks closed after writing (Deps.UdevEvents).
+	udevd *fakeUdevd
 }
 
 type fakeDisk struct {
@@ -429,7 +432,7 @@ func (f *fakeOS) openDisk(path string) (Disk, error) {
 			return nil, fmt.Errorf("fake table of %s: %w", path, err)
 		}
 	}
-	img.written = false
+	img.written, img.dirty = false, false
 	img.size = sectors * int64(d.ss)
 	return img, nil
 }
@@ -442,6 +445,8 @@ type fakeImage struct {
 	size    int64
 	written bool
 	closed  bool
+	// writerClosed is set by CloseWriter, dirty by any write.
+	writerClosed, dirty bool
 }
 
 func (m *fakeImage) sector(i int64) []byte {
@@ -469,7 +474,7 @@ func (m *fakeImage) WriteAt(b []byte, off int64) (int, error) {
 	if m.size > 0 && off+int64(len(b)) > m.size {
 		return 0, fmt.Errorf("write past the end of %s", m.d.node)
 	}
-	m.written = true
+	m.written, m.dirty = true, true
 	ss := int64(m.d.ss)
 	for n := 0; n < len(b); {
 		o := off + int64(n)
@@ -484,6 +489,22 @@ func (m *fakeImage) Close() error {
 		return errors.New("already closed")
 	}
 	m.closed = true
+	if u := m.f.udevd; u != nil && m.dirty {
+		u.closed(m.d.node, !m.writerClosed)
+	}
+	return nil
+}
+
+// CloseWriter closes what writes: udevd's watch sees it, with the disk
+// still locked.
+func (m *fakeImage) CloseWriter() error {
+	if m.closed || m.writerClosed {
+		return errors.New("already closed")
+	}
+	m.writerClosed = true
+	if u := m.f.udevd; u != nil {
+		u.closedWrite(m.d.node)
+	}
 	return nil
 }
 
@@ -543,6 +564,9 @@ func (m *fakeImage) AddPartition(n int, start, length int64) error {
 	}
 	if !m.f.blkpgAddIgnored {
 		m.d.kernel[n] = e
+		if u := m.f.udevd; u != nil {
+			u.uevent("add", partNode(m.d.node, n))
+		}
 	}
 	return nil
 }
@@ -563,6 +587,9 @@ func (m *fakeImage) DeletePartition(n int) error {
 		return fmt.Errorf("removing partition %d of %s in the kernel (BLKPG): %w", n, m.d.node, syscall.EBUSY)
 	}
 	delete(m.d.kernel, n)
+	if u := m.f.udevd; u != nil {
+		u.uevent("remove", partNode(m.d.node, n))
+	}
 	return nil
 }
 

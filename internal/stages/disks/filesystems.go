@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/uuid"
+
 	"github.com/flintboot/flint/config"
 	"github.com/flintboot/flint/internal/sys"
 )
@@ -339,9 +341,51 @@ func (s *stage) createFilesystem(ctx context.Context, j fsJob) error {
 	if s.Udev {
 		// Ignition triggers a tagged event so that udev's by-label
 		// and by-uuid links follow the new filesystem (btrfs flaps).
-		if _, err := s.Runner.Run(ctx, "udevadm", "trigger", "--settle", j.dev); err != nil {
-			s.log.Warn("udevadm trigger failed", "op", "filesystem", "device", j.dev, "error", err)
-		}
+		s.settleFilesystem(ctx, j.dev)
 	}
 	return nil
+}
+
+// settleFilesystem has udev process a change event of dev and waits for
+// it, as `udevadm trigger --settle dev` does (a UUID in the event, the
+// processed event with that UUID waited for), without its process; where
+// it cannot, it runs that command.
+func (s *stage) settleFilesystem(ctx context.Context, dev string) {
+	if s.UdevEvents == nil {
+		s.triggerSettle(ctx, "filesystem", dev)
+		return
+	}
+	err := func() error {
+		d, err := s.Devices.Device(dev)
+		if err != nil {
+			return err
+		}
+		u, err := uuid.NewRandom()
+		if err != nil {
+			return err
+		}
+		w, err := s.UdevEvents.Watch()
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		if err := s.UdevEvents.Trigger(d.Name, u.String()); err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, s.DeviceTimeout)
+		defer cancel()
+		for {
+			ev, err := w.Next(wctx)
+			if err != nil {
+				return fmt.Errorf("waiting for the change event of %s: %w", dev, err)
+			}
+			if ev.SynthUUID == u.String() {
+				return nil
+			}
+		}
+	}()
+	if err != nil {
+		s.log.Warn("waiting for udev failed; settling with udevadm instead", "op", "filesystem", "device", dev, "error", err)
+		s.triggerSettle(ctx, "filesystem", dev)
+	}
 }
