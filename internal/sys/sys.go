@@ -1,7 +1,7 @@
 // Package sys is the only code in flint that runs commands or makes mount
 // syscalls or partition ioctls (Disk: a disk's table rewritten and the
 // kernel told with BLKPG or BLKRRPART, for the disks stage and flint
-// install), and it holds the one atomic writer of files outside the target
+// install) or talks to udevd (udev_linux.go), and it holds the one atomic writer of files outside the target
 // root (the config cache, the state, boot entries, the agent's files;
 // files in the target go through rootfs). Its types implement the small interfaces the packages that need
 // them declare (providers.Runner, providers.Mounter, and later the stages'

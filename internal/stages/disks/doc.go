@@ -45,5 +45,16 @@
 // then sleeps; a partition the kernel will not drop because it is in use
 // fails the stage. The tests check the written tables against sgdisk's.
 //
+// With udev, the disk stays locked (a BSD lock on a descriptor of its own,
+// systemd's BLOCK_DEVICE_LOCKING) until udevd has seen the table's writer
+// closed (a ping on its control socket): finding the disk locked, udevd
+// synthesizes change events instead of re-reading the table, which would
+// remove and re-add every partition just added. The stage then waits for
+// the processed add and remove events of the partitions it told the
+// kernel of (udevd's monitor, matched by sequence number: a database entry
+// may be a removed partition's), not for udevadm. Where any of this fails,
+// or the plan resizes a partition (no uevent), it settles the disk with
+// `udevadm trigger --settle` after unlocking, as before.
+//
 // Family: boot stages (internal/README.md).
 package disks
