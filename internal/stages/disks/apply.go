@@ -72,8 +72,15 @@ func (s *stage) applyPlan(ctx context.Context, plan DiskPlan) error {
 		return s.settlePartitions(ctx, d, dev, plan, watch, steps)
 	}
 	// Closing unlocks the disk: udev delays the events of a locked disk,
-	// so the trigger comes after.
+	// so the trigger comes after. With udevd at hand it still sees the
+	// writer closed while the disk is locked (no re-read of the table,
+	// which would remove and re-add a resized partition too).
 	closed = true
+	if s.Udev && s.UdevEvents != nil {
+		if err := s.closeSeen(ctx, d); err != nil {
+			s.log.Warn("udevd did not answer before the disk was unlocked", "op", "partition", "device", plan.Device, "error", err)
+		}
+	}
 	if err := d.Close(); err != nil {
 		return err
 	}
@@ -81,6 +88,17 @@ func (s *stage) applyPlan(ctx context.Context, plan DiskPlan) error {
 		s.triggerSettle(ctx, "partition", plan.Device)
 	}
 	return nil
+}
+
+// closeSeen closes the disk's writable descriptor, keeping it locked, and
+// returns once udevd has handled that close (see settlePartitions).
+func (s *stage) closeSeen(ctx context.Context, d Disk) error {
+	if err := d.CloseWriter(); err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, udevPingTimeout)
+	defer cancel()
+	return s.UdevEvents.Ping(pctx)
 }
 
 // triggerSettle runs `udevadm trigger --settle dev`: a change event for
@@ -118,18 +136,12 @@ const udevPingTimeout = 10 * time.Second
 // trigger --settle` of the disk, as the stage did before.
 func (s *stage) settlePartitions(ctx context.Context, d Disk, dev blockdev.Device, plan DiskPlan, watch UdevWatch, steps kernelSteps) error {
 	op := s.op("partition", "waiting for udev to process the partitions of "+plan.Device)
-	werr := d.CloseWriter()
-	var perr error
-	if werr == nil {
-		pctx, cancel := context.WithTimeout(ctx, udevPingTimeout)
-		perr = s.UdevEvents.Ping(pctx)
-		cancel()
-	}
+	perr := s.closeSeen(ctx, d)
 	if err := d.Close(); err != nil {
 		return op.Fail(err)
 	}
-	if err := errors.Join(werr, perr); err != nil {
-		return s.settleFallback(ctx, op, plan.Device, err)
+	if perr != nil {
+		return s.settleFallback(ctx, op, plan.Device, perr)
 	}
 	// udevd retries the events it found the disk locked for when a new
 	// one of the disk comes (event_queue_assume_block_device_unlocked):

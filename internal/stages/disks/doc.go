@@ -53,8 +53,9 @@
 // the processed add and remove events of the partitions it told the
 // kernel of (udevd's monitor, matched by sequence number: a database entry
 // may be a removed partition's), not for udevadm. Where any of this fails,
-// or the plan resizes a partition (no uevent), it settles the disk with
-// `udevadm trigger --settle` after unlocking, as before.
+// or the plan resizes a partition (no uevent; udevd is still pinged before
+// the unlock), it settles the disk with `udevadm trigger --settle` after
+// unlocking, as before.
 //
 // Family: boot stages (internal/README.md).
 package disks

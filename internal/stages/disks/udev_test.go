@@ -261,7 +261,9 @@ func TestUdevEventsReplacedPartition(t *testing.T) {
 
 // TestUdevEventsFallBack: when udevd does not answer the ping, or the
 // plan changes a partition without a uevent (a resize), the stage settles
-// the disk with udevadm as before, after unlocking it.
+// the disk with udevadm as before, after unlocking it; a resize is still
+// closed while locked and udevd pinged, so that it does not re-read the
+// table.
 func TestUdevEventsFallBack(t *testing.T) {
 	for _, tc := range []struct {
 		name, cfg string
@@ -273,7 +275,7 @@ func TestUdevEventsFallBack(t *testing.T) {
 		// table, which udevadm's settle of the disk waits for.
 		{"ping fails", udevConfig, errors.New("connection refused"), nil, []string{"watch", "ping", "watch", "trigger vda1 UUID", "reread /dev/vda"}},
 		{"resize", `{"ignition":{"version":"3.4.0"},"storage":{"disks":[{"device":"/dev/vda","partitions":[
-			{"number":1,"sizeMiB":0,"resize":true}]}]}}`, nil, []PartitionState{part(1, 2048, 2048, "root")}, []string{"watch"}},
+			{"number":1,"sizeMiB":0,"resize":true}]}]}}`, nil, []PartitionState{part(1, 2048, 2048, "root")}, []string{"watch", "ping", "synthesize /dev/vda"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeOS()
