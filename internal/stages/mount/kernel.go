@@ -34,6 +34,7 @@ type host struct {
 	helperDirs []string                          // nil: helperDirs
 	sysBlock   string                            // "": /sys/block
 	devMapper  string                            // "": /dev/mapper
+	mtab       string                            // "": /etc/mtab
 	stat       func(string) (fs.FileInfo, error) // nil: os.Stat
 }
 
@@ -91,6 +92,16 @@ func planKernelMount(f config.Filesystem, target string, h host) (kernelMount, s
 		if _, err := stat(helper); err == nil {
 			return kernelMount{}, "mount(8) would run " + helper
 		}
+	}
+	// util-linux built with --enable-libmount-support-mtab writes
+	// /etc/mtab when it is a file rather than the usual link to
+	// /proc/self/mounts (libmount/src/utils.c, mnt_has_regular_mtab).
+	mtab := h.mtab
+	if mtab == "" {
+		mtab = "/etc/mtab"
+	}
+	if fi, err := os.Lstat(mtab); err == nil && fi.Mode().IsRegular() {
+		return kernelMount{}, mtab + " is a file mount(8) may write"
 	}
 	source, why := canonicalDevice(f.Device, h)
 	if why != "" {

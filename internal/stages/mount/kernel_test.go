@@ -72,6 +72,7 @@ func fakeHost(t *testing.T) (dir string, h host) {
 		helperDirs: []string{filepath.Join(dir, "nohelpers"), filepath.Join(dir, "helpers")},
 		sysBlock:   filepath.Join(dir, "sys/block"),
 		devMapper:  filepath.Join(dir, "mapper"),
+		mtab:       filepath.Join(dir, "etc/mtab"),
 		stat:       blockDevices(filepath.Join(dir, "dev/vdb1"), filepath.Join(dir, "dev/dm-3"), filepath.Join(dir, "dev/dm-4")),
 	}
 }
@@ -134,6 +135,7 @@ func TestPlanKernelMountFallback(t *testing.T) {
 		name    string
 		fs      config.Filesystem
 		target  string
+		mtab    string
 		wantWhy string
 	}{
 		{
@@ -150,6 +152,12 @@ func TestPlanKernelMountFallback(t *testing.T) {
 			name:    "a userspace option",
 			fs:      config.Filesystem{Device: dir + "/dev/vdb1", Format: ptr("ext4"), MountOptions: []string{"noatime", "x-systemd.automount"}},
 			wantWhy: "the mount option x-systemd.automount is mount(8)'s",
+		},
+		{
+			name:    "a regular /etc/mtab",
+			fs:      config.Filesystem{Device: dir + "/dev/vdb1", Format: ptr("ext4")},
+			mtab:    "dev/regular",
+			wantWhy: dir + "/dev/regular is a file mount(8) may write",
 		},
 		{
 			name:    "not a path",
@@ -183,6 +191,10 @@ func TestPlanKernelMountFallback(t *testing.T) {
 			tgt := tt.target
 			if tgt == "" {
 				tgt = target
+			}
+			h := h
+			if tt.mtab != "" {
+				h.mtab = filepath.Join(dir, tt.mtab)
 			}
 			got, why := planKernelMount(tt.fs, tgt, h)
 			if why != tt.wantWhy {
