@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/flintboot/flint/internal/stages"
+	"github.com/flintboot/flint/internal/sys"
 )
 
 // Stage is the mount stage as the engine runs it.
@@ -18,6 +19,7 @@ func (Stage) Run(ctx context.Context, e *stages.Env) error {
 		Root:        e.Root,
 		Logger:      e.Logger,
 		Runner:      e.Runner,
+		Mounter:     sys.Mounter{},
 	})
 	for _, dir := range created {
 		if !slices.Contains(e.State.NotatedDirectories, dir) {

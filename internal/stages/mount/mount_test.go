@@ -1,8 +1,11 @@
 package mount
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -255,5 +258,103 @@ func TestRunSELinux(t *testing.T) {
 				t.Errorf("Run() ran\n%s\nwant\n%s", strings.Join(r.calls, "\n"), strings.Join(tt.wantCalls, "\n"))
 			}
 		})
+	}
+}
+
+// fakeMounter records every mount(2) call; it fails with EINVAL for the
+// sources in fail, and fills the target like fakeRunner.
+type fakeMounter struct {
+	root  string
+	calls []string
+	fail  map[string]bool
+}
+
+func (f *fakeMounter) Mount(source, target, fstype string, flags uintptr, data string) error {
+	f.calls = append(f.calls, strings.ReplaceAll(fmt.Sprintf("%s %s %s %#x %q", source, target, fstype, flags, data), f.root, "<root>"))
+	if f.fail[source] {
+		return fmt.Errorf("mount %s (%s) on %s: %w", source, fstype, target, syscall.EINVAL)
+	}
+	return os.WriteFile(filepath.Join(target, "used"), nil, 0o644)
+}
+
+// TestRunKernel mounts with mount(2) what mount(8) would, and with mount(8)
+// the rest and what mount(2) refused; the log says which mounted each.
+func TestRunKernel(t *testing.T) {
+	dir, h := fakeHost(t)
+	mkfile(t, filepath.Join(dir, "dev/vdc1"), "")
+	h.stat = blockDevices(dir+"/dev/vdb1", dir+"/dev/vdc1")
+	root := filepath.Join(dir, "root")
+	var log bytes.Buffer
+	r := &fakeRunner{root: dir}
+	m := &fakeMounter{root: dir, fail: map[string]bool{dir + "/dev/vdc1": true}}
+	_, err := Run(context.Background(), Deps{
+		Root:    root,
+		Logger:  slog.New(slog.NewTextHandler(io.MultiWriter(&log, t.Output()), nil)),
+		Runner:  r,
+		Mounter: m,
+		host:    h,
+		Filesystems: []config.Filesystem{
+			{Device: dir + "/dev/disk/by-partlabel/www", Format: ptr("ext4"), Path: ptr("/srv/www"), MountOptions: []string{"nodev", "commit=30"}},
+			{Device: dir + "/dev/vdb1", Format: ptr("ext4"), Path: ptr("/a"), MountOptions: []string{"x-initrd.mount"}},
+			{Device: dir + "/dev/vdc1", Format: ptr("ext4"), Path: ptr("/b"), MountOptions: []string{"ro"}},
+			{Device: dir + "/dev/vdb1", Format: ptr("xfs"), Path: ptr("/c")},
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run() = %v", err)
+	}
+	wantKernel := []string{
+		`<root>/dev/vdc1 <root>/root/b ext4 0x1 ""`,
+		`<root>/dev/vdb1 <root>/root/srv/www ext4 0x4 "commit=30"`,
+	}
+	if !slices.Equal(m.calls, wantKernel) {
+		t.Errorf("Run() called mount(2) with\n%s\nwant\n%s", strings.Join(m.calls, "\n"), strings.Join(wantKernel, "\n"))
+	}
+	wantCalls := []string{
+		"mount -t ext4 -o x-initrd.mount <root>/dev/vdb1 <root>/root/a",
+		"mount -t ext4 -o ro <root>/dev/vdc1 <root>/root/b",
+		"mount -t xfs <root>/dev/vdb1 <root>/root/c",
+	}
+	if !slices.Equal(r.calls, wantCalls) {
+		t.Errorf("Run() ran\n%s\nwant\n%s", strings.Join(r.calls, "\n"), strings.Join(wantCalls, "\n"))
+	}
+	for _, want := range []string{
+		`"[started] mounting ` + dir + `/dev/disk/by-partlabel/www on /srv/www: mount(2) ` + dir + `/dev/vdb1 on ` + root + `/srv/www (ext4), flags nodev, data commit=30"`,
+		`"[finished] mounting ` + dir + `/dev/disk/by-partlabel/www on /srv/www: mount(2) ` + dir + `/dev/vdb1 on ` + root + `/srv/www (ext4), flags nodev, data commit=30" op=mount`,
+		`on /a with mount(8), since the mount option x-initrd.mount is mount(8)'s: mount -t ext4 -o x-initrd.mount`,
+		`msg="mount(2) failed: mounting with mount(8), whose error is the one reported: mount -t ext4 -o ro ` + dir + `/dev/vdc1 ` + root + `/b" op=mount error="mount ` + dir + `/dev/vdc1 (ext4) on ` + root + `/b: invalid argument"`,
+		`on /c with mount(8), since mount(8) would run ` + dir + `/helpers/mount.xfs: mount -t xfs`,
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("Run() logged\n%s\nwant a line containing\n%s", log.String(), want)
+		}
+	}
+	if got := strings.Count(log.String(), "with=mount(2)"); got != 1 {
+		t.Errorf("Run() logged %d mounts with=mount(2), want 1", got)
+	}
+	if got := strings.Count(log.String(), "with=mount(8)"); got != 3 {
+		t.Errorf("Run() logged %d mounts with=mount(8), want 3", got)
+	}
+}
+
+// TestRunKernelFails: when mount(2) and mount(8) both fail, the error is
+// mount(8)'s, as before the stage used mount(2).
+func TestRunKernelFails(t *testing.T) {
+	dir, h := fakeHost(t)
+	h.stat = blockDevices(dir + "/dev/bad")
+	mkfile(t, filepath.Join(dir, "dev/bad"), "")
+	r := &fakeRunner{root: dir, fail: map[string]bool{dir + "/dev/bad": true}}
+	m := &fakeMounter{root: dir, fail: map[string]bool{dir + "/dev/bad": true}}
+	_, err := Run(context.Background(), Deps{
+		Root: filepath.Join(dir, "root"), Logger: testLogger(t), Runner: r, Mounter: m, host: h,
+		Filesystems: []config.Filesystem{{Device: dir + "/dev/bad", Format: ptr("ext4"), Path: ptr("/x"), MountOptions: []string{"flint_not_an_option"}}},
+	})
+	var ce *sys.CommandError
+	want := "filesystem " + dir + "/dev/bad on /x: mount -t ext4 -o flint_not_an_option " + dir + "/dev/bad " + dir + "/root/x: exit status 32: mount: wrong fs type"
+	if !errors.As(err, &ce) || err.Error() != want {
+		t.Errorf("Run() = %v, want mount(8)'s error %q", err, want)
+	}
+	if len(m.calls) != 1 || len(r.calls) != 1 {
+		t.Errorf("Run() called mount(2) %q and ran %q, want one of each", m.calls, r.calls)
 	}
 }
