@@ -45,7 +45,8 @@ func openStage(d Deps) (*stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}, nil
+	return &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid(),
+		slots: newFetchSlots(d.Parallel, d.PerHost)}, nil
 }
 
 // Run runs the files stage (see the package doc for the order).
@@ -63,6 +64,16 @@ func Run(ctx context.Context, d Deps) error {
 		s.inPlace = true
 		s.written = map[string]writtenFile{}
 	}
+	// The users and groups come first, and the shadow tools take most
+	// of the stage's time: remote contents are fetched meanwhile, into
+	// memory (prefetch.go); nothing is written to the root before the
+	// users exist.
+	budget := d.prefetchBudget
+	if budget == 0 {
+		budget = PrefetchBudget
+	}
+	s.prefetch = s.startPrefetch(ctx, budget)
+	defer s.prefetch.stop()
 	if err := s.detectSELinux(); err != nil {
 		return err
 	}
