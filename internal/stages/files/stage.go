@@ -64,16 +64,8 @@ func Run(ctx context.Context, d Deps) error {
 		s.inPlace = true
 		s.written = map[string]writtenFile{}
 	}
-	// The users and groups come first, and the shadow tools take most
-	// of the stage's time: remote contents are fetched meanwhile, into
-	// memory (prefetch.go); nothing is written to the root before the
-	// users exist.
-	budget := d.prefetchBudget
-	if budget == 0 {
-		budget = PrefetchBudget
-	}
-	s.prefetch = s.startPrefetch(ctx, budget)
-	defer s.prefetch.stop()
+	// passwd starts the prefetch (prefetch.go); it ends with the stage.
+	defer func() { s.prefetch.stop() }()
 	if err := s.detectSELinux(); err != nil {
 		return err
 	}
