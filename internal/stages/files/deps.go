@@ -104,6 +104,10 @@ type Deps struct {
 	// Progress remembers the entries applied, for a run after a crash;
 	// nil remembers nothing.
 	Progress Progress
+
+	// prefetchBudget replaces PrefetchBudget (tests); negative fetches
+	// nothing ahead.
+	prefetchBudget int64
 }
 
 type stage struct {
@@ -135,6 +139,11 @@ type stage struct {
 	// written maps the config path of each file the stage wrote to what
 	// it left there, for the manifest (nil: nothing kept).
 	written map[string]writtenFile
+	// slots bound the fetches in flight (Parallel, PerHost).
+	slots *fetchSlots
+	// prefetch holds the remote contents fetched while the shadow tools
+	// run (nil: none).
+	prefetch *prefetcher
 }
 
 // writtenFile is a file as the stage left it: the node, and the SHA-256

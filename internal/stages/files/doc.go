@@ -3,7 +3,9 @@
 // internal/exec/stages/files/files.go):
 //
 //  1. groups, then users, with the target's shadow tools (--root), and
-//     each user's SSH keys to ~/.ssh/authorized_keys.d/ignition;
+//     each user's SSH keys to ~/.ssh/authorized_keys.d/ignition; while
+//     the tools run, the files' remote contents are fetched into memory
+//     (at most PrefetchBudget in all), written to the root only at step 2;
 //  2. directories, files and symbolic links, shallowest first, then hard
 //     links, each through the rootfs resolver so that nothing lands
 //     outside the root whatever the target's symlinks say;

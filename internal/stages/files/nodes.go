@@ -101,7 +101,7 @@ func (s *stage) nodes(ctx context.Context) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	q := &queue{s: s, sem: make(chan struct{}, s.Parallel)}
+	q := &queue{s: s}
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		// Stop the fetches still running before removing their files.
@@ -111,6 +111,11 @@ func (s *stage) nodes(ctx context.Context) error {
 	seen := map[string]string{}
 	for _, e := range entries {
 		p := e.node().Path
+		var pre *prefetched
+		if e.kind == kindFile {
+			// Its turn: a prefetch not started yet never starts.
+			pre = s.prefetch.take(e.file)
+		}
 		if e.kind == kindHardLink {
 			// A hard link's target may be a file still being fetched.
 			if err := q.flush(); err != nil {
@@ -152,7 +157,7 @@ func (s *stage) nodes(ctx context.Context) error {
 		}
 		switch e.kind {
 		case kindFile:
-			err = s.file(ctx, q, *e.file, at)
+			err = s.file(ctx, q, *e.file, pre, at)
 		case kindDir:
 			err = s.dir(*e.dir)
 		default:
@@ -280,7 +285,7 @@ func isRemote(r config.Resource) bool {
 // file makes one file (as coreos/ignition internal/exec/util/file.go does):
 // contents into a temporary file beside the target, verified, then renamed
 // with the final mode and owner.
-func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Loc) error {
+func (s *stage) file(ctx context.Context, q *queue, f config.File, pre *prefetched, at *rootfs.Loc) error {
 	what := "file " + f.Path
 	// A failure before the write starts is one [failed] line.
 	fail := func(err error) error { return s.quick("files", "writing "+what).Fail(err) }
@@ -419,27 +424,28 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, at *rootfs.Lo
 		q.jobs = append(q.jobs, j)
 		return nil
 	}
-	host := q.host(j.f)
-	select {
-	case host <- struct{}{}:
-	case <-ctx.Done():
-		j.tmp.Abort()
-		close(j.done)
-		return ctx.Err()
+	if pre != nil {
+		// Fetched, or being fetched, while the shadow tools ran
+		// (prefetch.go): the slot is the prefetch's.
+		q.jobs = append(q.jobs, j)
+		q.wg.Add(1)
+		go func() {
+			defer q.wg.Done()
+			j.fillPrefetched(ctx, pre, s.slots, s.Fetcher)
+		}()
+		return nil
 	}
-	select {
-	case q.sem <- struct{}{}:
-	case <-ctx.Done():
-		<-host
+	release, err := s.slots.acquire(ctx, j.f)
+	if err != nil {
 		j.tmp.Abort()
 		close(j.done)
-		return ctx.Err()
+		return err
 	}
 	q.jobs = append(q.jobs, j)
 	q.wg.Add(1)
 	go func() {
 		defer q.wg.Done()
-		defer func() { <-q.sem; <-host }()
+		defer release()
 		j.fill(ctx, s.Fetcher)
 	}()
 	return nil
@@ -460,12 +466,22 @@ func (s *stage) hardLinkedByConfig(p string) bool {
 // fill fetches the contents and the fragments into the temporary file.
 func (j *fileJob) fill(ctx context.Context, f Fetcher) {
 	defer close(j.done)
+	j.fillFrom(ctx, f)
+}
+
+// fillFrom is fill without the signal that the job is done.
+func (j *fileJob) fillFrom(ctx context.Context, f Fetcher) {
 	if j.f.Contents.Source != nil {
 		if err := f.Fetch(ctx, j.f.Contents, j.tmp); err != nil {
 			j.err = fmt.Errorf("file %s: contents: %w", j.f.Path, err)
 			return
 		}
 	}
+	j.fillAppends(ctx, f)
+}
+
+// fillAppends fetches the fragments into the temporary file.
+func (j *fileJob) fillAppends(ctx context.Context, f Fetcher) {
 	for i, a := range j.f.Append {
 		if err := f.Fetch(ctx, a, j.tmp); err != nil {
 			j.err = fmt.Errorf("file %s: append[%d]: %w", j.f.Path, i, err)
@@ -576,18 +592,28 @@ func unixMode(m fs.FileMode) string {
 // queue holds the files being written, in the config's order: their
 // contents arrive concurrently, they are renamed into place in order.
 type queue struct {
-	s *stage
-	// sem bounds the fetches in flight, hosts those from each server.
-	sem   chan struct{}
-	hosts map[string]chan struct{}
-	wg    sync.WaitGroup
-	jobs  []*fileJob
+	s    *stage
+	wg   sync.WaitGroup
+	jobs []*fileJob
+}
+
+// fetchSlots bound the fetches in flight: Parallel in all, PerHost from
+// each server. The nodes' fetches and the prefetch share them.
+type fetchSlots struct {
+	all     chan struct{}
+	perHost int
+	mu      sync.Mutex
+	hosts   map[string]chan struct{}
+}
+
+func newFetchSlots(parallel, perHost int) *fetchSlots {
+	return &fetchSlots{all: make(chan struct{}, parallel), perHost: perHost, hosts: map[string]chan struct{}{}}
 }
 
 // host returns the semaphore of the server f's first remote source names
 // (scheme and host, which holds the port: one HTTP connection pool per
 // host and port). Sources that do not parse, or name no host, share one.
-func (q *queue) host(f config.File) chan struct{} {
+func (sl *fetchSlots) host(f config.File) chan struct{} {
 	r := f.Contents
 	for i := 0; !isRemote(r) && i < len(f.Append); i++ {
 		r = f.Append[i]
@@ -598,15 +624,32 @@ func (q *queue) host(f config.File) chan struct{} {
 			key = strings.ToLower(u.Scheme + "://" + u.Host)
 		}
 	}
-	sem, ok := q.hosts[key]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	sem, ok := sl.hosts[key]
 	if !ok {
-		if q.hosts == nil {
-			q.hosts = map[string]chan struct{}{}
-		}
-		sem = make(chan struct{}, q.s.PerHost)
-		q.hosts[key] = sem
+		sem = make(chan struct{}, sl.perHost)
+		sl.hosts[key] = sem
 	}
 	return sem
+}
+
+// acquire takes f's server's slot, then one of all, and returns what gives
+// them back.
+func (sl *fetchSlots) acquire(ctx context.Context, f config.File) (release func(), err error) {
+	host := sl.host(f)
+	select {
+	case host <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case sl.all <- struct{}{}:
+	case <-ctx.Done():
+		<-host
+		return nil, ctx.Err()
+	}
+	return func() { <-sl.all; <-host }, nil
 }
 
 // under says some queued file lies at, under or above real: the entry

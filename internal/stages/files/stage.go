@@ -45,7 +45,8 @@ func openStage(d Deps) (*stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid()}, nil
+	return &stage{Deps: d, log: d.Logger, root: root, uid: os.Geteuid(), gid: os.Getegid(),
+		slots: newFetchSlots(d.Parallel, d.PerHost)}, nil
 }
 
 // Run runs the files stage (see the package doc for the order).
@@ -63,6 +64,8 @@ func Run(ctx context.Context, d Deps) error {
 		s.inPlace = true
 		s.written = map[string]writtenFile{}
 	}
+	// passwd starts the prefetch (prefetch.go); it ends with the stage.
+	defer func() { s.prefetch.stop() }()
 	if err := s.detectSELinux(); err != nil {
 		return err
 	}

@@ -41,6 +41,15 @@ func (s *stage) passwd(ctx context.Context) error {
 	if len(pw.Groups) == 0 && len(pw.Users) == 0 {
 		return nil
 	}
+	// The shadow tools take most of a small config's stage: remote
+	// contents are fetched meanwhile, into memory (prefetch.go), started
+	// only now so that they do not slow what came before; nothing is
+	// written to the root before the users exist.
+	budget := s.prefetchBudget
+	if budget == 0 {
+		budget = PrefetchBudget
+	}
+	s.prefetch = s.startPrefetch(ctx, budget)
 	for _, g := range pw.Groups {
 		var argv []string
 		switch {
