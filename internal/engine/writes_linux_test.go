@@ -120,3 +120,41 @@ func TestConfigCacheReadOnce(t *testing.T) {
 		t.Errorf("mounts = %v, want one read-write mount for the stamp", m.mounter.calls)
 	}
 }
+
+// failingMounter fails its mounts after the first ok.
+type failingMounter struct {
+	StampMounter
+	ok int
+}
+
+func (f *failingMounter) Mount(ctx context.Context, device, dir string, rw bool) error {
+	if f.ok == 0 {
+		return errors.New("mount: device busy")
+	}
+	f.ok--
+	return f.StampMounter.Mount(ctx, device, dir, rw)
+}
+
+// A files stage whose state was saved but whose stamp could not be
+// removed failed: its one record says so.
+func TestStageRecordAfterTheStampsRemovalFailed(t *testing.T) {
+	h := newHarness(t, "files", nil)
+	m := bootFS(t, "")
+	h.opts.StampFile, h.opts.StampDevice = m.stampFile, m.device
+	h.opts.StampMounter = &failingMounter{StampMounter: m.mounter, ok: 1}
+	h.opts.BootID = func() (string, error) { return "boot-1", nil }
+	list := func(Options) []row {
+		return []row{{name: "files", stage: stageFunc(func(context.Context, *stages.Env) error { return nil })}}
+	}
+	err := run(context.Background(), h.opts, list)
+	if err == nil || !strings.Contains(err.Error(), "device busy") {
+		t.Fatalf("run(files) = %v, want the stamp's mount error", err)
+	}
+	s := h.state()
+	if len(s.Stages) != 1 || s.Stages[0].Name != "files" || s.Stages[0].Outcome != "failure" || !strings.Contains(s.Stages[0].Error, "device busy") {
+		t.Errorf("state.Stages = %+v, want one record of files' failure", s.Stages)
+	}
+	if !s.FirstbootStamped {
+		t.Errorf("state.FirstbootStamped = false, want the state the stage saved")
+	}
+}
