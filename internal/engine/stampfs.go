@@ -262,6 +262,13 @@ func storageDevices(st config.Storage) []string {
 	return devs
 }
 
+// devicePoll is how often waitForDevices looks for a device node, as
+// the disks stage itself does (disks.pollInterval, the reference's 10 ms):
+// the stage waits behind it, and a look is one stat(2). Looking every
+// 0.1 s, a VM's disks stage that started before its disk came up waited
+// up to 0.1 s past the node's appearance.
+const devicePoll = 10 * time.Millisecond
+
 // waitForDevices waits until every path exists, for at most timeout in
 // all (the disks stage then says which did not come up).
 func waitForDevices(paths []string, timeout time.Duration) {
@@ -271,7 +278,7 @@ func waitForDevices(paths []string, timeout time.Duration) {
 			if _, err := os.Stat(p); err == nil || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(devicePoll)
 		}
 	}
 }
