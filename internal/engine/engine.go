@@ -226,9 +226,9 @@ func run(ctx context.Context, o Options, list func(Options) []row) error {
 	log := o.Logger.With(oplog.StageKey, st.name)
 	log.Info("flint "+o.Version+" running stage "+st.name, "platform", o.Platform.ID, "root", o.Root)
 	start := time.Now()
-	err := runStage(ctx, o, st, log)
-	recordStage(o.StateFile, st.name, start, err, log)
+	err := runStage(ctx, o, st, start, log)
 	if err != nil {
+		recordStage(o.StateFile, st.name, start, err, log)
 		log.Log(ctx, oplog.LevelCritical, "stage failed", "duration", time.Since(start).Round(time.Millisecond), "error", err,
 			"MESSAGE_ID", StageFailedMessageID)
 		return fmt.Errorf("stage %s: %w", st.name, err)
@@ -237,19 +237,32 @@ func run(ctx context.Context, o Options, list func(Options) []row) error {
 	return nil
 }
 
-// recordStage appends how the stage ended to the state file's records
+// stageRecord is how the stage that started at start ended
 // (stages.Record), for the first-boot report `flint report` sends at the
-// end: on failure too, when the rest of what the stage changed is not
-// saved. A record that cannot be written is logged, and fails nothing.
-func recordStage(path, name string, start time.Time, stageErr error, log *slog.Logger) {
+// end.
+func stageRecord(name string, start time.Time, stageErr error) stages.Record {
 	rec := stages.Record{Name: name, Start: start.UTC(), Duration: time.Since(start).Milliseconds(), Outcome: "success"}
 	if stageErr != nil {
 		// The text of the stage-failed line's error, as the console
 		// shows it.
 		rec.Outcome, rec.Error = "failure", escape.Line(stageErr.Error())
 	}
+	return rec
+}
+
+// recordStage records a failed stage in the state file, when the rest of
+// what the stage changed is not saved; a stage that succeeds has its
+// record saved with its state, in the one write of the state file
+// (runStage). The record replaces the stage's own success record when
+// the stage failed after its state was saved (the stamp's removal). A
+// record that cannot be written is logged, and fails nothing.
+func recordStage(path, name string, start time.Time, stageErr error, log *slog.Logger) {
+	rec := stageRecord(name, start, stageErr)
 	state, err := loadState(path)
 	if err == nil {
+		if n := len(state.Stages); n > 0 && state.Stages[n-1].Name == name && state.Stages[n-1].Start.Equal(rec.Start) {
+			state.Stages = state.Stages[:n-1]
+		}
 		state.Stages = append(state.Stages, rec)
 		err = saveState(path, state)
 	}
@@ -303,8 +316,9 @@ func (o Options) withDefaults() Options {
 }
 
 // runStage gets the stage's environment ready, runs the stage, and saves
-// the state it leaves.
-func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
+// the state it leaves with the stage's record (started at start), in one
+// write of the state file.
+func runStage(ctx context.Context, o Options, st row, start time.Time, log *slog.Logger) error {
 	state, err := loadState(o.StateFile)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSetup, err)
@@ -338,7 +352,7 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 	stamped := o.StampFile != "" && slices.Contains(stampStages, st.name)
 	useStamp := o.StampFile != ""
 	if useStamp && o.StampDevice != "" {
-		o.StampDevice, useStamp = stampDeviceUsable(o, st.name, stamped, log)
+		o.StampDevice, useStamp, e.Cache = stampDeviceUsable(o, st.name, stamped, log)
 		stamped = stamped && useStamp
 	}
 	if useStamp {
@@ -373,6 +387,7 @@ func runStage(ctx context.Context, o Options, st row, log *slog.Logger) error {
 		}
 		return err
 	}
+	state.Stages = append(state.Stages, stageRecord(st.name, start, nil))
 	if err := saveState(o.StateFile, state); err != nil {
 		return fmt.Errorf("saving state: %w", err)
 	}

@@ -84,8 +84,10 @@ func withStampFS(ctx context.Context, o Options, rw bool, f func() error) error 
 // stamp the config must not wipe or remake it (then the stamp would go
 // with it, or hold the disk busy). Why not is logged at info level in the
 // disks stage, the first that writes the stamp, and at debug level in the
-// others, so the log says it once.
-func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (string, bool) {
+// others, so the log says it once. The config cache it parsed, if any,
+// is returned for the stage (stages.Env.Cache), which then does not
+// read it again.
+func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (string, bool, *config.Config) {
 	level := slog.LevelDebug
 	if stage == "disks" {
 		level = slog.LevelInfo
@@ -98,6 +100,10 @@ func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (
 				cfg, parsed = c, true
 			}
 		}
+	}
+	var cache *config.Config
+	if parsed {
+		cache = &cfg
 	}
 	// The disk the disks stage writes to may come up after the stages
 	// before it looked (a VM's virtio disk did, after fetch-offline): it
@@ -118,26 +124,26 @@ func stampDeviceUsable(o Options, stage string, writes bool, log *slog.Logger) (
 				o.StampDevice = found[0]
 			default:
 				log.Log(context.Background(), level, "more than one filesystem labelled "+label+": running without the first-boot stamp", "devices", strings.Join(found, " "))
-				return "", false
+				return "", false, cache
 			}
 		}
 	}
 	if _, err := os.Stat(o.StampDevice); err != nil {
 		log.Log(context.Background(), level, "no "+o.StampDevice+": running without the first-boot stamp", "error", err)
-		return "", false
+		return "", false, cache
 	}
 	if !writes {
-		return o.StampDevice, true
+		return o.StampDevice, true, nil
 	}
 	if !parsed {
 		// The stage reports a missing or broken cache itself.
-		return o.StampDevice, true
+		return o.StampDevice, true, nil
 	}
 	if why := stampDeviceTouched(cfg.Storage, o.StampDevice, partitionOf); why != "" {
 		log.Log(context.Background(), level, "the config "+why+": running without the first-boot stamp, which would go with it", "device", o.StampDevice)
-		return "", false
+		return "", false, cache
 	}
-	return o.StampDevice, true
+	return o.StampDevice, true, cache
 }
 
 // devicesLabelled lists the block devices (sysBlock: /sys/class/block,
@@ -256,6 +262,13 @@ func storageDevices(st config.Storage) []string {
 	return devs
 }
 
+// devicePoll is how often waitForDevices looks for a device node, as
+// the disks stage itself does (disks.pollInterval, the reference's 10 ms):
+// the stage waits behind it, and a look is one stat(2). Looking every
+// 0.1 s, a VM's disks stage that started before its disk came up waited
+// up to 0.1 s past the node's appearance.
+const devicePoll = 10 * time.Millisecond
+
 // waitForDevices waits until every path exists, for at most timeout in
 // all (the disks stage then says which did not come up).
 func waitForDevices(paths []string, timeout time.Duration) {
@@ -265,7 +278,7 @@ func waitForDevices(paths []string, timeout time.Duration) {
 			if _, err := os.Stat(p); err == nil || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(devicePoll)
 		}
 	}
 }

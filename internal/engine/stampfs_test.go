@@ -278,3 +278,22 @@ func TestWaitForDevices(t *testing.T) {
 		t.Errorf("waitForDevices(devices that never come) returned after %v, want the timeout, 0.3s, in all", d)
 	}
 }
+
+// A device that comes up is seen soon after, not at the next of
+// widely spaced looks: the disks stage waits behind it.
+func TestWaitForDevicesSeesTheNodeSoon(t *testing.T) {
+	dir := t.TempDir()
+	late := filepath.Join(dir, "vdb")
+	made := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		os.WriteFile(late, nil, 0o600)
+		made <- time.Now()
+	}()
+	waitForDevices([]string{late}, 5*time.Second)
+	seen := time.Now()
+	at := <-made
+	if d := seen.Sub(at); d > 60*time.Millisecond {
+		t.Errorf("waitForDevices saw a device %v after it came up, want at most 60ms", d)
+	}
+}

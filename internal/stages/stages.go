@@ -47,6 +47,11 @@ type Env struct {
 	// (fetch.Stage); the later stages get it from the cache
 	// (fetch.FromCache).
 	Config config.Config
+	// Cache, when not nil, is the config cache (Files.ConfigCache) as
+	// the engine read and parsed it before the stage, for the
+	// first-boot stamp's check: fetch.FromCache takes it instead of
+	// reading and parsing the file again.
+	Cache *config.Config
 	// Logger has the stage's name as its stage attribute.
 	Logger *slog.Logger
 	// Root is the target root the later stages write under.

@@ -261,21 +261,34 @@ func (o Options) baseConfig(e *stages.Env, parser *Parser) (config.Config, bool,
 func readCache(ctx context.Context, e *stages.Env) (config.Config, error) {
 	path := e.Files.ConfigCache
 	op := oplog.Begin(e.Logger, "cache", "reading the config cache "+path)
-	raw, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return config.Config{}, op.Fail(fmt.Errorf("%w at %s: the fetch stages did not run or did not succeed", ErrNoCache, path))
-	}
+	cfg, err := parseCache(e, path)
 	if err != nil {
-		return config.Config{}, op.Fail(fmt.Errorf("reading the config cache: %w", err))
-	}
-	cfg, err := config.ParseRendered(raw)
-	if err != nil {
-		return config.Config{}, op.Fail(fmt.Errorf("config cache %s: %w", path, err))
+		return config.Config{}, op.Fail(err)
 	}
 	if err := e.Fetcher.Configure(ctx, cfg.Ignition); err != nil {
 		return config.Config{}, op.Fail(fmt.Errorf("applying the config's fetch settings: %w", err))
 	}
 	op.Finish()
+	return cfg, nil
+}
+
+// parseCache returns the config cache at path: the engine's copy
+// (stages.Env.Cache) when it parsed it already, else the file's.
+func parseCache(e *stages.Env, path string) (config.Config, error) {
+	if e.Cache != nil {
+		return *e.Cache, nil
+	}
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.Config{}, fmt.Errorf("%w at %s: the fetch stages did not run or did not succeed", ErrNoCache, path)
+	}
+	if err != nil {
+		return config.Config{}, fmt.Errorf("reading the config cache: %w", err)
+	}
+	cfg, err := config.ParseRendered(raw)
+	if err != nil {
+		return config.Config{}, fmt.Errorf("config cache %s: %w", path, err)
+	}
 	return cfg, nil
 }
 
