@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // flint apply against its own plan: `flint plan -json` before, then

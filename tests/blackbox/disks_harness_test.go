@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // The declarative disk cases' shape and their runner. A case is data (see

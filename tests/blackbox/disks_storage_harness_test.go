@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // What the RAID and LUKS cases need beyond the partition cases: the

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package blackbox runs the flint binary as the distro's units do and
 // checks what it leaves behind. The fetch stages need no root: they only
 // fetch, render and cache the config; the disk and file stages' cases

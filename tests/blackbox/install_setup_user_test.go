@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // flint-setup-user (dracut/30flint/flint-setup-user.sh) run as the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // The install cases: `flint install` writes an OS image the test builds

@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // The kargs cases: a disk with a filesystem labelled boot holding Boot

@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // The example kickstarts (examples/kickstart) translated by the real

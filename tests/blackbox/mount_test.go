@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // The mount and umount cases: partition 1 of the case's disk is the root

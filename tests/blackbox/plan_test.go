@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // flint plan against what the stages then do: the plan is made on loop

@@ -1,3 +1,5 @@
+//go:build linux
+
 package blackbox
 
 // The first-boot stamp: a first boot that died between the disks and the
