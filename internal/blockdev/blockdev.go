@@ -25,6 +25,17 @@ import (
 	"strings"
 )
 
+// PartitionNode is the node of partition n of the disk whose node is disk,
+// as the kernel names partitions (block/partitions/core.c): a "p" between
+// a disk name ending in a digit and the number ("/dev/nvme0n1p2",
+// "/dev/vdb1").
+func PartitionNode(disk string, n int) string {
+	if c := disk[len(disk)-1]; c >= '0' && c <= '9' {
+		return disk + "p" + strconv.Itoa(n)
+	}
+	return disk + strconv.Itoa(n)
+}
+
 // ErrNotBlockDevice means a path exists but is not a block device node.
 var ErrNotBlockDevice = errors.New("not a block device")
 

@@ -137,3 +137,21 @@ func TestParseMountInfo(t *testing.T) {
 		t.Errorf("ParseMountInfo(garbage) = nil error, want one")
 	}
 }
+
+func TestPartitionNode(t *testing.T) {
+	for _, tc := range []struct {
+		disk string
+		n    int
+		want string
+	}{
+		{"/dev/vdb", 1, "/dev/vdb1"},
+		{"/dev/sda", 12, "/dev/sda12"},
+		{"/dev/nvme0n1", 2, "/dev/nvme0n1p2"},
+		{"/dev/loop7", 1, "/dev/loop7p1"},
+		{"/dev/mmcblk0", 3, "/dev/mmcblk0p3"},
+	} {
+		if got := PartitionNode(tc.disk, tc.n); got != tc.want {
+			t.Errorf("PartitionNode(%q, %d) = %q, want %q", tc.disk, tc.n, got, tc.want)
+		}
+	}
+}

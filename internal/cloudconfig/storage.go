@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/blockdev"
 	"github.com/flintboot/flint/internal/unitfile"
 	"github.com/flintboot/flint/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
@@ -74,15 +75,6 @@ var cloudDevice = regexp.MustCompile(`^(ephemeral[0-9]*|ebs[0-9]+|swap|ami|root)
 // shortDevice is a device cloud-init lets one name without /dev
 // (cc_mounts.py, DEVICE_NAME_FILTER).
 var shortDevice = regexp.MustCompile(`^([x]?[shv]d[a-z][0-9]*|sr[0-9]+)$`)
-
-// partDevice is the device of partition n of disk (the kernel's naming:
-// a "p" when the disk's name ends in a digit).
-func partDevice(disk string, n int) string {
-	if c := disk[len(disk)-1]; c >= '0' && c <= '9' {
-		return disk + "p" + strconv.Itoa(n)
-	}
-	return disk + strconv.Itoa(n)
-}
 
 // diskSetup partitions disks (cc_disk_setup.py): a layout of true is one
 // partition filling the disk; a list gives each partition a percentage of
@@ -192,7 +184,7 @@ func (t *translator) fsSetup(key string, v *yaml.Node) {
 		switch partition {
 		case "", "none":
 		case "auto", "any":
-			dev = partDevice(dev, 1)
+			dev = blockdev.PartitionNode(dev, 1)
 			t.add(sevWarning, t.at(it), k+".partition", "%s: cloud-init picks a partition by what is on it; partition 1 is used", partition)
 		default:
 			n, err := strconv.Atoi(partition)
@@ -200,7 +192,7 @@ func (t *translator) fsSetup(key string, v *yaml.Node) {
 				t.bad(get(it, "partition"), k+".partition", "a partition number, auto, any or none")
 				continue
 			}
-			dev = partDevice(dev, n)
+			dev = blockdev.PartitionNode(dev, n)
 		}
 		f := config.Filesystem{Device: dev, Format: ptr(format)}
 		if l, ok := yamlnode.Scalar(get(it, "label")); ok {

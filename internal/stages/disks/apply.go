@@ -392,22 +392,12 @@ func (k kernelSteps) announce(plan DiskPlan) bool {
 func (k kernelSteps) events(disk string) map[string]string {
 	want := map[string]string{}
 	for _, n := range k.del {
-		want[partitionNode(disk, n)] = "remove"
+		want[blockdev.PartitionNode(disk, n)] = "remove"
 	}
 	for _, n := range k.add {
-		want[partitionNode(disk, n)] = "add"
+		want[blockdev.PartitionNode(disk, n)] = "add"
 	}
 	return want
-}
-
-// partitionNode is the node of partition n of the disk at node disk, as
-// the kernel names partitions (block/partitions/core.c: a "p" between a
-// disk name ending in a digit and the number).
-func partitionNode(disk string, n int) string {
-	if c := disk[len(disk)-1]; c >= '0' && c <= '9' {
-		return fmt.Sprintf("%sp%d", disk, n)
-	}
-	return fmt.Sprintf("%s%d", disk, n)
 }
 
 func (s *stage) kernelView(disk blockdev.Device) (map[int]kernelExtent, error) {
