@@ -51,6 +51,15 @@ type Kernel struct {
 	DevDir string
 	// AnyNode accepts files that are not device nodes, for tests.
 	AnyNode bool
+	// Stat is os.Stat when nil; tests make chosen files device nodes.
+	Stat func(string) (fs.FileInfo, error)
+}
+
+func (k Kernel) stat(path string) (fs.FileInfo, error) {
+	if k.Stat != nil {
+		return k.Stat(path)
+	}
+	return os.Stat(path)
 }
 
 func (k Kernel) sys(parts ...string) string {
@@ -84,7 +93,7 @@ func (k Kernel) Resolve(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(real)
+	fi, err := k.stat(real)
 	if err != nil {
 		return "", err
 	}
@@ -174,6 +183,34 @@ func (k Kernel) Partitions(disk Device) ([]Device, error) {
 	}
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Partition < parts[j].Partition })
 	return parts, nil
+}
+
+// MapperNode is /dev/mapper/<name> for the canonical node /dev/dm-N of a
+// device-mapper device, as util-linux names it (lib/canonicalize.c,
+// canonicalize_dm_name: the first line of /sys/block/dm-N/dm/name less
+// its last byte, the newline the kernel ends it with, when that node
+// exists), or "" for any other node, or when the name or its node is
+// missing.
+func (k Kernel) MapperNode(node string) string {
+	base := filepath.Base(node)
+	if !strings.HasPrefix(base, "dm-") || len(base) < 4 || base[3] < '0' || base[3] > '9' {
+		return ""
+	}
+	raw, err := os.ReadFile(k.sys(base, "dm", "name"))
+	if err != nil {
+		return ""
+	}
+	if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+		raw = raw[:i+1]
+	}
+	if len(raw) <= 1 {
+		return ""
+	}
+	p := filepath.Join(cmp.Or(k.DevDir, "/dev"), "mapper", string(raw[:len(raw)-1]))
+	if _, err := k.stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // DescribeHolder says what a holder is: "RAID array /dev/md0", "open LUKS

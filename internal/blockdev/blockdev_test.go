@@ -155,3 +155,43 @@ func TestPartitionNode(t *testing.T) {
 		}
 	}
 }
+
+func TestMapperNode(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          string
+	}{
+		{"dm-0", "root\n", "root"},
+		{"dm-0", "root\nmore\n", "root"},
+		// canonicalize_dm_name drops the last byte, newline or not.
+		{"dm-0", "rootx", "root"},
+		{"dm-0", "\n", ""},
+		{"dm-0", "", ""},
+		{"dm-0", "absent\n", ""},
+		{"dm-x", "root\n", ""},
+		{"dm-", "root\n", ""},
+		{"vdb1", "root\n", ""},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		for p, content := range map[string]string{
+			filepath.Join(dir, "sys/class/block", tt.name, "dm/name"): tt.content,
+			filepath.Join(dir, "dev/mapper/root"):                     "",
+		} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k := Kernel{SysDir: filepath.Join(dir, "sys"), DevDir: filepath.Join(dir, "dev")}
+		want := ""
+		if tt.want != "" {
+			want = filepath.Join(dir, "dev/mapper", tt.want)
+		}
+		if got := k.MapperNode("/dev/" + tt.name); got != want {
+			t.Errorf("MapperNode(/dev/%s) with %q = %q, want %q", tt.name, tt.content, got, want)
+		}
+	}
+}

@@ -1,14 +1,15 @@
 package mount
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/blockdev"
 )
 
 // Mounter calls mount(2) (sys.Mounter: on Linux the syscall, elsewhere an
@@ -31,18 +32,18 @@ var helperDirs = []string{"/sbin", "/sbin/fs.d", "/sbin/fs", "/usr/sbin", "/bin"
 // host is what the stage reads of the running system to decide on
 // mount(2); the zero value is the system's own, tests fill it in.
 type host struct {
-	helperDirs []string                          // nil: helperDirs
-	sysBlock   string                            // "": /sys/block
-	devMapper  string                            // "": /dev/mapper
-	mtab       string                            // "": /etc/mtab
-	stat       func(string) (fs.FileInfo, error) // nil: os.Stat
+	helperDirs []string // nil: helperDirs
+	mtab       string   // "": /etc/mtab
+	// kernel's zero value reads /sys and /dev; its Stat also looks for
+	// the helpers.
+	kernel blockdev.Kernel
 }
 
-func (h host) statFn() func(string) (fs.FileInfo, error) {
-	if h.stat == nil {
-		return os.Stat
+func (h host) stat(path string) (fs.FileInfo, error) {
+	if h.kernel.Stat != nil {
+		return h.kernel.Stat(path)
 	}
-	return h.stat
+	return os.Stat(path)
 }
 
 // kernelMount is one mount(2) call.
@@ -86,10 +87,9 @@ func planKernelMount(f config.Filesystem, target string, h host) (kernelMount, s
 	if dirs == nil {
 		dirs = helperDirs
 	}
-	stat := h.statFn()
 	for _, dir := range dirs {
 		helper := filepath.Join(dir, "mount."+fstype)
-		if _, err := stat(helper); err == nil {
+		if _, err := h.stat(helper); err == nil {
 			return kernelMount{}, "mount(8) would run " + helper
 		}
 	}
@@ -114,59 +114,21 @@ func planKernelMount(f config.Filesystem, target string, h host) (kernelMount, s
 	return kernelMount{source: source, target: realTarget, fstype: fstype, flags: flags, data: data}, ""
 }
 
-// canonicalDevice resolves dev as mount(8) does, and says why not when it
-// is not a block device.
+// canonicalDevice resolves dev as mount(8) does (blockdev.Kernel.Resolve,
+// MapperNode), and says why not when it is not a block device.
 func canonicalDevice(dev string, h host) (string, string) {
 	if !filepath.IsAbs(dev) {
 		return "", "the device " + dev + " is not a path"
 	}
-	real, err := filepath.EvalSymlinks(dev)
-	if err != nil {
-		return "", fmt.Sprintf("resolving the device: %v", err)
-	}
-	fi, err := h.statFn()(real)
-	if err != nil {
+	real, err := h.kernel.Resolve(dev)
+	switch {
+	case errors.Is(err, blockdev.ErrNotBlockDevice):
+		return "", dev + " is not a block device"
+	case err != nil:
 		return "", fmt.Sprintf("the device: %v", err)
 	}
-	if fi.Mode()&fs.ModeDevice == 0 || fi.Mode()&fs.ModeCharDevice != 0 {
-		return "", real + " is not a block device"
-	}
-	if m := mapperName(real, h); m != "" {
+	if m := h.kernel.MapperNode(real); m != "" {
 		return m, ""
 	}
 	return real, ""
-}
-
-// mapperName is /dev/mapper/<name> for the block device /dev/dm-N, as
-// util-linux names it (lib/canonicalize.c, canonicalize_dm_name: the
-// first line of /sys/block/dm-N/dm/name less its last byte, when that
-// node exists), or "".
-func mapperName(real string, h host) string {
-	base := filepath.Base(real)
-	if !strings.HasPrefix(base, "dm-") || len(base) < 4 || base[3] < '0' || base[3] > '9' {
-		return ""
-	}
-	sysBlock, mapper := h.sysBlock, h.devMapper
-	if sysBlock == "" {
-		sysBlock = "/sys/block"
-	}
-	if mapper == "" {
-		mapper = "/dev/mapper"
-	}
-	raw, err := os.ReadFile(filepath.Join(sysBlock, base, "dm", "name"))
-	if err != nil {
-		return ""
-	}
-	name := string(raw)
-	if i := strings.IndexByte(name, '\n'); i >= 0 {
-		name = name[:i+1]
-	}
-	if len(name) <= 1 {
-		return ""
-	}
-	p := filepath.Join(mapper, name[:len(name)-1])
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flintboot/flint/config"
+	"github.com/flintboot/flint/internal/blockdev"
 )
 
 // devInfo is a file that stat reports as a block device.
@@ -60,22 +61,24 @@ func fakeHost(t *testing.T) (dir string, h host) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{"dev/vdb1", "dev/dm-3", "dev/dm-4", "dev/regular", "helpers/mount.xfs", "mapper/luks-root"} {
+	for _, d := range []string{"dev/vdb1", "dev/dm-3", "dev/dm-4", "dev/regular", "helpers/mount.xfs", "dev/mapper/luks-root"} {
 		mkfile(t, filepath.Join(dir, d), "")
 	}
 	mklink(t, "../../vdb1", filepath.Join(dir, "dev/disk/by-partlabel/www"))
-	mkfile(t, filepath.Join(dir, "sys/block/dm-3/dm/name"), "luks-root\n")
-	mkfile(t, filepath.Join(dir, "sys/block/dm-4/dm/name"), "gone\n")
+	mkfile(t, filepath.Join(dir, "sys/class/block/dm-3/dm/name"), "luks-root\n")
+	mkfile(t, filepath.Join(dir, "sys/class/block/dm-4/dm/name"), "gone\n")
 	if err := os.MkdirAll(filepath.Join(dir, "root/srv/www"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	mklink(t, "root", filepath.Join(dir, "rootlink"))
 	return dir, host{
 		helperDirs: []string{filepath.Join(dir, "nohelpers"), filepath.Join(dir, "helpers")},
-		sysBlock:   filepath.Join(dir, "sys/block"),
-		devMapper:  filepath.Join(dir, "mapper"),
 		mtab:       filepath.Join(dir, "etc/mtab"),
-		stat:       blockDevices(filepath.Join(dir, "dev/vdb1"), filepath.Join(dir, "dev/dm-3"), filepath.Join(dir, "dev/dm-4")),
+		kernel: blockdev.Kernel{
+			SysDir: filepath.Join(dir, "sys"),
+			DevDir: filepath.Join(dir, "dev"),
+			Stat:   blockDevices(filepath.Join(dir, "dev/vdb1"), filepath.Join(dir, "dev/dm-3"), filepath.Join(dir, "dev/dm-4")),
+		},
 	}
 }
 
@@ -107,7 +110,7 @@ func TestPlanKernelMount(t *testing.T) {
 		{
 			name: "a device-mapper device",
 			fs:   config.Filesystem{Device: dir + "/dev/dm-3", Format: ptr("ext4")},
-			want: kernelMount{source: dir + "/mapper/luks-root", target: target, fstype: "ext4"},
+			want: kernelMount{source: dir + "/dev/mapper/luks-root", target: target, fstype: "ext4"},
 		},
 		{
 			name: "a device-mapper device without its /dev/mapper node",
@@ -169,7 +172,7 @@ func TestPlanKernelMountFallback(t *testing.T) {
 		{
 			name:    "no device",
 			fs:      config.Filesystem{Device: dir + "/dev/vdc", Format: ptr("ext4")},
-			wantWhy: "resolving the device: lstat " + dir + "/dev/vdc: no such file or directory",
+			wantWhy: "the device: lstat " + dir + "/dev/vdc: no such file or directory",
 		},
 		{
 			name:    "a regular file",
@@ -203,36 +206,5 @@ func TestPlanKernelMountFallback(t *testing.T) {
 				t.Errorf("planKernelMount(%s) = %+v, %q, want mount(8): %q", tt.fs.Device, got, why, tt.wantWhy)
 			}
 		})
-	}
-}
-
-func TestMapperName(t *testing.T) {
-	tests := []struct {
-		name, content string
-		want          string
-	}{
-		{"dm-0", "root\n", "root"},
-		{"dm-0", "root\nmore\n", "root"},
-		// canonicalize_dm_name drops the last byte, newline or not.
-		{"dm-0", "rootx", "root"},
-		{"dm-0", "\n", ""},
-		{"dm-0", "", ""},
-		{"dm-0", "absent\n", ""},
-		{"dm-x", "root\n", ""},
-		{"dm-", "root\n", ""},
-		{"vdb1", "root\n", ""},
-	}
-	for _, tt := range tests {
-		dir := t.TempDir()
-		mkfile(t, filepath.Join(dir, "sys", tt.name, "dm/name"), tt.content)
-		mkfile(t, filepath.Join(dir, "mapper/root"), "")
-		h := host{sysBlock: filepath.Join(dir, "sys"), devMapper: filepath.Join(dir, "mapper")}
-		want := ""
-		if tt.want != "" {
-			want = filepath.Join(dir, "mapper", tt.want)
-		}
-		if got := mapperName("/dev/"+tt.name, h); got != want {
-			t.Errorf("mapperName(/dev/%s) with %q = %q, want %q", tt.name, tt.content, got, want)
-		}
 	}
 }

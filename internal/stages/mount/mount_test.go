@@ -284,7 +284,7 @@ func (f *fakeMounter) Mount(source, target, fstype string, flags uintptr, data s
 func TestRunKernel(t *testing.T) {
 	dir, h := fakeHost(t)
 	mkfile(t, filepath.Join(dir, "dev/vdc1"), "")
-	h.stat = blockDevices(dir+"/dev/vdb1", dir+"/dev/vdc1")
+	h.kernel.Stat = blockDevices(dir+"/dev/vdb1", dir+"/dev/vdc1")
 	root := filepath.Join(dir, "root")
 	var log bytes.Buffer
 	r := &fakeRunner{root: dir}
@@ -343,7 +343,7 @@ func TestRunKernel(t *testing.T) {
 // mount(8)'s, as before the stage used mount(2).
 func TestRunKernelFails(t *testing.T) {
 	dir, h := fakeHost(t)
-	h.stat = blockDevices(dir + "/dev/bad")
+	h.kernel.Stat = blockDevices(dir + "/dev/bad")
 	mkfile(t, filepath.Join(dir, "dev/bad"), "")
 	r := &fakeRunner{root: dir, fail: map[string]bool{dir + "/dev/bad": true}}
 	m := &fakeMounter{root: dir, fail: map[string]bool{dir + "/dev/bad": true}}
