@@ -1239,8 +1239,11 @@ func (l *Loc) CreateTemp(mode fs.FileMode, uid, gid int) (*Temp, error) {
 // to leave behind. No temporary name and no rename: on ext4 a named
 // temporary file and its rename (a search and an insertion in the
 // directory each) are about a third of what writing a small file costs.
-// A filesystem without O_TMPFILE is an error, with the Loc still open for
-// CreateTemp; otherwise the file takes the Loc's directory over.
+// Where the directory's filesystem makes no unnamed file (EOPNOTSUPP:
+// vfat, exfat, NFS before 4.2, 9p; an error the named file would meet
+// too is reported by it), the file is a named temporary file as
+// CreateTemp makes, committed the same way, and Direct is false. The file
+// takes the Loc's directory over.
 func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	if l.l.parent < 0 {
 		// Missing parents: make them, as CreateTemp would.
@@ -1256,11 +1259,11 @@ func (l *Loc) CreateNew(mode fs.FileMode, uid, gid int) (*Temp, error) {
 	perm, created := l.r.initialMode(l.l, mode, uid, gid)
 	// O_RDWR: CommitNewOrSame reads it back to compare.
 	fd, err := openUnnamed(l.l.parent, perm)
-	if err != nil {
-		return nil, l.r.pathError("create", l.path, err)
-	}
 	dir := l.l
 	l.l.parent = -1
+	if err != nil {
+		return l.r.createTempIn(dir, l.path, mode, uid, gid)
+	}
 	return &Temp{r: l.r, fd: fd, dir: dir, tmp: dir.base, mode: created, Real: dir.real, direct: true}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -525,5 +526,72 @@ func TestCreateNew(t *testing.T) {
 	}
 	if sum, err := create("/real/summed").Sum256(); err != nil || sum != sha256.Sum256([]byte("data")) {
 		t.Errorf("Sum256 of a CreateNew file = %x, %v", sum, err)
+	}
+}
+
+// TestCreateNewWithoutTmpfile: on a filesystem that makes no unnamed file
+// (O_TMPFILE answers EOPNOTSUPP, as vfat's does), CreateNew makes a named
+// temporary file beside the path instead (not Direct), which Commit and
+// CommitNewOrSame give its name as CreateNew's own, refusing what is
+// there but exactly the same file; Abort leaves nothing.
+func TestCreateNewWithoutTmpfile(t *testing.T) {
+	saved := openUnnamed
+	t.Cleanup(func() { openUnnamed = saved })
+	openUnnamed = func(int, uint32) (int, error) { return -1, unix.EOPNOTSUPP }
+
+	r, dir, _ := attackRoot(t)
+	create := func(p, data string) *Temp {
+		t.Helper()
+		at, err := r.Locate(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer at.Close()
+		f, err := at.CreateNew(0o640, -1, -1)
+		if err != nil {
+			t.Fatalf("CreateNew(%s) without O_TMPFILE = %v", p, err)
+		}
+		if f.Direct() {
+			t.Errorf("CreateNew(%s) without O_TMPFILE is Direct", p)
+		}
+		f.Write([]byte(data))
+		return f
+	}
+	names := func() []string {
+		t.Helper()
+		entries, err := os.ReadDir(filepath.Join(dir, "real"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, e := range entries {
+			n = append(n, e.Name())
+		}
+		return n
+	}
+	before := names()
+	f := create("/real/new", "data")
+	if _, err := os.Lstat(filepath.Join(dir, "real/new")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("real/new before Commit: %v, want nothing there", err)
+	}
+	if err := f.Commit(0o640, -1, -1); err != nil {
+		t.Fatalf("Commit = %v", err)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "real/new"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "real/new")); err != nil || string(b) != "data" || fi.Mode() != 0o640 {
+		t.Errorf("real/new = %v, %q (%v); want data 0640", fi, b, err)
+	}
+	if same, err := create("/real/new", "data").CommitNewOrSame(0o640, -1, -1); !same || err != nil {
+		t.Errorf("CommitNewOrSame over the same file = %v, %v; want same", same, err)
+	}
+	if same, err := create("/real/new", "more").CommitNewOrSame(0o640, -1, -1); same || !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CommitNewOrSame over another file = %v, %v; want fs.ErrExist", same, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "real/new")); string(b) != "data" {
+		t.Errorf("real/new = %q after the refused commit, want data", b)
+	}
+	create("/real/aborted", "data").Abort()
+	if got, want := names(), slices.Sorted(slices.Values(append(before, "new"))); !slices.Equal(got, want) {
+		t.Errorf("real/ holds %q, want %q: no temporary file left", got, want)
 	}
 }

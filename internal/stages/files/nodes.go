@@ -392,17 +392,16 @@ func (s *stage) file(ctx context.Context, q *queue, f config.File, pre *prefetch
 		// the config written at once: the file is made with no name
 		// and linked to its own, no temporary name and no rename
 		// (rootfs.Loc.CreateNew). Something there after all is
-		// compared with it as with a temporary file (commit). A
-		// filesystem without O_TMPFILE takes the temporary file's way.
-		if j.tmp, err = at.CreateNew(mode, uid, gid); err != nil {
-			j.tmp = nil
-		}
+		// compared with it as with a temporary file (commit). On a
+		// filesystem without O_TMPFILE, CreateNew makes a named
+		// temporary file (not Direct).
+		j.tmp, err = at.CreateNew(mode, uid, gid)
+	} else {
+		j.tmp, err = at.CreateTemp(mode, uid, gid)
 	}
-	if j.tmp == nil {
-		if j.tmp, err = at.CreateTemp(mode, uid, gid); err != nil {
-			close(j.done)
-			return j.op.Fail(fmt.Errorf("%s: %w", what, err))
-		}
+	if err != nil {
+		close(j.done)
+		return j.op.Fail(fmt.Errorf("%s: %w", what, err))
 	}
 	j.real = j.tmp.Real
 	if s.written != nil {
