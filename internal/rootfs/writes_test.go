@@ -458,6 +458,26 @@ func TestSwapRace(t *testing.T) {
 	assertOutsideUntouched(t, outside)
 }
 
+// createNew makes p with CreateNew, mode 0640, and writes data to it;
+// Direct must be direct.
+func createNew(t *testing.T, r *Root, p, data string, direct bool) *Temp {
+	t.Helper()
+	at, err := r.Locate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Close()
+	f, err := at.CreateNew(0o640, -1, -1)
+	if err != nil {
+		t.Fatalf("CreateNew(%s) = %v", p, err)
+	}
+	if f.Direct() != direct {
+		t.Errorf("CreateNew(%s).Direct() = %v, want %v", p, f.Direct(), direct)
+	}
+	f.Write([]byte(data))
+	return f
+}
+
 // TestCreateNew: a file made with no name appears at its path only when
 // committed, with what was written and its mode, and makes missing
 // parents; over a node already there (a file, a symlink, dangling or not)
@@ -466,23 +486,7 @@ func TestSwapRace(t *testing.T) {
 // nothing; symlinks in the parents stay inside the root.
 func TestCreateNew(t *testing.T) {
 	r, dir, outside := attackRoot(t)
-	create := func(p string) *Temp {
-		t.Helper()
-		at, err := r.Locate(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer at.Close()
-		f, err := at.CreateNew(0o640, -1, -1)
-		if err != nil {
-			t.Fatalf("CreateNew(%s) = %v", p, err)
-		}
-		if !f.Direct() {
-			t.Errorf("CreateNew(%s).Direct() = false", p)
-		}
-		f.Write([]byte("data"))
-		return f
-	}
+	create := func(p string) *Temp { return createNew(t, r, p, "data", true) }
 	for _, p := range []string{"/real/new", "/missing/parents/new", "/etc/real/through-link", "/abs-out/inside"} {
 		f := create(p)
 		real, _ := r.Resolve(p)
@@ -540,23 +544,7 @@ func TestCreateNewWithoutTmpfile(t *testing.T) {
 	openUnnamed = func(int, uint32) (int, error) { return -1, unix.EOPNOTSUPP }
 
 	r, dir, _ := attackRoot(t)
-	create := func(p, data string) *Temp {
-		t.Helper()
-		at, err := r.Locate(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer at.Close()
-		f, err := at.CreateNew(0o640, -1, -1)
-		if err != nil {
-			t.Fatalf("CreateNew(%s) without O_TMPFILE = %v", p, err)
-		}
-		if f.Direct() {
-			t.Errorf("CreateNew(%s) without O_TMPFILE is Direct", p)
-		}
-		f.Write([]byte(data))
-		return f
-	}
+	create := func(p, data string) *Temp { return createNew(t, r, p, data, false) }
 	names := func() []string {
 		t.Helper()
 		entries, err := os.ReadDir(filepath.Join(dir, "real"))
