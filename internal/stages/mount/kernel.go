@@ -3,7 +3,6 @@ package mount
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,18 +31,9 @@ var helperDirs = []string{"/sbin", "/sbin/fs.d", "/sbin/fs", "/usr/sbin", "/bin"
 // host is what the stage reads of the running system to decide on
 // mount(2); the zero value is the system's own, tests fill it in.
 type host struct {
-	helperDirs []string // nil: helperDirs
-	mtab       string   // "": /etc/mtab
-	// kernel's zero value reads /sys and /dev; its Stat also looks for
-	// the helpers.
-	kernel blockdev.Kernel
-}
-
-func (h host) stat(path string) (fs.FileInfo, error) {
-	if h.kernel.Stat != nil {
-		return h.kernel.Stat(path)
-	}
-	return os.Stat(path)
+	helperDirs []string        // nil: helperDirs
+	mtab       string          // "": /etc/mtab
+	kernel     blockdev.Kernel // the zero value reads /sys and /dev
 }
 
 // kernelMount is one mount(2) call.
@@ -89,7 +79,7 @@ func planKernelMount(f config.Filesystem, target string, h host) (kernelMount, s
 	}
 	for _, dir := range dirs {
 		helper := filepath.Join(dir, "mount."+fstype)
-		if _, err := h.stat(helper); err == nil {
+		if _, err := os.Stat(helper); err == nil {
 			return kernelMount{}, "mount(8) would run " + helper
 		}
 	}
