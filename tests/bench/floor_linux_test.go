@@ -12,10 +12,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The floor's files: floorDirCount directories of floorPerDir, each
+// floorSize bytes (the 5,000 new files of gen's config).
+const floorDirCount, floorPerDir, floorSize = 50, 100, 400
+
 // BenchmarkCreateFloor is what the filesystem under FLINT_BENCH_DIR costs
-// any writer of the files stage's 5,000 new files (50 directories of 100,
-// 400 bytes each, made as the stage makes a first boot's file: with no
-// name, O_TMPFILE, then written and linked to its name), three ways:
+// any writer of the files stage's 5,000 new files, made as the stage makes
+// a first boot's file (with no name, O_TMPFILE, then written and linked to
+// its name), one directory after the other (gen's config, and so the
+// stage, visits the directories in turn instead), three ways:
 //
 //   - seq: one thread, as the stage does;
 //   - by-directory: two threads, each with half of the directories (no
@@ -57,10 +62,10 @@ func BenchmarkCreateFloor(b *testing.B) {
 	}
 }
 
-// floorDirs makes the 50 directories under root and opens them.
+// floorDirs makes the floorDirCount directories under root and opens them.
 func floorDirs(b *testing.B, root string) []int {
 	var fds []int
-	for d := range 50 {
+	for d := range floorDirCount {
 		p := filepath.Join(root, "d"+strconv.Itoa(d))
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			b.Fatal(err)
@@ -77,7 +82,7 @@ func floorDirs(b *testing.B, root string) []int {
 // floorRun makes the files one way and says how long it took, the CPU it
 // used and how long the syncfs after it took.
 func floorRun(b *testing.B, mode string, dirs []int) (wall, cpu, flush time.Duration) {
-	data := make([]byte, 400)
+	data := make([]byte, floorSize)
 	var errMu sync.Mutex
 	var firstErr error
 	fail := func(err error) {
@@ -114,7 +119,7 @@ func floorRun(b *testing.B, mode string, dirs []int) (wall, cpu, flush time.Dura
 	switch mode {
 	case "seq":
 		for _, dir := range dirs {
-			for n := range 100 {
+			for n := range floorPerDir {
 				link(unnamed(dir), dir, n)
 			}
 		}
@@ -125,7 +130,7 @@ func floorRun(b *testing.B, mode string, dirs []int) (wall, cpu, flush time.Dura
 			go func() {
 				defer wg.Done()
 				for d := w; d < len(dirs); d += 2 {
-					for n := range 100 {
+					for n := range floorPerDir {
 						link(unnamed(dirs[d]), dirs[d], n)
 					}
 				}
@@ -138,7 +143,7 @@ func floorRun(b *testing.B, mode string, dirs []int) (wall, cpu, flush time.Dura
 			defer close(batches)
 			var batch []int
 			for _, dir := range dirs {
-				for range 100 {
+				for range floorPerDir {
 					batch = append(batch, unnamed(dir))
 					if len(batch) == 64 {
 						batches <- batch
@@ -151,7 +156,7 @@ func floorRun(b *testing.B, mode string, dirs []int) (wall, cpu, flush time.Dura
 		k := 0
 		for batch := range batches {
 			for _, fd := range batch {
-				link(fd, dirs[k/100], k%100)
+				link(fd, dirs[k/floorPerDir], k%floorPerDir)
 				k++
 			}
 		}
